@@ -1,0 +1,15 @@
+"""arignote: Theano-style array expressions compiled for the CPU, OpenCL and CUDA.
+
+``from arignote import function, config, shared, tensor, sandbox`` is the
+import line of Theano scripts, under a new name.
+"""
+from arignote.config import config
+from arignote.graph import Apply, Constant, FunctionGraph, MissingInputError, Op, Type, Variable
+from arignote import tensor
+from arignote.compile import In, Mode, Out, SharedVariable, UnusedInputError, function, shared
+from arignote import sandbox
+
+__version__ = "0.1.0"
+__all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mode",
+           "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
+           "MissingInputError", "UnusedInputError"]

@@ -1,0 +1,1 @@
+"""Backends: where each Apply node's thunk comes from."""

@@ -1,0 +1,310 @@
+"""The compiled Function: storage cells and a flat list of thunks, linked once.
+
+A call fills the input cells, runs the thunks in order and hands back the
+outputs; no graph work happens per call. Which outputs must be copied, which
+buffers are handed to the caller, and which update values need a copy are all
+decided at link time from the ops' ``view_map`` and ``destroy_map``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from arignote.backends.cpu.thunks import make_thunk
+from arignote.compile.io import In
+from arignote.compile.sharedvalue import SharedVariable
+from arignote.config import config
+from arignote.graph.basic import Constant, Variable
+
+if TYPE_CHECKING:
+    from arignote.compile.function import FunctionMaker
+
+
+class Function:
+    """A compiled function. Call it with inputs by position or by name."""
+
+    def __init__(self, maker: "FunctionMaker", swap: dict | None = None):
+        self.maker = maker
+        self.name = maker.name
+        self.trust_input = False
+        fgraph = maker.fgraph
+        n_explicit = len(maker.inputs)
+        swap = swap or {}
+
+        # Storage: one cell per variable. Shared inputs use the variable's own cell.
+        storage: dict[Variable, list] = {}
+        self._input_cells: list[list] = []
+        for spec, var in zip(maker.inputs, fgraph.inputs[:n_explicit]):
+            cell = [None if spec.value is None else var.type.filter(spec.value, name=_input_name(spec, 0))]
+            storage[var] = cell
+            self._input_cells.append(cell)
+        for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:]):
+            shared = swap.get(shared.origin, shared)
+            storage[var] = shared.storage
+        nodes = fgraph.toposort()
+        for node in nodes:
+            for var in node.inputs:
+                if var not in storage:
+                    storage[var] = [var.data] if isinstance(var, Constant) else [None]
+            for var in node.outputs:
+                storage[var] = [None]
+        for var in fgraph.outputs:
+            if var not in storage:
+                storage[var] = [var.data] if isinstance(var, Constant) else [None]
+        self._storage = storage
+        self._nodes = nodes
+        self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
+                                   [storage[v] for v in node.outputs]) for node in nodes]
+        self._link_inputs(fgraph, n_explicit)
+        self._link_outputs(fgraph, n_explicit, swap)
+
+    # --------------------------------------------------------------- linking
+    def _link_inputs(self, fgraph: Any, n_explicit: int) -> None:
+        maker = self.maker
+        downcast = maker.allow_input_downcast
+        self._specs = []
+        for position, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs[:n_explicit])):
+            t = var.type
+            self._specs.append((t, getattr(t, "numpy_dtype", None), getattr(t, "ndim", None),
+                                not any(getattr(t, "broadcastable", ())), spec.strict,
+                                spec.allow_downcast if spec.allow_downcast is not None else downcast,
+                                _input_name(spec, position)))
+        self._names = {spec.name: i for i, spec in enumerate(maker.inputs) if spec.name}
+        self._defaults = [spec.value is not None for spec in maker.inputs]
+        destroyed = {var for node in self._nodes
+                     for idxs in node.op.destroy_map.values() for var in (node.inputs[i] for i in idxs)}
+        self._copy_inputs = [i for i, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs))
+                             if var in destroyed and not spec.mutable]
+        self._clear_inputs = [self._input_cells[i] for i, has in enumerate(self._defaults) if not has]
+
+    def _link_outputs(self, fgraph: Any, n_explicit: int, swap: dict) -> None:
+        maker = self.maker
+        storage = self._storage
+        n_out = len(maker.outputs)
+        input_specs = dict(zip(fgraph.inputs[:n_explicit], maker.inputs))
+        internal = {v for node in self._nodes for v in node.outputs}
+        roots_of = _alias_roots()
+
+        # Updates first: each internal buffer an update takes is handed over, not copied.
+        claimed: set[Variable] = set()
+        self._update_cells: list[list] = []
+        self._update_targets: list[list] = []
+        self._copy_updates: list[int] = []
+        for j, (target, _) in enumerate(maker.updates):
+            var = fgraph.outputs[n_out + j]
+            roots = roots_of(var)
+            if all(r in internal for r in roots) and not roots & claimed:
+                claimed |= roots
+            else:
+                self._copy_updates.append(j)
+            self._update_cells.append(storage[var])
+            if isinstance(target, In):
+                self._update_targets.append(self._input_cells[maker.inputs.index(target)])
+            else:
+                self._update_targets.append(swap.get(target.origin, target).storage)
+
+        self._output_cells = [storage[v] for v in fgraph.outputs[:n_out]]
+        self._copy_outputs: list[int] = []
+        released: set[Variable] = set(claimed)
+        for k, (spec, var) in enumerate(zip(maker.outputs, fgraph.outputs[:n_out])):
+            roots = roots_of(var)
+            if roots & claimed or var in fgraph.outputs[:k]:
+                self._copy_outputs.append(k)
+            elif all(r in internal for r in roots):
+                if not spec.borrow:
+                    released |= roots
+            elif any(isinstance(r, Constant) or (r in input_specs and not input_specs[r].borrow)
+                     or (not spec.borrow and r not in input_specs) for r in roots if r not in internal):
+                self._copy_outputs.append(k)
+        if config.allow_gc:
+            released |= {v for v in internal if v not in fgraph.outputs}
+        self._release_cells = [storage[v] for v in released]
+
+    # ------------------------------------------------------------------ call
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        cells = self._input_cells
+        if len(args) != len(cells) or kwargs:
+            args = self._merge_keywords(args, kwargs)
+        if self.trust_input:
+            for cell, value in zip(cells, args):
+                cell[0] = value
+        else:
+            for cell, value, spec in zip(cells, args, self._specs):
+                if (type(value) is np.ndarray and value.dtype == spec[1]
+                        and value.ndim == spec[2] and spec[3]):
+                    cell[0] = value
+                else:
+                    cell[0] = spec[0].filter(value, strict=spec[4], allow_downcast=spec[5], name=spec[6])
+        for i in self._copy_inputs:
+            cells[i][0] = cells[i][0].copy()
+
+        thunks = self._thunks
+        try:
+            for i in range(len(thunks)):
+                thunks[i]()
+        except Exception as err:
+            self._clear_after_error()
+            _describe_failure(err, self._nodes[i], self._storage)
+            raise
+
+        results = [cell[0] for cell in self._output_cells]
+        for k in self._copy_outputs:
+            results[k] = results[k].copy()
+        if self._update_cells:
+            values = [cell[0] for cell in self._update_cells]
+            for j in self._copy_updates:
+                values[j] = values[j].copy()
+            for target, value in zip(self._update_targets, values):
+                target[0] = value
+        for cell in self._release_cells:
+            cell[0] = None
+        for cell in self._clear_inputs:
+            cell[0] = None
+
+        keys = self.maker.output_keys
+        if keys is None:
+            return results[0]
+        if isinstance(keys, int):
+            return results
+        return dict(zip(keys, results))
+
+    def _merge_keywords(self, args: tuple, kwargs: dict) -> list:
+        n = len(self._input_cells)
+        if len(args) > n:
+            names = ", ".join(self._specs[i][6] for i in range(n)) or "none"
+            raise TypeError(f"{self._label()} takes at most {n} argument{'s' * (n != 1)} "
+                            f"(inputs: {names}), got {len(args)}")
+        values: list[Any] = list(args) + [_MISSING] * (n - len(args))
+        for key, value in kwargs.items():
+            if key not in self._names:
+                known = ", ".join(repr(k) for k in self._names) or "none have names"
+                raise TypeError(f"{self._label()} got an unexpected keyword argument {key!r}; "
+                                f"its named inputs are: {known}")
+            i = self._names[key]
+            if values[i] is not _MISSING:
+                raise TypeError(f"{self._label()} got input {key!r} both by position and by name")
+            values[i] = value
+        for i, value in enumerate(values):
+            if value is _MISSING:
+                if not self._defaults[i]:
+                    self._missing(i)
+                values[i] = self._input_cells[i][0]
+        return values
+
+    def _missing(self, i: int) -> None:
+        t = self._specs[i][0]
+        raise TypeError(f"{self._label()} is missing {self._specs[i][6]} "
+                        f"({getattr(t, 'describe', lambda: str(t))()}): pass it by position or by name")
+
+    def _label(self) -> str:
+        return f"function {self.name!r}" if self.name else "the function"
+
+    def _clear_after_error(self) -> None:
+        for cell in self._release_cells:
+            cell[0] = None
+        for cell in self._clear_inputs:
+            cell[0] = None
+
+    # ------------------------------------------------------------ utilities
+    def __getitem__(self, name: str) -> Any:
+        """The stored value of input ``name`` (an ``In`` with ``value=``)."""
+        return self._input_cells[self._default_index(name)][0]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        i = self._default_index(name)
+        spec = self._specs[i]
+        self._input_cells[i][0] = spec[0].filter(value, strict=spec[4], allow_downcast=spec[5],
+                                                 name=spec[6])
+
+    def _default_index(self, name: str) -> int:
+        i = self._names.get(name)
+        if i is None or not self._defaults[i]:
+            raise KeyError(f"{self._label()} has no input named {name!r} with a stored value")
+        return i
+
+    def copy(self, share_memory: bool = False, swap: dict | None = None,
+             delete_updates: bool = False, name: str | None = None) -> "Function":
+        """A new Function for the same graph; ``swap`` maps shared variables to others of
+        the same type, ``delete_updates`` drops every update (default ones too)."""
+        from arignote.compile.function import FunctionMaker
+        request = dict(self.maker.request)
+        if delete_updates:
+            request.update(updates=None, no_default_updates=True,
+                           inputs=[_without_update(spec) for spec in request["inputs"]])
+        if name is not None:
+            request["name"] = name
+        maker = FunctionMaker(**request)
+        swap_map = {}
+        for old, new in (swap or {}).items():
+            if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
+                raise TypeError("copy(swap=) maps shared variables to shared variables")
+            if old.type != new.type:
+                raise TypeError(f"copy(swap=): {old.describe()} is {old.type} but its replacement "
+                                f"{new.describe()} is {new.type}")
+            if all(s.origin is not old.origin for s in maker.shared_inputs):
+                raise ValueError(f"copy(swap=): {old.describe()} is not used by this function")
+            swap_map[old.origin] = new
+        fn = Function(maker, swap_map)
+        fn.trust_input = self.trust_input
+        for mine, theirs, has in zip(self._input_cells, fn._input_cells, self._defaults):
+            if has:
+                theirs[0] = mine[0] if share_memory else mine[0].copy()
+        return fn
+
+    def free(self) -> None:
+        """Drop the intermediate buffers kept for reuse between calls."""
+        for node in self._nodes:
+            for var in node.outputs:
+                self._storage[var][0] = None
+
+    def __repr__(self) -> str:
+        return f"<arignote Function {self.name or ''} with {len(self._nodes)} nodes>"
+
+
+_MISSING = object()
+
+
+def _without_update(spec: In) -> In:
+    if spec.update is None:
+        return spec
+    return In(spec.variable, name=spec.name, value=spec.value, mutable=spec.mutable,
+              borrow=spec.borrow, strict=spec.strict, allow_downcast=spec.allow_downcast)
+
+
+def _input_name(spec: In, position: int) -> str:
+    if spec.name:
+        return f"input {spec.name!r}"
+    return f"input {position} ({spec.variable.describe()})"
+
+
+def _alias_roots() -> Any:
+    """A function giving the variables whose memory ``var`` may share (itself if none)."""
+    cache: dict[Variable, frozenset] = {}
+
+    def roots(var: Variable) -> frozenset:
+        if var in cache:
+            return cache[var]
+        node = var.owner
+        result: frozenset = frozenset([var])
+        if node is not None:
+            op = node.op
+            linked = op.view_map.get(var.index, []) + op.destroy_map.get(var.index, [])
+            if linked:
+                result = frozenset().union(*[roots(node.inputs[i]) for i in linked])
+        cache[var] = result
+        return result
+
+    return roots
+
+
+def _describe_failure(err: BaseException, node: Any, storage: dict) -> None:
+    shapes = [getattr(storage[v][0], "shape", None) for v in node.inputs]
+    dtypes = [getattr(storage[v][0], "dtype", None) for v in node.inputs]
+    lines = [f"while running node {node}", f"  input shapes: {shapes}",
+             f"  input dtypes: {[str(d) for d in dtypes]}"]
+    trace = getattr(node.outputs[0].tag, "trace", None)
+    if trace:
+        lines.append(f"  the node was built at {trace}")
+    if hasattr(err, "add_note"):
+        err.add_note("\n".join(lines))

@@ -1,0 +1,261 @@
+"""``function()``: from symbolic inputs and outputs to a callable.
+
+The maker turns the user's request into one FunctionGraph (givens applied,
+updates and shared variables gathered, every input checked), runs the mode's
+rewrites on it, then hands it to the executor, which links it once.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Iterable, Mapping, Sequence
+
+from arignote.compile.executor import Function
+from arignote.compile.io import In, Out
+from arignote.compile.mode import Mode, get_mode
+from arignote.compile.sharedvalue import SharedVariable
+from arignote.config import config
+from arignote.graph.basic import Constant, Variable
+from arignote.graph.fg import FunctionGraph, MissingInputError
+from arignote.graph.traversal import ancestors, clone_get_equiv
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable
+
+
+class UnusedInputError(ValueError):
+    """An input does not contribute to any output or update."""
+
+
+def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mode | str | None = None,
+             updates: Mapping | Iterable | None = None, givens: Mapping | Iterable | None = None,
+             no_default_updates: bool | Sequence[SharedVariable] = False, accept_inplace: bool = False,
+             name: str | None = None, rebuild_strict: bool = True,
+             allow_input_downcast: bool | None = None, profile: Any = None,
+             on_unused_input: str | None = None, trust_input: bool = False) -> Function:
+    """Compile ``outputs`` as a function of ``inputs``.
+
+    ``outputs`` may be one variable (the call returns one array), a list (a
+    list), or a dict of name -> variable (a dict). ``updates`` pairs shared
+    variables with expressions of their next value, all computed from the values
+    before the call and applied together after it. ``givens`` substitutes
+    variables of the graph before compiling.
+    """
+    if inputs is None:
+        inputs = []
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError(f"function() takes a list of inputs, got {type(inputs).__name__} {inputs!r}: "
+                        f"write function([{inputs}], ...)")
+    maker = FunctionMaker(
+        inputs=[i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs],
+        outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
+        no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
+        on_unused_input=on_unused_input or config.on_unused_input, name=name)
+    fn = maker.create()
+    fn.trust_input = trust_input
+    return fn
+
+
+def _as_input_variable(var: Any) -> Variable:
+    if not isinstance(var, Variable):
+        raise TypeError(f"function() inputs must be symbolic variables, got {type(var).__name__} "
+                        f"{var!r}: make one with e.g. tensor.vector('x')")
+    return var
+
+
+class FunctionMaker:
+    """Builds the FunctionGraph for one ``function()`` call and keeps what it was built from."""
+
+    def __init__(self, inputs: list[In], outputs: Any, mode: Mode, updates: Any, givens: Any,
+                 no_default_updates: bool | Sequence[SharedVariable], allow_input_downcast: bool | None,
+                 on_unused_input: str, name: str | None):
+        self.request = dict(inputs=inputs, outputs=outputs, mode=mode, updates=updates,
+                            givens=givens, no_default_updates=no_default_updates,
+                            allow_input_downcast=allow_input_downcast,
+                            on_unused_input=on_unused_input, name=name)
+        self.mode = mode
+        self.name = name
+        self.allow_input_downcast = allow_input_downcast
+        self.inputs = inputs
+        self._check_inputs()
+        self.output_keys, self.outputs = _normalize_outputs(outputs)
+        update_pairs = _normalize_updates(updates)
+        for spec in inputs:
+            if spec.update is not None:
+                update_pairs.append((spec, as_tensor_variable(spec.update)))
+        givens_map = _normalize_givens(givens)
+
+        roots = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
+        explicit = [spec.variable for spec in inputs]
+        if givens_map:
+            equiv = clone_get_equiv(explicit, roots, copy_inputs=False, replace=givens_map)
+            roots = [equiv[r] for r in roots]
+        update_pairs = [(target, root) for (target, _), root
+                        in zip(update_pairs, roots[len(self.outputs):])]
+        update_pairs += _default_updates(roots, update_pairs, no_default_updates, givens_map)
+        roots = roots[:len(self.outputs)] + [u for _, u in update_pairs]
+        for target, expr in update_pairs:
+            _check_update_type(target, expr)
+
+        shared_vars = self._check_graph_inputs(roots, explicit, on_unused_input)
+        self.shared_inputs = shared_vars
+        self.updates = update_pairs
+        self.fgraph = FunctionGraph(explicit + shared_vars, roots, clone=True)
+        self.fgraph.n_outputs = len(self.outputs)
+        mode.rewrite(self.fgraph)
+
+    def create(self) -> Function:
+        return Function(self)
+
+    # ------------------------------------------------------------ checks
+    def _check_inputs(self) -> None:
+        seen: dict[Variable, int] = {}
+        for position, spec in enumerate(self.inputs):
+            var = spec.variable
+            if isinstance(var, SharedVariable):
+                raise TypeError(f"shared variable {var.describe()} cannot be an explicit input: "
+                                "shared variables are implicit inputs of every function that uses "
+                                "them; to feed another value, use givens={shared: new_variable}")
+            if isinstance(var, Constant):
+                raise TypeError(f"input {position} is the constant {var}: inputs must be symbolic "
+                                "variables such as tensor.vector('x')")
+            if var.owner is not None:
+                raise TypeError(f"input {position} ({var}) is computed by {var.owner.op}: inputs must "
+                                "be ownerless variables; to feed an intermediate value, compile with "
+                                "givens={intermediate: new_input}")
+            if var in seen:
+                raise ValueError(f"variable {var.describe()} is given twice as an input (positions "
+                                 f"{seen[var]} and {position}): list each input once")
+            seen[var] = position
+
+    def _check_graph_inputs(self, roots: list[Variable], explicit: list[Variable],
+                            on_unused_input: str) -> list[SharedVariable]:
+        explicit_set = set(explicit)
+        needed = ancestors(roots, blockers=explicit_set)
+        shared_vars: list[SharedVariable] = []
+        for var in needed:
+            if var.owner is not None or var in explicit_set or isinstance(var, Constant):
+                continue
+            if isinstance(var, SharedVariable):
+                shared_vars.append(var)
+            else:
+                raise MissingInputError(var)
+        used = set(needed)
+        for spec in self.inputs:
+            if spec.variable not in used:
+                self._unused(spec, on_unused_input)
+        return shared_vars
+
+    @staticmethod
+    def _unused(spec: In, policy: str) -> None:
+        message = (f"input {spec.variable.describe()} is not used to compute any output or update: "
+                   "remove it from the inputs, or pass on_unused_input='ignore' (or 'warn')")
+        if policy == "raise":
+            raise UnusedInputError(message)
+        if policy == "warn":
+            warnings.warn(message, stacklevel=4)
+        elif policy != "ignore":
+            raise ValueError(f"on_unused_input={policy!r}: use 'raise', 'warn' or 'ignore'")
+
+
+def _normalize_outputs(outputs: Any) -> tuple[Any, list[Out]]:
+    """(keys, specs): keys is None for one output, a list length for a list, names for a dict."""
+    if outputs is None:
+        return [], []
+    if isinstance(outputs, Mapping):
+        keys = list(outputs)
+        return keys, [_as_out(outputs[k], repr(k)) for k in keys]
+    if isinstance(outputs, (list, tuple)):
+        return len(outputs), [_as_out(o, str(i)) for i, o in enumerate(outputs)]
+    return None, [_as_out(outputs, "0")]
+
+
+def _as_out(value: Any, where: str) -> Out:
+    if isinstance(value, Out):
+        return value
+    if isinstance(value, In):
+        raise TypeError(f"output {where} is an In(); wrap outputs in Out() or pass the variable")
+    try:
+        return Out(as_tensor_variable(value))
+    except TypeError as err:
+        raise TypeError(f"output {where} is not a symbolic variable ({err})") from None
+
+
+def _normalize_updates(updates: Any) -> list[tuple[Any, Variable]]:
+    if updates is None:
+        return []
+    pairs = list(updates.items()) if isinstance(updates, Mapping) else list(updates)
+    result: list[tuple[Any, Variable]] = []
+    seen: set[SharedVariable] = set()
+    for pair in pairs:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"updates must be a dict or a list of (shared, expression) pairs, got {pair!r}")
+        target, expr = pair
+        if not isinstance(target, SharedVariable):
+            raise TypeError(f"updates: {target} is not a shared variable; only shared variables "
+                            "(made with arignote.shared) can be updated")
+        if target.origin in seen:
+            raise ValueError(f"updates: shared variable {target.describe()} is updated twice; "
+                             "combine the two expressions into one")
+        seen.add(target.origin)
+        result.append((target, as_tensor_variable(expr)))
+    return result
+
+
+def _normalize_givens(givens: Any) -> dict[Variable, Variable]:
+    if givens is None:
+        return {}
+    pairs = list(givens.items()) if isinstance(givens, Mapping) else list(givens)
+    result: dict[Variable, Variable] = {}
+    for pair in pairs:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"givens must be a dict or a list of (variable, replacement) pairs, got {pair!r}")
+        old, new = pair
+        if not isinstance(old, Variable):
+            raise TypeError(f"givens: key {old!r} is not a symbolic variable")
+        new = as_tensor_variable(new) if isinstance(old.type, TensorType) else new
+        if old.type != new.type:
+            same = (isinstance(new.type, TensorType) and isinstance(old.type, TensorType)
+                    and old.type.dtype == new.type.dtype and old.type.ndim == new.type.ndim)
+            if not same:
+                raise TypeError(f"givens: {old.describe()} of type {old.type} cannot be replaced by "
+                                f"{new} of type {new.type}: the dtype and number of dimensions must "
+                                f"match; cast it with tensor.cast(v, {getattr(old.type, 'dtype', '?')!r})")
+        result[old] = new
+    return result
+
+
+def _default_updates(roots: list[Variable], explicit_pairs: list, no_default_updates: Any,
+                     givens: dict) -> list[tuple[SharedVariable, Variable]]:
+    """Shared variables' ``default_update`` expressions, for those not updated explicitly."""
+    if no_default_updates is True:
+        return []
+    skip = {s.origin for s in (no_default_updates or ())}
+    done = {t.origin for t, _ in explicit_pairs if isinstance(t, SharedVariable)}
+    pairs: list[tuple[SharedVariable, Variable]] = []
+    frontier = list(roots)
+    while frontier:
+        found = []
+        for var in ancestors(frontier):
+            if (isinstance(var, SharedVariable) and var.default_update is not None
+                    and var.origin not in done and var.origin not in skip):
+                done.add(var.origin)
+                expr = as_tensor_variable(var.default_update)
+                if givens:
+                    expr = clone_get_equiv([], [expr], copy_inputs=False, replace=givens)[expr]
+                pairs.append((var, expr))
+                found.append(expr)
+        frontier = found
+    return pairs
+
+
+def _check_update_type(target: Any, expr: Variable) -> None:
+    expected = target.type if isinstance(target, SharedVariable) else target.variable.type
+    if expr.type == expected:
+        return
+    ok = (isinstance(expr.type, TensorType) and expr.type.dtype == expected.dtype
+          and expr.type.ndim == expected.ndim
+          and all(e or not s for s, e in zip(expected.broadcastable, expr.type.broadcastable)))
+    if not ok:
+        who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
+        raise TypeError(f"the update of {who} has type {expr.type}, but the variable is "
+                        f"{expected}: an update must keep the dtype and number of dimensions; "
+                        f"cast it with tensor.cast(expr, {expected.dtype!r}) or fix the expression")

@@ -1,0 +1,123 @@
+"""Shared variables: values that live between calls, owned by the library.
+
+Each shared variable keeps its value in a one-element list (its storage cell)
+that compiled functions read and their updates write directly. The aliasing
+promises of docs/architecture.md are kept here: a copy is made unless
+``borrow=True``, and two shared variables never share memory.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from arignote.graph.basic import Type, Variable
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import _TensorOperators
+
+
+class SharedVariable(Variable):
+    """A graph input whose value persists in ``storage`` across calls."""
+
+    def __init__(self, type: Type, value: Any, name: str | None = None, strict: bool = False,
+                 allow_downcast: bool | None = None, storage: list | None = None):
+        super().__init__(type, name=name)
+        self.strict = strict
+        self.allow_downcast = allow_downcast
+        self.default_update: Variable | None = None
+        self.origin = self
+        if storage is not None:
+            self.storage = storage
+        else:
+            self.storage = [self._filter(value)]
+            _LIVE.add(self)
+
+    def _filter(self, value: Any) -> Any:
+        return self.type.filter(value, strict=self.strict, allow_downcast=self.allow_downcast,
+                                name=f"shared variable {self.describe()}")
+
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
+        """A copy of the value, or with ``borrow=True`` possibly the internal buffer itself."""
+        value = self.storage[0]
+        return value if borrow else value.copy()
+
+    def set_value(self, value: Any, borrow: bool = False) -> None:
+        """Replace the value; refused (old value kept) when it does not fit the type."""
+        new = self._filter(value)
+        if (new is value or np.may_share_memory(new, value)) and (
+                not borrow or _claimed_by_other(new, self)):
+            new = new.copy()
+        self.storage[0] = new
+
+    def zero(self, borrow: bool = False) -> None:
+        self.set_value(np.zeros_like(self.storage[0]), borrow=True)
+
+    def clone(self) -> "SharedVariable":
+        """Another Variable for the same storage (graph copies must see the same value)."""
+        cp = type(self)(self.type, None, self.name, self.strict, self.allow_downcast, self.storage)
+        cp.default_update = self.default_update
+        cp.tag = self.tag
+        cp.origin = self.origin
+        return cp
+
+    def __str__(self) -> str:
+        return self.name if self.name is not None else f"<{self.type}>"
+
+
+class TensorSharedVariable(_TensorOperators, SharedVariable):
+    """A shared array with the tensor operators."""
+
+
+_CONSTRUCTORS: list[Callable[..., SharedVariable | None]] = []
+
+
+def shared_constructor(fn: Callable[..., SharedVariable | None]) -> Callable[..., SharedVariable | None]:
+    """Register a constructor; ``shared()`` tries them newest first (GPU backends add theirs)."""
+    _CONSTRUCTORS.insert(0, fn)
+    return fn
+
+
+def shared(value: Any, name: str | None = None, strict: bool = False,
+           allow_downcast: bool | None = None, borrow: bool = False, **kwargs: Any) -> SharedVariable:
+    """A shared variable holding ``value``; copied unless ``borrow=True``."""
+    for ctor in _CONSTRUCTORS:
+        var = ctor(value, name=name, strict=strict, allow_downcast=allow_downcast,
+                   borrow=borrow, **kwargs)
+        if var is not None:
+            return var
+    raise TypeError(f"shared() takes a numpy array or a number, got {type(value).__name__}"
+                    + (f" {value!r}" if len(repr(value)) < 60 else "")
+                    + ": convert it first, e.g. shared(numpy.asarray(value, config.floatX))")
+
+
+@shared_constructor
+def tensor_constructor(value: Any, name: str | None = None, strict: bool = False,
+                       allow_downcast: bool | None = None, borrow: bool = False,
+                       broadcastable: Sequence[bool] | None = None,
+                       shape: Sequence[int | None] | None = None) -> SharedVariable | None:
+    if isinstance(value, (bool, int, float, complex, np.generic)) and not isinstance(value, np.ndarray):
+        value = np.asarray(value)
+        borrow = True
+    if not isinstance(value, np.ndarray) or value.dtype == object:
+        return None
+    if shape is not None:
+        broadcastable = tuple(s == 1 for s in shape)
+    if broadcastable is None:
+        broadcastable = (False,) * value.ndim
+    ttype = TensorType(value.dtype.name, broadcastable)
+    if not borrow or _claimed_by_other(value, None):
+        value = value.copy()
+    return TensorSharedVariable(ttype, value, name=name, strict=strict, allow_downcast=allow_downcast)
+
+
+# ------------------------------------------------------------------ aliasing
+# Every live shared variable, so that borrowing memory another one holds can be
+# caught (it forces a copy). Only borrow=True pays for the scan.
+_LIVE: "weakref.WeakSet[SharedVariable]" = weakref.WeakSet()
+
+
+def _claimed_by_other(array: Any, owner: SharedVariable | None) -> bool:
+    mine = owner.origin if owner is not None else None
+    return any(other is not mine and other.storage[0] is not None
+               and np.may_share_memory(other.storage[0], array) for other in list(_LIVE))

@@ -1,0 +1,239 @@
+"""The generic IR: Type, Variable, Constant, Apply and Op.
+
+Nothing here knows about tensors. A graph is a DAG of Apply nodes, each an Op
+applied to input Variables and producing output Variables; a Variable with no
+owner is a graph input or a Constant.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+_ids = itertools.count()
+
+
+class Type:
+    """What values a Variable may hold; ``filter`` validates and converts them."""
+
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
+        raise NotImplementedError
+
+    def is_valid_value(self, value: Any) -> bool:
+        try:
+            self.filter(value, strict=True)
+            return True
+        except (TypeError, ValueError):
+            return False
+
+    # The layer that defines a Type sets the Variable classes its graphs use.
+    variable_type: type = None  # type: ignore[assignment]
+    constant_type: type = None  # type: ignore[assignment]
+
+    def make_variable(self, name: str | None = None) -> "Variable":
+        return (self.variable_type or Variable)(self, name=name)
+
+    def make_constant(self, value: Any, name: str | None = None) -> "Constant":
+        return (self.constant_type or Constant)(self, value, name=name)
+
+    def __call__(self, name: str | None = None) -> "Variable":
+        return self.make_variable(name)
+
+    def values_eq(self, a: Any, b: Any) -> bool:
+        return a == b
+
+    def convert_variable(self, var: "Variable") -> "Variable | None":
+        """Return ``var`` as a Variable of this type, or None when it cannot be."""
+        return var if var.type == self else None
+
+
+class Variable:
+    """A value in the graph: an input, a constant, or an output of an Apply."""
+
+    def __init__(self, type: Type, owner: "Apply | None" = None,
+                 index: int | None = None, name: str | None = None):
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.name = name
+        self.auto_name = f"auto_{next(_ids)}"
+        self.tag = SimpleNamespace(trace=_user_frame())
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        if self.owner is not None:
+            op = self.owner.op
+            if self.owner.outputs and len(self.owner.outputs) > 1:
+                return f"{op}.{self.index}"
+            return f"{op}.out"
+        return f"<{self.type}>"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def describe(self) -> str:
+        """Name the variable for an error message: its name, else where it was made."""
+        if self.name:
+            return repr(self.name)
+        where = self.tag.trace
+        return f"{self} (made at {where})" if where else str(self)
+
+    def clone(self) -> "Variable":
+        """An ownerless copy with the same type and name."""
+        cp = type(self)(self.type, None, None, self.name)
+        cp.tag = SimpleNamespace(**vars(self.tag))
+        return cp
+
+    def get_parents(self) -> list["Apply"]:
+        return [self.owner] if self.owner is not None else []
+
+
+class Constant(Variable):
+    """A Variable whose value is fixed when the graph is built."""
+
+    def __init__(self, type: Type, data: Any, name: str | None = None):
+        super().__init__(type, None, None, name)
+        self.data = type.filter(data)
+
+    def signature(self) -> tuple:
+        return (self.type, _hashable(self.data))
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        text = str(self.data)
+        return text if len(text) <= 20 else text[:10] + "..." + text[-7:]
+
+    def clone(self) -> "Constant":
+        return type(self)(self.type, self.data, self.name)
+
+
+class Apply:
+    """One application of an Op to input Variables."""
+
+    def __init__(self, op: "Op", inputs: Sequence[Variable], outputs: Sequence[Variable]):
+        self.op = op
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        for i, out in enumerate(self.outputs):
+            if out.owner is not None and (out.owner is not self or out.index != i):
+                raise ValueError(f"output {i} of {op} already belongs to another node")
+            out.owner = self
+            out.index = i
+        self.tag = SimpleNamespace()
+
+    @property
+    def nin(self) -> int:
+        return len(self.inputs)
+
+    @property
+    def nout(self) -> int:
+        return len(self.outputs)
+
+    @property
+    def out(self) -> Variable:
+        return self.outputs[0]
+
+    def default_output(self) -> Variable:
+        index = getattr(self.op, "default_output", None)
+        if index is not None:
+            return self.outputs[index]
+        if len(self.outputs) != 1:
+            raise ValueError(f"{self.op} has {len(self.outputs)} outputs; pick one by index")
+        return self.outputs[0]
+
+    def clone_with_new_inputs(self, inputs: Sequence[Variable], strict: bool = True) -> "Apply":
+        """Apply the same op to new inputs: same types keep the outputs' types."""
+        if all(a.type == b.type for a, b in zip(inputs, self.inputs)):
+            return Apply(self.op, inputs, [o.clone() for o in self.outputs])
+        if strict:
+            raise TypeError(f"cannot rebuild {self.op}: the new inputs' types differ "
+                            f"({[str(i.type) for i in inputs]} for {[str(i.type) for i in self.inputs]})")
+        return self.op.make_node(*inputs)
+
+    def __str__(self) -> str:
+        return f"{self.op}({', '.join(map(str, self.inputs))})"
+
+    __repr__ = __str__
+
+
+class Op:
+    """An operation. Subclasses declare ``__props__`` (identity), ``make_node``,
+    ``perform`` (the numpy reference), and when they can, ``grad``,
+    ``infer_shape``, ``view_map`` and ``destroy_map``.
+
+    ``view_map = {out: [inp]}`` says output ``out`` may be a view of input
+    ``inp``; ``destroy_map`` says the op overwrites that input. The executor and
+    the aliasing promises rely on both being truthful.
+    """
+
+    __props__: tuple[str, ...] = ()
+    view_map: dict[int, list[int]] = {}
+    destroy_map: dict[int, list[int]] = {}
+    default_output: int | None = None
+
+    def _props(self) -> tuple:
+        return tuple(getattr(self, p) for p in self.__props__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._props() == other._props()
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(_hashable(p) for p in self._props())))
+
+    def __str__(self) -> str:
+        if self.__props__:
+            return f"{type(self).__name__}{{{', '.join(f'{p}={getattr(self, p)}' for p in self.__props__)}}}"
+        return type(self).__name__
+
+    __repr__ = __str__
+
+    def make_node(self, *inputs: Any) -> Apply:
+        raise NotImplementedError
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        node = self.make_node(*inputs, **kwargs)
+        if self.default_output is not None:
+            return node.outputs[self.default_output]
+        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no perform()")
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        raise NotImplementedError(f"{type(self).__name__} has no infer_shape()")
+
+    def grad(self, inputs: list, output_grads: list) -> list:
+        raise NotImplementedError(f"{type(self).__name__} has no gradient")
+
+
+def _hashable(value: Any) -> Any:
+    """A hashable stand-in for a prop or constant value (arrays by content)."""
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        pass
+    if hasattr(value, "tobytes") and hasattr(value, "dtype"):
+        return (value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    raise TypeError(f"cannot hash {type(value).__name__} {value!r}")
+
+
+def _user_frame() -> str | None:
+    """File and line of the first frame outside arignote: where the user made this."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if _PACKAGE_DIR not in frame.f_code.co_filename:
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

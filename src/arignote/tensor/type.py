@@ -1,0 +1,210 @@
+"""TensorType: a dtype and a broadcastable pattern, and the checks on values."""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from arignote.config import config
+from arignote.graph.basic import Type, Variable
+from arignote.scalar.dtypes import ALL
+
+_NDIM_NAMES = {0: "scalar", 1: "vector", 2: "matrix", 3: "tensor3", 4: "tensor4"}
+
+
+class TensorType(Type):
+    """The type of an n-dimensional array.
+
+    ``broadcastable[i]`` is True when dimension ``i`` is known to have length 1
+    (it then broadcasts against any length); False means any length.
+    """
+
+    def __init__(self, dtype: str, broadcastable: Sequence[bool], name: str | None = None):
+        dtype = str(dtype)
+        if dtype == "floatX":
+            dtype = config.floatX
+        if dtype not in ALL:
+            raise TypeError(f"unsupported dtype {dtype!r}; use one of {', '.join(ALL)}")
+        self.dtype = dtype
+        self.numpy_dtype = np.dtype(dtype)
+        self.broadcastable = tuple(bool(b) for b in broadcastable)
+        self.ndim = len(self.broadcastable)
+        self.name = name
+        self._hash = hash((TensorType, self.dtype, self.broadcastable))
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is type(self) and other.dtype == self.dtype
+                and other.broadcastable == self.broadcastable)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def clone(self, dtype: str | None = None, broadcastable: Sequence[bool] | None = None) -> "TensorType":
+        return TensorType(self.dtype if dtype is None else dtype,
+                          self.broadcastable if broadcastable is None else broadcastable)
+
+    # ------------------------------------------------------------- naming
+    def kind(self) -> str:
+        """``vector``, ``row``, ``matrix``... or a pattern such as ``(True, False, False)``."""
+        b = self.broadcastable
+        if b == (True, False):
+            return "row"
+        if b == (False, True):
+            return "col"
+        if not any(b) and self.ndim in _NDIM_NAMES:
+            return _NDIM_NAMES[self.ndim]
+        return str(b)
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        return f"TensorType({self.dtype}, {self.kind()})"
+
+    __repr__ = __str__
+
+    def describe(self) -> str:
+        """For error messages: ``float32 vector``."""
+        return f"{self.dtype} {self.kind()}"
+
+    # ------------------------------------------------------------ values
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None,
+               name: str = "value") -> np.ndarray:
+        """Return ``value`` as an array of this type, or raise TypeError saying why not.
+
+        The rules are Theano's: an ndarray of exactly this dtype passes as is; one
+        whose dtype upcasts losslessly to ours is converted; Python scalars and
+        lists pass when their values survive the conversion exactly (a Python float
+        is always accepted into a floatX input); ``allow_downcast=True`` accepts
+        any conversion; ``strict=True`` accepts only an exact ndarray.
+        """
+        if type(value) is np.ndarray and value.dtype == self.numpy_dtype:
+            data = value
+        elif strict:
+            raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)}: "
+                            f"pass a numpy array of dtype {self.dtype} (strict=True converts nothing)")
+        elif isinstance(value, Variable):
+            raise TypeError(f"{name} expects a value ({self.describe()}), got the symbolic variable "
+                            f"{value}: pass a numpy array, or use givens= to substitute a graph")
+        else:
+            data = self._convert(value, allow_downcast, name)
+        if data.ndim != self.ndim:
+            raise TypeError(f"{name} expects {self.describe()} ({self.ndim} dimensions), got "
+                            f"{_describe_value(value)} with {data.ndim}: "
+                            f"reshape it to {self.ndim} dimensions")
+        for axis, (b, n) in enumerate(zip(self.broadcastable, data.shape)):
+            if b and n != 1:
+                raise TypeError(f"{name} expects {self.describe()} whose dimension {axis} has "
+                                f"length 1 (it is broadcastable), got shape {data.shape}")
+        return data
+
+    def _convert(self, value: Any, allow_downcast: bool | None, name: str) -> np.ndarray:
+        if allow_downcast:
+            return np.asarray(value, dtype=self.numpy_dtype)
+        if isinstance(value, np.ndarray):
+            if np.result_type(value.dtype, self.numpy_dtype) == self.numpy_dtype:
+                return value.astype(self.numpy_dtype)
+            raise TypeError(
+                f"{name} expects {self.describe()}, got {_describe_value(value)}, which would lose "
+                f"precision: cast it with numpy.asarray(v, {self.dtype!r})"
+                + (", or use arignote.config.floatX" if self.dtype == config.floatX else "")
+                + ", or compile with allow_input_downcast=True")
+        if type(value) is float and allow_downcast is None and self.dtype == config.floatX:
+            return np.asarray(value, dtype=self.numpy_dtype)
+        try:
+            original = np.asarray(value)
+        except ValueError as err:
+            raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
+                            f"that is not an array ({err})") from None
+        if original.dtype == object:
+            raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
+                            "which numpy cannot read as a numeric array")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            converted = original.astype(self.numpy_dtype)
+        same = converted.shape == original.shape and np.array_equal(
+            converted, original, equal_nan=original.dtype.kind in "fc")
+        if not same:
+            raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} whose "
+                            f"values change when converted to {self.dtype}: pass values that fit, "
+                            "or compile with allow_input_downcast=True")
+        return converted
+
+    def values_eq(self, a: Any, b: Any) -> bool:
+        return np.array_equal(a, b)
+
+    def values_eq_approx(self, a: Any, b: Any, rtol: float | None = None, atol: float | None = None) -> bool:
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        if self.dtype not in ("float16", "float32", "float64", "complex64", "complex128"):
+            return np.array_equal(a, b)
+        loose = self.dtype in ("float16", "float32", "complex64")
+        return np.allclose(a, b, rtol=rtol or (1e-4 if loose else 1e-8),
+                           atol=atol or (1e-5 if loose else 1e-10), equal_nan=True)
+
+    def make_variable(self, name: str | None = None) -> Variable:
+        _warn_if_float64(self.dtype, name)
+        return super().make_variable(name)
+
+
+def _describe_value(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} array of shape {value.shape}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} {_short(value)}"
+    return f"{type(value).__name__} {_short(value)}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _warn_if_float64(dtype: str, name: str | None) -> None:
+    if dtype != "float64" or config.warn_float64 == "ignore":
+        return
+    message = (f"a float64 variable{' ' + repr(name) if name else ''} was created while "
+               "warn_float64 is set: float64 keeps work off GPUs without fp64 and halves "
+               "throughput on most others; use config.floatX or an explicit float32")
+    if config.warn_float64 == "warn":
+        warnings.warn(message, stacklevel=4)
+    elif config.warn_float64 == "raise":
+        raise TypeError(message)
+    else:
+        import pdb
+        pdb.set_trace()
+
+
+# --------------------------------------------------------------- constructors
+def tensor(dtype: str | None = None, broadcastable: Sequence[bool] = (), name: str | None = None,
+           shape: Sequence[int | None] | None = None) -> Variable:
+    """A symbolic tensor: ``tensor('float32', (False, True))`` or ``tensor(shape=(None, 1))``."""
+    if shape is not None:
+        broadcastable = tuple(s == 1 for s in shape)
+    return TensorType(dtype or config.floatX, broadcastable)(name)
+
+
+def _constructor(ndim_pattern: tuple[bool, ...], dtype: str | None, doc: str):
+    def make(name: str | None = None, dtype: str | None = dtype) -> Variable:
+        return TensorType(dtype or config.floatX, ndim_pattern)(name)
+    make.__doc__ = doc
+    return make
+
+
+_PATTERNS = {"scalar": (), "vector": (False,), "matrix": (False, False), "row": (True, False),
+             "col": (False, True), "tensor3": (False,) * 3, "tensor4": (False,) * 4,
+             "tensor5": (False,) * 5}
+_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
+             "d": "float64", "c": "complex64", "z": "complex128"}
+
+CONSTRUCTORS: dict[str, Any] = {}
+for _kind, _pattern in _PATTERNS.items():
+    CONSTRUCTORS[_kind] = _constructor(_pattern, None, f"A symbolic {_kind} of dtype floatX "
+                                       "(or the dtype= given).")
+    for _prefix, _dtype in _PREFIXES.items():
+        CONSTRUCTORS[_prefix + _kind] = _constructor(
+            _pattern, _dtype, f"A symbolic {_dtype} {_kind}.")
+for _name, _ctor in CONSTRUCTORS.items():
+    _ctor.__name__ = _name
+    globals()[_name] = _ctor

@@ -1,0 +1,255 @@
+"""TensorVariable and TensorConstant: the Python operators and methods users write."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from arignote.graph.basic import Constant, Variable
+from arignote.tensor.type import TensorType
+
+
+class _TensorOperators:
+    """Operators shared by tensor variables and constants; each builds a graph node."""
+
+    type: TensorType
+
+    # ---------------------------------------------------------- arithmetic
+    def __add__(self, other): return _math.add(self, other)
+    def __radd__(self, other): return _math.add(other, self)
+    def __sub__(self, other): return _math.sub(self, other)
+    def __rsub__(self, other): return _math.sub(other, self)
+    def __mul__(self, other): return _math.mul(self, other)
+    def __rmul__(self, other): return _math.mul(other, self)
+    def __truediv__(self, other): return _math.true_div(self, other)
+    def __rtruediv__(self, other): return _math.true_div(other, self)
+    def __floordiv__(self, other): return _math.int_div(self, other)
+    def __rfloordiv__(self, other): return _math.int_div(other, self)
+    def __mod__(self, other): return _math.mod(self, other)
+    def __rmod__(self, other): return _math.mod(other, self)
+    def __pow__(self, other): return _math.pow(self, other)
+    def __rpow__(self, other): return _math.pow(other, self)
+    def __neg__(self): return _math.neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return _math.abs(self)
+    def __invert__(self): return _math.invert(self)
+    def __and__(self, other): return _math.and_(self, other)
+    def __rand__(self, other): return _math.and_(other, self)
+    def __or__(self, other): return _math.or_(self, other)
+    def __ror__(self, other): return _math.or_(other, self)
+    def __xor__(self, other): return _math.xor(self, other)
+    def __rxor__(self, other): return _math.xor(other, self)
+    def __matmul__(self, other): return _blas.matmul(self, other)
+    def __rmatmul__(self, other): return _blas.matmul(other, self)
+
+    # ---------------------------------------------------------- comparisons
+    def __lt__(self, other): return _math.lt(self, other)
+    def __le__(self, other): return _math.le(self, other)
+    def __gt__(self, other): return _math.gt(self, other)
+    def __ge__(self, other): return _math.ge(self, other)
+    # == and != keep Python identity semantics (variables are dict keys); use eq()/neq().
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"the truth value of symbolic {self} is unknown until the function runs: "
+                        "use arignote.tensor.switch(cond, a, b) instead of if/and/or")
+
+    def __iter__(self):
+        raise TypeError(f"cannot iterate over symbolic {self}: its length is unknown until the "
+                        "function runs; index it (x[i]) or use arignote.scan")
+
+    def __len__(self) -> int:
+        raise TypeError(f"len() of symbolic {self} is unknown until the function runs: "
+                        "use x.shape[0]")
+
+    # ---------------------------------------------------------- attributes
+    @property
+    def ndim(self) -> int:
+        return self.type.ndim
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        return self.type.broadcastable
+
+    @property
+    def shape(self):
+        return _shape.shape(self)
+
+    @property
+    def size(self):
+        return _reduction.prod(self.shape)
+
+    @property
+    def T(self):
+        return _shape.transpose(self)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+            axes = axes[0]
+        return _shape.transpose(self, axes or None)
+
+    # ------------------------------------------------------- shape methods
+    def dimshuffle(self, *pattern):
+        """Reorder, drop (length-1) or add (``'x'``) dimensions: ``x.dimshuffle(1, 'x', 0)``."""
+        if len(pattern) == 1 and isinstance(pattern[0], (list, tuple)):
+            pattern = pattern[0]
+        return _elemwise.DimShuffle(self.broadcastable, pattern)(self)
+
+    def reshape(self, *shape, ndim: int | None = None):
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return _shape.reshape(self, shape, ndim=ndim)
+
+    def flatten(self, ndim: int = 1):
+        return _shape.flatten(self, ndim)
+
+    def squeeze(self, axis=None):
+        return _shape.squeeze(self, axis)
+
+    def astype(self, dtype: str):
+        return _math.cast(self, dtype)
+
+    def repeat(self, repeats, axis=None):
+        return _join.repeat(self, repeats, axis)
+
+    def clip(self, a_min, a_max):
+        return _math.clip(self, a_min, a_max)
+
+    def round(self, mode: str | None = None):
+        return _math.round(self, mode)
+
+    def dot(self, other):
+        return _blas.dot(self, other)
+
+    def __getitem__(self, index):
+        return _subtensor.getitem(self, index)
+
+    # ---------------------------------------------------------- reductions
+    def sum(self, axis=None, dtype=None, keepdims: bool = False, acc_dtype=None):
+        return _reduction.sum(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def prod(self, axis=None, dtype=None, keepdims: bool = False, acc_dtype=None):
+        return _reduction.prod(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def mean(self, axis=None, dtype=None, keepdims: bool = False, acc_dtype=None):
+        return _reduction.mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def var(self, axis=None, ddof: int = 0, keepdims: bool = False):
+        return _reduction.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof: int = 0, keepdims: bool = False):
+        return _reduction.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims: bool = False):
+        return _reduction.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims: bool = False):
+        return _reduction.min(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims: bool = False):
+        return _reduction.argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims: bool = False):
+        return _reduction.argmin(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims: bool = False):
+        return _reduction.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims: bool = False):
+        return _reduction.all(self, axis=axis, keepdims=keepdims)
+
+    def norm(self, L: int = 2, axis=None, keepdims: bool = False):
+        return _reduction.norm(self, L, axis=axis, keepdims=keepdims)
+
+    # ----------------------------------------------------------- evaluate
+    def eval(self, inputs_to_values: dict | None = None) -> np.ndarray:
+        """Compile (once per set of inputs) and run this variable's graph."""
+        inputs_to_values = inputs_to_values or {}
+        inputs = tuple(inputs_to_values)
+        cache = self.__dict__.setdefault("_eval_cache", {})
+        if inputs not in cache:
+            from arignote.compile.function import function
+            cache[inputs] = function(list(inputs), self, on_unused_input="ignore")
+        return cache[inputs](*[inputs_to_values[i] for i in inputs])
+
+
+class TensorVariable(_TensorOperators, Variable):
+    """A symbolic array."""
+
+
+class TensorConstant(_TensorOperators, Constant):
+    """A fixed array in the graph; equal constants merge."""
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        data = self.data
+        text = str(data) if data.ndim == 0 else f"TensorConstant{{{np.array2string(data, threshold=5)}}}"
+        return text if len(text) <= 40 else text[:25] + "..." + text[-10:]
+
+
+TensorType.variable_type = TensorVariable
+TensorType.constant_type = TensorConstant
+
+
+def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
+                       dtype: str | None = None) -> Variable:
+    """Return ``x`` as a tensor Variable: constants are made for Python and numpy values."""
+    if isinstance(x, Variable):
+        if not isinstance(x.type, TensorType):
+            raise TypeError(f"expected a tensor, got {x} of type {x.type}")
+        var = x
+    elif isinstance(x, (list, tuple)) and any(isinstance(v, Variable) for v in _flatten(x)):
+        from arignote.tensor.join import stack
+        var = stack([as_tensor_variable(v) for v in x])
+    else:
+        var = constant(x, name=name, dtype=dtype)
+    if ndim is not None and var.ndim != ndim:
+        raise TypeError(f"expected {ndim} dimensions, got {var} with {var.ndim} ({var.type})")
+    return var
+
+
+def constant(x: Any, name: str | None = None, dtype: str | None = None, ndim: int | None = None
+             ) -> TensorConstant:
+    """A constant; Python ints take the smallest int dtype that holds them, floats floatX."""
+    from arignote.config import config
+    from arignote.scalar.dtypes import smallest_int_dtype
+    if dtype is None:
+        if isinstance(x, bool) or isinstance(x, np.bool_):
+            dtype = "bool"
+        elif isinstance(x, int):
+            dtype = smallest_int_dtype(x)
+        elif isinstance(x, float):
+            dtype = config.floatX
+        elif isinstance(x, complex):
+            dtype = "complex128"
+    data = np.asarray(x, dtype=dtype)
+    if data.dtype == object:
+        raise TypeError(f"cannot make a constant of {type(x).__name__} {x!r}")
+    if ndim is not None and data.ndim != ndim:
+        raise TypeError(f"constant {x!r} has {data.ndim} dimensions, expected {ndim}")
+    ttype = TensorType(data.dtype.name, tuple(n == 1 for n in data.shape))
+    return TensorConstant(ttype, data, name=name)
+
+
+def _flatten(items: Sequence) -> list:
+    out = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            out.extend(_flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+# The operator methods above dispatch to these modules, which import this one.
+from arignote.tensor import blas as _blas  # noqa: E402
+from arignote.tensor import elemwise as _elemwise  # noqa: E402
+from arignote.tensor import join as _join  # noqa: E402
+from arignote.tensor import math as _math  # noqa: E402
+from arignote.tensor import reduction as _reduction  # noqa: E402
+from arignote.tensor import shape as _shape  # noqa: E402
+from arignote.tensor import subtensor as _subtensor  # noqa: E402
