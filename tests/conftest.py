@@ -1,0 +1,24 @@
+"""Shared test settings: hypothesis sized for a 2-core machine, floatX restored per test."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+from arignote import config
+
+settings.register_profile("default", max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=300, deadline=None)
+settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True)
+def _isolate_config():
+    """Each test starts from the default flags, whatever an earlier test changed."""
+    with config.change_flags(floatX="float64", warn_float64="ignore", mode="FAST_RUN",
+                             allow_gc=False, on_unused_input="raise"):
+        yield
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
