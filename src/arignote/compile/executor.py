@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arignote.backends.cpu.thunks import make_thunk
+from arignote.backends.cpu import make_thunk
 from arignote.compile.io import In
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config

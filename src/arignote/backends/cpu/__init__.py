@@ -1,4 +1,5 @@
-"""The CPU backend: numpy thunks."""
+"""The CPU backend: numpy thunks, with faster ones registered per Op class."""
+from arignote.backends.cpu import elemwise  # noqa: F401  (registers the Elemwise thunk)
 from arignote.backends.cpu.thunks import make_thunk
 
 __all__ = ["make_thunk"]

@@ -15,6 +15,11 @@ Thunk = Callable[[], None]
 
 @singledispatch
 def make_thunk(op: Op, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
+    return perform_thunk(op, node, input_cells, output_cells)
+
+
+def perform_thunk(op: Op, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
+    """A thunk that runs the op's reference ``perform``."""
     perform = op.perform
     if len(input_cells) == 1:
         (cell,) = input_cells

@@ -1,0 +1,3 @@
+from arignote.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""The ``arignote`` command: ``info`` (what this machine has) and ``check`` (the seed test)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Sequence
+
+import numpy as np
+
+VLEN = 10 * 30 * 768  # the seed note's vector: 10 x #cores x #threads per core
+ITERS = 1000
+
+
+def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout) -> bool:
+    """Run the seed note's GPU test on the current device; True when it used the GPU.
+
+    The script is the note's own, with the import line and ``xrange`` changed,
+    plus what the note could not see: the same loop in numpy next to it, and
+    the result checked against numpy.
+    """
+    from arignote import config, function, shared, tensor
+
+    with config.change_flags(floatX=floatX):
+        rng = np.random.RandomState(22)
+        x = shared(np.asarray(rng.rand(VLEN), config.floatX))
+        f = function([], tensor.exp(x))
+        print(f"floatX={floatX}, device={config.device}", file=out)
+        print(f.maker.fgraph.toposort(), file=out)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            r = f()
+        t1 = time.perf_counter()
+        value = x.get_value(borrow=True)
+        n0 = time.perf_counter()
+        for _ in range(iters):
+            expected = np.exp(value)
+        n1 = time.perf_counter()
+        print(f"Looping {iters} times took {t1 - t0:f} seconds "
+              f"(numpy's np.exp loop: {n1 - n0:f} s, ratio {(t1 - t0) / (n1 - n0):.2f})", file=out)
+        print(f"Result is {r}", file=out)
+        ok = np.allclose(r, expected, rtol=1e-6 if floatX == "float32" else 1e-12)
+        print(f"Result matches numpy: {'yes' if ok else 'NO'}", file=out)
+        on_cpu = any(isinstance(node.op, tensor.Elemwise) and "Gpu" not in type(node.op).__name__
+                     for node in f.maker.fgraph.toposort())
+        print("Used the cpu" if on_cpu else "Used the gpu", file=out)
+        if not ok:
+            raise SystemExit("arignote check: the result differs from numpy's")
+        return not on_cpu
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="arignote", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="report Python, numpy, BLAS, CPU and devices")
+    check = sub.add_parser("check", help="run the seed note's GPU test on every usable device")
+    check.add_argument("--iters", type=int, default=ITERS, help="calls to time (default 1000)")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        from arignote.devices import report
+        print(report())
+    else:
+        for floatX in ("float32", "float64"):
+            seed_check(floatX, args.iters)
+            print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
