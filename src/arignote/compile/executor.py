@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 
 class Function:
-    """A compiled function. Call it with inputs by position or by name."""
+    """A compiled function. Call it with inputs by position or by name.
+
+    ``storage_map`` maps each variable of ``maker.fgraph`` to its storage cell
+    (a one-element list); it is what the thunks read and write.
+    """
 
     def __init__(self, maker: "FunctionMaker", swap: dict | None = None):
         self.maker = maker
@@ -33,12 +37,16 @@ class Function:
         swap = swap or {}
 
         # Storage: one cell per variable. Shared inputs use the variable's own cell.
+        # Inputs given a value= keep it in a separate cell (``_stored``): the
+        # input cell holds only the value of the current call.
         storage: dict[Variable, list] = {}
         self._input_cells: list[list] = []
-        for spec, var in zip(maker.inputs, fgraph.inputs[:n_explicit]):
-            cell = [None if spec.value is None else var.type.filter(spec.value, name=_input_name(spec, 0))]
-            storage[var] = cell
+        self._stored: list[list | None] = []
+        for position, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs[:n_explicit])):
+            storage[var] = cell = [None]
             self._input_cells.append(cell)
+            self._stored.append(None if spec.value is None else [_own(
+                var.type.filter(spec.value, name=_input_name(spec, position)), spec.value)])
         for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:]):
             shared = swap.get(shared.origin, shared)
             storage[var] = shared.storage
@@ -52,15 +60,16 @@ class Function:
         for var in fgraph.outputs:
             if var not in storage:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
-        self._storage = storage
+        self.storage_map = storage
         self._nodes = nodes
         self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
                                    [storage[v] for v in node.outputs]) for node in nodes]
-        self._link_inputs(fgraph, n_explicit)
-        self._link_outputs(fgraph, n_explicit, swap)
+        roots_of = _alias_roots()
+        self._link_inputs(fgraph, n_explicit, roots_of)
+        self._link_outputs(fgraph, n_explicit, swap, roots_of)
 
     # --------------------------------------------------------------- linking
-    def _link_inputs(self, fgraph: Any, n_explicit: int) -> None:
+    def _link_inputs(self, fgraph: Any, n_explicit: int, roots_of: Any) -> None:
         maker = self.maker
         downcast = maker.allow_input_downcast
         self._specs = []
@@ -71,20 +80,19 @@ class Function:
                                 spec.allow_downcast if spec.allow_downcast is not None else downcast,
                                 _input_name(spec, position)))
         self._names = {spec.name: i for i, spec in enumerate(maker.inputs) if spec.name}
-        self._defaults = [spec.value is not None for spec in maker.inputs]
-        destroyed = {var for node in self._nodes
-                     for idxs in node.op.destroy_map.values() for var in (node.inputs[i] for i in idxs)}
+        # An op that overwrites an input, or a view of one, would change the
+        # caller's array: such inputs are copied first unless In(mutable=True).
+        destroyed = frozenset().union(*[roots_of(node.inputs[i]) for node in self._nodes
+                                        for idxs in node.op.destroy_map.values() for i in idxs])
         self._copy_inputs = [i for i, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs))
                              if var in destroyed and not spec.mutable]
-        self._clear_inputs = [self._input_cells[i] for i, has in enumerate(self._defaults) if not has]
 
-    def _link_outputs(self, fgraph: Any, n_explicit: int, swap: dict) -> None:
+    def _link_outputs(self, fgraph: Any, n_explicit: int, swap: dict, roots_of: Any) -> None:
         maker = self.maker
-        storage = self._storage
+        storage = self.storage_map
         n_out = len(maker.outputs)
         input_specs = dict(zip(fgraph.inputs[:n_explicit], maker.inputs))
         internal = {v for node in self._nodes for v in node.outputs}
-        roots_of = _alias_roots()
 
         # Updates first: each internal buffer an update takes is handed over, not copied.
         claimed: set[Variable] = set()
@@ -94,32 +102,38 @@ class Function:
         for j, (target, _) in enumerate(maker.updates):
             var = fgraph.outputs[n_out + j]
             roots = roots_of(var)
-            if all(r in internal for r in roots) and not roots & claimed:
+            if roots <= internal and not roots & claimed:
                 claimed |= roots
             else:
                 self._copy_updates.append(j)
             self._update_cells.append(storage[var])
             if isinstance(target, In):
-                self._update_targets.append(self._input_cells[maker.inputs.index(target)])
+                self._update_targets.append(self._stored[maker.inputs.index(target)])
             else:
                 self._update_targets.append(swap.get(target.origin, target).storage)
 
+        # Outputs: a copy unless the memory can be handed to the caller as it is.
         self._output_cells = [storage[v] for v in fgraph.outputs[:n_out]]
         self._copy_outputs: list[int] = []
         released: set[Variable] = set(claimed)
+        handed_out: list[tuple[frozenset, bool]] = []
         for k, (spec, var) in enumerate(zip(maker.outputs, fgraph.outputs[:n_out])):
             roots = roots_of(var)
-            if roots & claimed or var in fgraph.outputs[:k]:
+            if (roots & claimed
+                    or any(roots & other and not (borrow and spec.borrow)
+                           for other, borrow in handed_out)
+                    or any(_must_copy(r, spec.borrow, input_specs) for r in roots - internal)):
                 self._copy_outputs.append(k)
-            elif all(r in internal for r in roots):
-                if not spec.borrow:
-                    released |= roots
-            elif any(isinstance(r, Constant) or (r in input_specs and not input_specs[r].borrow)
-                     or (not spec.borrow and r not in input_specs) for r in roots if r not in internal):
-                self._copy_outputs.append(k)
+                continue
+            handed_out.append((roots, spec.borrow))
+            if not spec.borrow:
+                released |= roots & internal
+        # A released buffer is the caller's (or a shared variable's) now: no cell
+        # may keep it, views included, or the next call would write into it.
+        release = {v for v in internal if roots_of(v) & released}
         if config.allow_gc:
-            released |= {v for v in internal if v not in fgraph.outputs}
-        self._release_cells = [storage[v] for v in released]
+            release |= internal - set(fgraph.outputs)
+        self._release_cells = [storage[v] for v in release]
 
     # ------------------------------------------------------------------ call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -130,12 +144,12 @@ class Function:
             for cell, value in zip(cells, args):
                 cell[0] = value
         else:
-            for cell, value, spec in zip(cells, args, self._specs):
-                if (type(value) is np.ndarray and value.dtype == spec[1]
-                        and value.ndim == spec[2] and spec[3]):
+            for cell, value, (ttype, dtype, ndim, plain, strict, downcast, name) in zip(
+                    cells, args, self._specs):
+                if type(value) is np.ndarray and value.dtype == dtype and value.ndim == ndim and plain:
                     cell[0] = value
                 else:
-                    cell[0] = spec[0].filter(value, strict=spec[4], allow_downcast=spec[5], name=spec[6])
+                    cell[0] = ttype.filter(value, strict=strict, allow_downcast=downcast, name=name)
         for i in self._copy_inputs:
             cells[i][0] = cells[i][0].copy()
 
@@ -144,8 +158,8 @@ class Function:
             for i in range(len(thunks)):
                 thunks[i]()
         except Exception as err:
-            self._clear_after_error()
-            _describe_failure(err, self._nodes[i], self._storage)
+            _describe_failure(err, self._nodes[i], self.storage_map)
+            self._clear()
             raise
 
         results = [cell[0] for cell in self._output_cells]
@@ -157,10 +171,7 @@ class Function:
                 values[j] = values[j].copy()
             for target, value in zip(self._update_targets, values):
                 target[0] = value
-        for cell in self._release_cells:
-            cell[0] = None
-        for cell in self._clear_inputs:
-            cell[0] = None
+        self._clear()
 
         keys = self.maker.output_keys
         if keys is None:
@@ -168,6 +179,13 @@ class Function:
         if isinstance(keys, int):
             return results
         return dict(zip(keys, results))
+
+    def _clear(self) -> None:
+        """Forget the caller's arrays and the buffers handed out by this call."""
+        for cell in self._release_cells:
+            cell[0] = None
+        for cell in self._input_cells:
+            cell[0] = None
 
     def _merge_keywords(self, args: tuple, kwargs: dict) -> list:
         n = len(self._input_cells)
@@ -187,9 +205,9 @@ class Function:
             values[i] = value
         for i, value in enumerate(values):
             if value is _MISSING:
-                if not self._defaults[i]:
+                if self._stored[i] is None:
                     self._missing(i)
-                values[i] = self._input_cells[i][0]
+                values[i] = self._stored[i][0]
         return values
 
     def _missing(self, i: int) -> None:
@@ -200,26 +218,20 @@ class Function:
     def _label(self) -> str:
         return f"function {self.name!r}" if self.name else "the function"
 
-    def _clear_after_error(self) -> None:
-        for cell in self._release_cells:
-            cell[0] = None
-        for cell in self._clear_inputs:
-            cell[0] = None
-
     # ------------------------------------------------------------ utilities
     def __getitem__(self, name: str) -> Any:
         """The stored value of input ``name`` (an ``In`` with ``value=``)."""
-        return self._input_cells[self._default_index(name)][0]
+        return self._stored[self._default_index(name)][0]
 
     def __setitem__(self, name: str, value: Any) -> None:
         i = self._default_index(name)
-        spec = self._specs[i]
-        self._input_cells[i][0] = spec[0].filter(value, strict=spec[4], allow_downcast=spec[5],
-                                                 name=spec[6])
+        ttype, _, _, _, strict, downcast, label = self._specs[i]
+        self._stored[i][0] = _own(ttype.filter(value, strict=strict, allow_downcast=downcast,
+                                               name=label), value)
 
     def _default_index(self, name: str) -> int:
         i = self._names.get(name)
-        if i is None or not self._defaults[i]:
+        if i is None or self._stored[i] is None:
             raise KeyError(f"{self._label()} has no input named {name!r} with a stored value")
         return i
 
@@ -247,8 +259,8 @@ class Function:
             swap_map[old.origin] = new
         fn = Function(maker, swap_map)
         fn.trust_input = self.trust_input
-        for mine, theirs, has in zip(self._input_cells, fn._input_cells, self._defaults):
-            if has:
+        for mine, theirs in zip(self._stored, fn._stored):
+            if mine is not None:
                 theirs[0] = mine[0] if share_memory else mine[0].copy()
         return fn
 
@@ -256,13 +268,33 @@ class Function:
         """Drop the intermediate buffers kept for reuse between calls."""
         for node in self._nodes:
             for var in node.outputs:
-                self._storage[var][0] = None
+                self.storage_map[var][0] = None
 
     def __repr__(self) -> str:
         return f"<arignote Function {self.name or ''} with {len(self._nodes)} nodes>"
 
 
 _MISSING = object()
+
+
+def _own(value: Any, given: Any) -> Any:
+    """``value`` (a filtered ``given``), copied if it is still the caller's memory."""
+    if isinstance(given, np.ndarray) and np.may_share_memory(value, given):
+        return value.copy()
+    return value
+
+
+def _must_copy(root: Variable, borrow: bool, input_specs: dict) -> bool:
+    """Whether an output whose memory is that of graph input ``root`` must be copied.
+
+    Constants are never handed out; an explicit input only under In(borrow=True);
+    a shared variable's buffer only under Out(borrow=True).
+    """
+    if isinstance(root, Constant):
+        return True
+    if root in input_specs:
+        return not input_specs[root].borrow
+    return not borrow
 
 
 def _without_update(spec: In) -> In:

@@ -37,7 +37,8 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     list), or a dict of name -> variable (a dict). ``updates`` pairs shared
     variables with expressions of their next value, all computed from the values
     before the call and applied together after it. ``givens`` substitutes
-    variables of the graph before compiling.
+    variables of the graph before compiling. ``profile`` and ``rebuild_strict``
+    are accepted so that Theano calls run unchanged; they have no effect yet.
     """
     if inputs is None:
         inputs = []
@@ -48,7 +49,8 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
         inputs=[i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs],
         outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
         no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
-        on_unused_input=on_unused_input or config.on_unused_input, name=name)
+        on_unused_input=on_unused_input or config.on_unused_input, name=name,
+        accept_inplace=accept_inplace)
     fn = maker.create()
     fn.trust_input = trust_input
     return fn
@@ -66,11 +68,12 @@ class FunctionMaker:
 
     def __init__(self, inputs: list[In], outputs: Any, mode: Mode, updates: Any, givens: Any,
                  no_default_updates: bool | Sequence[SharedVariable], allow_input_downcast: bool | None,
-                 on_unused_input: str, name: str | None):
+                 on_unused_input: str, name: str | None, accept_inplace: bool = False):
         self.request = dict(inputs=inputs, outputs=outputs, mode=mode, updates=updates,
                             givens=givens, no_default_updates=no_default_updates,
                             allow_input_downcast=allow_input_downcast,
-                            on_unused_input=on_unused_input, name=name)
+                            on_unused_input=on_unused_input, name=name,
+                            accept_inplace=accept_inplace)
         self.mode = mode
         self.name = name
         self.allow_input_downcast = allow_input_downcast
@@ -100,6 +103,8 @@ class FunctionMaker:
         self.updates = update_pairs
         self.fgraph = FunctionGraph(explicit + shared_vars, roots, clone=True)
         self.fgraph.n_outputs = len(self.outputs)
+        if not accept_inplace:
+            _refuse_inplace(self.fgraph)
         mode.rewrite(self.fgraph)
 
     def create(self) -> Function:
@@ -157,9 +162,10 @@ class FunctionMaker:
 
 
 def _normalize_outputs(outputs: Any) -> tuple[Any, list[Out]]:
-    """(keys, specs): keys is None for one output, a list length for a list, names for a dict."""
+    """(keys, specs): keys is None for one output, a list length for a list (or no outputs),
+    names for a dict."""
     if outputs is None:
-        return [], []
+        return 0, []
     if isinstance(outputs, Mapping):
         keys = list(outputs)
         return keys, [_as_out(outputs[k], repr(k)) for k in keys]
@@ -245,6 +251,20 @@ def _default_updates(roots: list[Variable], explicit_pairs: list, no_default_upd
                 found.append(expr)
         frontier = found
     return pairs
+
+
+def _refuse_inplace(fgraph: FunctionGraph) -> None:
+    """A user graph that overwrites its inputs is refused unless the user says it is meant.
+
+    Only the in-place rewrite, which proves the overwritten value is not needed
+    elsewhere, should create such nodes; one written by hand could corrupt a
+    shared variable or an input the caller still holds.
+    """
+    for node in fgraph.toposort():
+        if node.op.destroy_map:
+            raise TypeError(f"the graph contains {node}, which overwrites its input in place: "
+                            "build it with the out-of-place op, or pass accept_inplace=True to "
+                            "function() if overwriting is intended")
 
 
 def _check_update_type(target: Any, expr: Variable) -> None:

@@ -18,7 +18,7 @@ class In:
 
     def __init__(self, variable: Variable, name: str | None = None, value: Any = None,
                  update: Variable | None = None, mutable: bool = False, borrow: bool | None = None,
-                 strict: bool = False, allow_downcast: bool | None = None, implicit: bool = False):
+                 strict: bool = False, allow_downcast: bool | None = None):
         if not isinstance(variable, Variable):
             raise TypeError(f"In() takes a symbolic variable, got {type(variable).__name__} {variable!r}")
         if update is not None and value is None:
@@ -31,7 +31,6 @@ class In:
         self.borrow = mutable if borrow is None else borrow
         self.strict = strict
         self.allow_downcast = allow_downcast
-        self.implicit = implicit
 
     def __repr__(self) -> str:
         return f"In({self.variable})"

@@ -2,7 +2,7 @@
 
 Each shared variable keeps its value in a one-element list (its storage cell)
 that compiled functions read and their updates write directly. The aliasing
-promises of docs/architecture.md are kept here: a copy is made unless
+promises of DESIGN.md are kept here: a copy is made unless
 ``borrow=True``, and two shared variables never share memory.
 """
 from __future__ import annotations
@@ -35,7 +35,8 @@ class SharedVariable(Variable):
 
     def _filter(self, value: Any) -> Any:
         return self.type.filter(value, strict=self.strict, allow_downcast=self.allow_downcast,
-                                name=f"shared variable {self.describe()}")
+                                name=f"shared variable {self.describe()}",
+                                relax="make the shared variable with allow_downcast=True")
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         """A copy of the value, or with ``borrow=True`` possibly the internal buffer itself."""

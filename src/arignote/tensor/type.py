@@ -69,17 +69,20 @@ class TensorType(Type):
 
     # ------------------------------------------------------------ values
     def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None,
-               name: str = "value") -> np.ndarray:
+               name: str = "value", relax: str = "compile with allow_input_downcast=True"
+               ) -> np.ndarray:
         """Return ``value`` as an array of this type, or raise TypeError saying why not.
 
         The rules are Theano's: an ndarray of exactly this dtype passes as is; one
         whose dtype upcasts losslessly to ours is converted; Python scalars and
         lists pass when their values survive the conversion exactly (a Python float
         is always accepted into a floatX input); ``allow_downcast=True`` accepts
-        any conversion; ``strict=True`` accepts only an exact ndarray.
+        any conversion; ``strict=True`` accepts only an exact ndarray. ``name``
+        and ``relax`` (how the caller can allow downcasting) go into the error
+        message. Subclasses of ndarray (matrix, masked) come back as plain arrays.
         """
-        if type(value) is np.ndarray and value.dtype == self.numpy_dtype:
-            data = value
+        if isinstance(value, np.ndarray) and value.dtype == self.numpy_dtype:
+            data = value if type(value) is np.ndarray else np.asarray(value)
         elif strict:
             raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)}: "
                             f"pass a numpy array of dtype {self.dtype} (strict=True converts nothing)")
@@ -87,28 +90,33 @@ class TensorType(Type):
             raise TypeError(f"{name} expects a value ({self.describe()}), got the symbolic variable "
                             f"{value}: pass a numpy array, or use givens= to substitute a graph")
         else:
-            data = self._convert(value, allow_downcast, name)
+            data = self._convert(value, allow_downcast, name, relax)
         if data.ndim != self.ndim:
-            raise TypeError(f"{name} expects {self.describe()} ({self.ndim} dimensions), got "
-                            f"{_describe_value(value)} with {data.ndim}: "
-                            f"reshape it to {self.ndim} dimensions")
+            raise TypeError(f"{name} expects {self.describe()} ({_dims(self.ndim)}), got "
+                            f"{_describe_value(value)} with {_dims(data.ndim)}: "
+                            f"reshape it to {_dims(self.ndim)}")
         for axis, (b, n) in enumerate(zip(self.broadcastable, data.shape)):
             if b and n != 1:
                 raise TypeError(f"{name} expects {self.describe()} whose dimension {axis} has "
                                 f"length 1 (it is broadcastable), got shape {data.shape}")
         return data
 
-    def _convert(self, value: Any, allow_downcast: bool | None, name: str) -> np.ndarray:
+    def _convert(self, value: Any, allow_downcast: bool | None, name: str, relax: str) -> np.ndarray:
+        cast_hint = f"cast it with numpy.asarray(v, {self.dtype!r})"
         if allow_downcast:
-            return np.asarray(value, dtype=self.numpy_dtype)
+            try:
+                return np.asarray(value, dtype=self.numpy_dtype)
+            except (TypeError, ValueError) as err:
+                raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)}, "
+                                f"which numpy cannot convert ({err})") from None
         if isinstance(value, np.ndarray):
             if np.result_type(value.dtype, self.numpy_dtype) == self.numpy_dtype:
-                return value.astype(self.numpy_dtype)
+                return np.asarray(value).astype(self.numpy_dtype)
             raise TypeError(
                 f"{name} expects {self.describe()}, got {_describe_value(value)}, which would lose "
-                f"precision: cast it with numpy.asarray(v, {self.dtype!r})"
+                f"precision: {cast_hint}"
                 + (", or use arignote.config.floatX" if self.dtype == config.floatX else "")
-                + ", or compile with allow_input_downcast=True")
+                + f", or {relax}")
         if type(value) is float and allow_downcast is None and self.dtype == config.floatX:
             return np.asarray(value, dtype=self.numpy_dtype)
         try:
@@ -116,7 +124,7 @@ class TensorType(Type):
         except ValueError as err:
             raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
                             f"that is not an array ({err})") from None
-        if original.dtype == object:
+        if original.dtype.kind not in "biufc":
             raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
                             "which numpy cannot read as a numeric array")
         with warnings.catch_warnings():
@@ -126,8 +134,8 @@ class TensorType(Type):
             converted, original, equal_nan=original.dtype.kind in "fc")
         if not same:
             raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} whose "
-                            f"values change when converted to {self.dtype}: pass values that fit, "
-                            "or compile with allow_input_downcast=True")
+                            f"values change when converted to {self.dtype}: pass values that fit "
+                            f"({cast_hint} if the change is wanted), or {relax}")
         return converted
 
     def values_eq(self, a: Any, b: Any) -> bool:
@@ -154,6 +162,10 @@ def _describe_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return f"a {type(value).__name__} {_short(value)}"
     return f"{type(value).__name__} {_short(value)}"
+
+
+def _dims(n: int) -> str:
+    return f"{n} dimension{'s' * (n != 1)}"
 
 
 def _short(value: Any) -> str:

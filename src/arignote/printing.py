@@ -1,0 +1,217 @@
+"""Reading graphs as text: ``debugprint`` (the node tree) and ``pp`` (an expression).
+
+``debugprint`` answers "what will actually run": given a compiled Function it
+prints the graph after rewrites, with each node's position in the execution
+order, so a user can see which ops (``Gpu*`` or not) their code became.
+``pp`` answers "what did I write": a one-line infix expression.
+"""
+from __future__ import annotations
+
+import sys
+from functools import singledispatch
+from typing import Any, TextIO
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Constant, Op, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.tensor.elemwise import DimShuffle, Elemwise
+
+__all__ = ["debugprint", "pp", "pp_apply"]
+
+_ID_STYLES = ("CHAR", "int", "id", "")
+
+
+def debugprint(obj: Any, file: TextIO | str | None = None, print_type: bool = False,
+               ids: str = "CHAR") -> Any:
+    """Print the graph of ``obj`` as an indented tree, Theano's format.
+
+    ``obj`` is a Variable, an Apply node, a list of them, a FunctionGraph or a
+    compiled Function (its graph after rewrites, update expressions included,
+    each node followed by its position in the execution order). Each line is
+    ``op [id A] 'name'``, children indented under `` |``; a node already shown
+    is printed again as its line only, so shared subtrees appear once and are
+    found by their id. ``ids`` is ``'CHAR'`` (A, B, ..., Z, BA...), ``'int'``,
+    ``'id'`` (Python ids) or ``''`` (none). ``print_type`` adds each
+    variable's type.
+
+    ``file='str'`` returns the text; otherwise it is written to ``file``
+    (default stdout), which is returned.
+    """
+    if ids not in _ID_STYLES:
+        raise ValueError(f"debugprint(ids={ids!r}): use one of {', '.join(map(repr, _ID_STYLES))}")
+    outputs, order = _roots(obj)
+    printer = _TreePrinter(print_type, ids, order)
+    for var in outputs:
+        printer.tree(var)
+    text = "\n".join(printer.lines) + "\n"
+    if file == "str":
+        return text
+    stream = sys.stdout if file is None else file
+    stream.write(text)
+    return stream
+
+
+def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None]:
+    """The variables to print and, for a compiled graph, each node's execution position."""
+    fgraph = getattr(getattr(obj, "maker", None), "fgraph", None)
+    if isinstance(obj, FunctionGraph):
+        fgraph = obj
+    if fgraph is not None:
+        return list(fgraph.outputs), {node: i for i, node in enumerate(fgraph.toposort())}
+    items = obj if isinstance(obj, (list, tuple)) else [obj]
+    outputs: list[Variable] = []
+    for item in items:
+        if isinstance(item, Apply):
+            outputs.extend(item.outputs)
+        elif isinstance(item, Variable):
+            outputs.append(item)
+        else:
+            raise TypeError(f"debugprint() takes variables, Apply nodes, a FunctionGraph or a "
+                            f"compiled function, got {type(item).__name__} {item!r}")
+    return outputs, None
+
+
+class _TreePrinter:
+    def __init__(self, print_type: bool, ids: str, order: dict[Apply, int] | None):
+        self.print_type = print_type
+        self.ids = ids
+        self.order = order
+        self.id_of: dict[Any, str] = {}
+        self.expanded: set[Apply] = set()
+        self.lines: list[str] = []
+
+    def tree(self, top: Variable) -> None:
+        # An explicit stack rather than recursion: deep graphs must print too.
+        stack = [(top, "", "")]
+        while stack:
+            var, line_prefix, child_prefix = stack.pop()
+            self.lines.append(line_prefix + self.label(var))
+            node = var.owner
+            if node is None or node in self.expanded:
+                continue
+            self.expanded.add(node)
+            last = len(node.inputs) - 1
+            for i in range(last, -1, -1):
+                # The bar continues below a child only while siblings follow it.
+                stack.append((node.inputs[i], child_prefix + " |",
+                              child_prefix + ("  " if i == last else " |")))
+
+    def label(self, var: Variable) -> str:
+        node = var.owner
+        parts = [_variable_text(var) if node is None else _node_text(var)]
+        if self.ids:
+            parts.append(f"[id {self.identify(node if node is not None else var)}]")
+        if self.print_type:
+            parts.append(f"<{var.type}>")
+        if node is not None:
+            parts.append(repr(var.name) if var.name else "''")
+            if self.order is not None and node in self.order:
+                parts.append(f"  {self.order[node]}")
+        return " ".join(parts)
+
+    def identify(self, obj: Any) -> str:
+        if obj not in self.id_of:
+            n = len(self.id_of)
+            self.id_of[obj] = {"CHAR": _letters, "int": str, "id": lambda _: str(id(obj))}[self.ids](n)
+        return self.id_of[obj]
+
+
+def _letters(n: int) -> str:
+    """0 -> A, 25 -> Z, 26 -> BA: base 26 with A as the zero digit, as Theano numbered."""
+    text = ""
+    while True:
+        n, digit = divmod(n, 26)
+        text = chr(ord("A") + digit) + text
+        if n == 0:
+            return text
+
+
+def _node_text(var: Variable) -> str:
+    node = var.owner
+    return f"{node.op}.{var.index}" if len(node.outputs) > 1 else str(node.op)
+
+
+def _variable_text(var: Variable) -> str:
+    if isinstance(var, Constant) and var.name is None:
+        return _constant_text(var)
+    return str(var)
+
+
+def _constant_text(var: Constant) -> str:
+    data = var.data
+    body = np.array2string(data, threshold=5) if isinstance(data, np.ndarray) else str(data)
+    if len(body) > 30:
+        body = body[:15] + "..." + body[-10:]
+    return f"{type(var).__name__}{{{body}}}"
+
+
+# ------------------------------------------------------------------- pp
+def pp(var: Variable) -> str:
+    """``var`` as a one-line expression: ``(exp(x) * TensorConstant{2})``.
+
+    Inputs print by name, constants as ``TensorConstant{...}``; binary
+    operators are infix and always parenthesized, so precedence is never in
+    doubt. Broadcasting added by the library (leading ``'x'`` dimensions) is not
+    shown. Ops format themselves through :func:`pp_apply`, where other modules
+    register their own notation.
+    """
+    if not isinstance(var, Variable):
+        raise TypeError(f"pp() takes a symbolic variable, got {type(var).__name__} {var!r}")
+    text: dict[Variable, str] = {}
+    # Post-order without recursion: every input is formatted before its user.
+    stack = [(var, False)]
+    while stack:
+        current, ready = stack.pop()
+        if current in text:
+            continue
+        node = current.owner
+        if node is None:
+            text[current] = _variable_text(current)
+        elif ready:
+            args = [text[i] for i in node.inputs]
+            body = pp_apply(node.op, node, args)
+            text[current] = body if len(node.outputs) == 1 else f"{body}[{current.index}]"
+        else:
+            stack.append((current, True))
+            stack.extend((i, False) for i in reversed(node.inputs) if i not in text)
+    return text[var]
+
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%",
+          "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",
+          "and_": "&", "or_": "|", "xor": "^"}
+_PREFIX = {"neg": "-", "invert": "~"}
+
+
+@singledispatch
+def pp_apply(op: Op, node: Apply, args: list[str]) -> str:
+    """How ``pp`` writes one application of ``op`` to already formatted ``args``.
+
+    The default is a call, ``Op{props}(a, b)``; register a clearer form with
+    ``@pp_apply.register(MyOp)``.
+    """
+    return f"{op}({', '.join(args)})"
+
+
+@pp_apply.register(Elemwise)
+def _pp_elemwise(op: Elemwise, node: Apply, args: list[str]) -> str:
+    name = op.scalar_op.name
+    if name in _INFIX and len(args) == 2:
+        return f"({args[0]} {_INFIX[name]} {args[1]})"
+    if name in _PREFIX:
+        return f"({_PREFIX[name]}{args[0]})"
+    return f"{name}({', '.join(args)})"
+
+
+@pp_apply.register(DimShuffle)
+def _pp_dimshuffle(op: DimShuffle, node: Apply, args: list[str]) -> str:
+    order = list(op.new_order)
+    while order and order[0] == "x":
+        order.pop(0)
+    ndim = len(op.input_broadcastable)
+    if order == list(range(ndim)):
+        return args[0]
+    if order == list(reversed(range(ndim))):
+        return f"{args[0]}.T"
+    return f"{args[0]}.dimshuffle({', '.join(repr(i) if i == 'x' else str(i) for i in op.new_order)})"

@@ -1,0 +1,275 @@
+"""The memory-aliasing promises of DESIGN.md, one test per row and rule.
+
+Each test mutates or reuses memory in the way the promise forbids (or allows)
+and checks what the caller observes, so a broken promise fails here.
+"""
+import numpy as np
+import pytest
+
+from arignote import In, Out, function, shared
+from arignote import tensor as T
+from arignote.graph.basic import Apply, Op
+from arignote.tensor.variable import as_tensor_variable
+
+
+class AddOneInplace(Op):
+    """A toy in-place op: overwrites its input with input + 1 (declares destroy_map)."""
+
+    destroy_map = {0: [0]}
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        x += 1
+        output_storage[0][0] = x
+
+
+def shares(a, b):
+    return np.may_share_memory(a, b)
+
+
+# ------------------------------------------------------------------ shared()
+def test_shared_copies_its_value():
+    v = np.arange(3.0)
+    s = shared(v)
+    v[0] = 100
+    assert s.get_value()[0] == 0
+    assert not shares(s.get_value(borrow=True), v)
+
+
+def test_shared_borrow_keeps_the_array_on_cpu():
+    v = np.arange(3.0)
+    s = shared(v, borrow=True)
+    assert s.get_value(borrow=True) is v
+
+
+def test_get_value_returns_a_copy_the_caller_owns():
+    s = shared(np.arange(3.0))
+    got = s.get_value()
+    got[:] = -1
+    np.testing.assert_array_equal(s.get_value(), [0, 1, 2])
+    assert got is not s.get_value()
+
+
+def test_get_value_borrow_returns_the_internal_buffer_on_cpu():
+    s = shared(np.arange(3.0))
+    inner = s.get_value(borrow=True)
+    assert inner is s.get_value(borrow=True)
+    inner[0] = 7  # the caller asked for the buffer: writes are visible
+    assert function([], s * 1)()[0] == 7
+
+
+def test_get_value_return_internal_type_is_an_ndarray_on_cpu():
+    s = shared(np.arange(3.0))
+    got = s.get_value(return_internal_type=True)
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(got, [0, 1, 2])
+    assert s.get_value(borrow=True, return_internal_type=True) is s.get_value(borrow=True)
+
+
+def test_set_value_copies():
+    s = shared(np.zeros(3))
+    v = np.ones(3)
+    s.set_value(v)
+    v[:] = 5
+    np.testing.assert_array_equal(s.get_value(), [1, 1, 1])
+
+
+def test_set_value_borrow_adopts_the_array():
+    s = shared(np.zeros(3))
+    v = np.ones(3)
+    s.set_value(v, borrow=True)
+    assert s.get_value(borrow=True) is v
+
+
+# ---------------------------------------------------------------------- In
+def test_in_never_changes_the_callers_array():
+    x = T.vector("x")
+    f = function([x], T.exp(x) * 2)
+    a = np.arange(3.0)
+    f(a)
+    f(a)
+    np.testing.assert_array_equal(a, [0, 1, 2])
+
+
+@pytest.mark.parametrize("build", [lambda x: x, lambda x: x.dimshuffle(0),
+                                   lambda x: x.dimshuffle("x", 0)],
+                         ids=["x itself", "identity view", "broadcast view"])
+def test_output_that_is_the_input_or_a_view_of_it_does_not_alias_it(build):
+    x = T.vector("x")
+    f = function([x], build(x))
+    a = np.arange(3.0)
+    out = f(a)
+    assert not shares(out, a)
+    out[...] = -1
+    np.testing.assert_array_equal(a, [0, 1, 2])
+
+
+def test_graph_with_views_of_the_input_leaves_it_unchanged():
+    x = T.vector("x")
+    row = x.dimshuffle("x", 0)
+    f = function([x], [row + 1, row * x])
+    a = np.arange(3.0)
+    f(a)
+    np.testing.assert_array_equal(a, [0, 1, 2])
+
+
+@pytest.mark.parametrize("view", [False, True], ids=["input", "view of input"])
+def test_an_op_overwriting_the_input_gets_a_copy(view):
+    x = T.vector("x")
+    target = x.dimshuffle(0) if view else x
+    f = function([x], AddOneInplace()(target), accept_inplace=True)
+    a = np.arange(3.0)
+    np.testing.assert_array_equal(f(a), [1, 2, 3])
+    np.testing.assert_array_equal(a, [0, 1, 2])
+
+
+def test_in_mutable_lets_the_function_overwrite_the_array():
+    x = T.vector("x")
+    f = function([In(x, mutable=True)], AddOneInplace()(x), accept_inplace=True)
+    a = np.arange(3.0)
+    np.testing.assert_array_equal(f(a), [1, 2, 3])
+    np.testing.assert_array_equal(a, [1, 2, 3])  # no defensive copy was made
+
+
+def test_in_borrow_lets_an_output_alias_the_input():
+    x = T.vector("x")
+    a = np.arange(3.0)
+    assert function([In(x, borrow=True)], x)(a) is a
+    assert shares(function([In(x, borrow=True)], x.dimshuffle("x", 0))(a), a)
+
+
+# --------------------------------------------------------------------- Out
+def test_out_returns_a_fresh_array_every_call():
+    x = T.vector("x")
+    f = function([x], T.exp(x))
+    first = f(np.zeros(3))
+    second = f(np.ones(3))
+    assert first is not second and not shares(first, second)
+    np.testing.assert_array_equal(first, [1, 1, 1])
+
+
+def test_mutating_an_output_does_not_affect_later_calls():
+    x = T.vector("x")
+    f = function([x], T.exp(x))
+    out = f(np.zeros(3))
+    out[:] = 42
+    np.testing.assert_array_equal(f(np.zeros(3)), [1, 1, 1])
+
+
+def test_output_of_a_shared_variable_is_a_copy():
+    s = shared(np.arange(3.0))
+    out = function([], s)()
+    out[:] = 9
+    np.testing.assert_array_equal(s.get_value(), [0, 1, 2])
+
+
+def test_output_of_a_constant_is_a_copy():
+    f = function([], T.constant(np.arange(3.0)))
+    f()[:] = 9
+    np.testing.assert_array_equal(f(), [0, 1, 2])
+
+
+def test_output_and_update_of_the_same_expression_do_not_alias():
+    s = shared(np.ones(3))
+    doubled = s * 2
+    f = function([], doubled, updates={s: doubled})
+    out = f()
+    assert not shares(out, s.get_value(borrow=True))
+    out[:] = 0
+    np.testing.assert_array_equal(s.get_value(), [2, 2, 2])
+
+
+@pytest.mark.parametrize("second", [lambda y: y, lambda y: y.dimshuffle("x", 0)],
+                         ids=["same variable", "view"])
+def test_two_outputs_never_alias_each_other(second):
+    x = T.vector("x")
+    y = T.exp(x)
+    first, other = function([x], [y, second(y)])(np.zeros(3))
+    assert not shares(first, other)
+
+
+def test_out_borrow_returns_the_internal_buffer_overwritten_by_the_next_call():
+    x = T.vector("x")
+    f = function([x], Out(T.exp(x), borrow=True))
+    first = f(np.zeros(3))
+    second = f(np.ones(3))
+    assert first is second  # the same buffer, reused
+    np.testing.assert_allclose(first, np.exp(np.ones(3)))
+
+
+# ---------------------------------------------------- shared never alias
+def test_borrowing_another_shared_buffer_gets_a_copy():
+    a = shared(np.arange(3.0))
+    b = shared(a.get_value(borrow=True), borrow=True)
+    assert not shares(a.get_value(borrow=True), b.get_value(borrow=True))
+    c = shared(np.zeros(2))
+    c.set_value(a.get_value(borrow=True)[::2], borrow=True)
+    assert not shares(a.get_value(borrow=True), c.get_value(borrow=True))
+
+
+@pytest.mark.parametrize("build", [lambda b: b, lambda b: b.dimshuffle(0)], ids=["b", "view of b"])
+def test_update_from_another_shared_variable_copies(build):
+    a = shared(np.zeros(3))
+    b = shared(np.ones(3))
+    function([], [], updates={a: build(b)})()
+    assert not shares(a.get_value(borrow=True), b.get_value(borrow=True))
+    function([], [], updates={b: b + 1})()
+    np.testing.assert_array_equal(a.get_value(), [1, 1, 1])
+
+
+def test_two_updates_from_one_expression_do_not_alias():
+    a = shared(np.ones(3))
+    b = shared(np.zeros(3))
+    e = a * 2
+    function([], [], updates={a: e, b: e})()
+    assert not shares(a.get_value(borrow=True), b.get_value(borrow=True))
+    np.testing.assert_array_equal(b.get_value(), [2, 2, 2])
+
+
+def test_an_update_buffer_is_not_reused_by_the_next_call():
+    s = shared(np.ones(3))
+    f = function([], [], updates={s: s * 2})
+    f()
+    after_first = s.get_value(borrow=True)
+    f()
+    np.testing.assert_array_equal(after_first, [2, 2, 2])
+    np.testing.assert_array_equal(s.get_value(), [4, 4, 4])
+
+
+# -------------------------------------------------------- update semantics
+@pytest.mark.parametrize("failing_first", [False, True])
+def test_an_update_that_fails_part_way_leaves_every_shared_variable_as_it_was(failing_first):
+    a = shared(np.zeros(3), "a")
+    b = shared(np.ones(3), "b")
+    w = T.vector("w")
+    pairs = [(a, a + 1), (b, b + w)]
+    f = function([w], [], updates=pairs[::-1] if failing_first else pairs)
+    a_before, b_before = a.get_value(borrow=True), b.get_value(borrow=True)
+    with pytest.raises(ValueError):
+        f(np.ones(4))  # b + w: shapes (3,) and (4,)
+    assert a.get_value(borrow=True) is a_before and b.get_value(borrow=True) is b_before
+    np.testing.assert_array_equal(a.get_value(), [0, 0, 0])
+    np.testing.assert_array_equal(b.get_value(), [1, 1, 1])
+    f(np.ones(3))  # the function still works afterwards
+    np.testing.assert_array_equal(b.get_value(), [2, 2, 2])
+
+
+def test_updates_are_computed_from_the_values_before_the_call():
+    a = shared(np.zeros(2))
+    b = shared(np.ones(2))
+    f = function([], [], updates={a: b, b: a})
+    f()
+    np.testing.assert_array_equal(a.get_value(), [1, 1])
+    np.testing.assert_array_equal(b.get_value(), [0, 0])
+    f()
+    np.testing.assert_array_equal(a.get_value(), [0, 0])
+
+
+def test_output_reads_the_value_before_the_update():
+    s = shared(np.float64(1.0))
+    f = function([], s * 1, updates={s: s + 1})
+    assert f() == 1 and f() == 2 and s.get_value() == 3
