@@ -8,8 +8,9 @@ from arignote.graph import Apply, Constant, FunctionGraph, MissingInputError, Op
 from arignote import tensor
 from arignote.compile import In, Mode, Out, SharedVariable, UnusedInputError, function, shared
 from arignote import sandbox
+from arignote.printing import debugprint, pp
 
 __version__ = "0.1.0"
 __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mode",
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
-           "MissingInputError", "UnusedInputError"]
+           "MissingInputError", "UnusedInputError", "debugprint", "pp"]
