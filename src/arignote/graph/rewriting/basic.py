@@ -1,0 +1,179 @@
+"""The rewriting engine: node rewriters, the passes that apply them, and equilibrium.
+
+A node rewriter looks at one Apply node and returns replacements for its
+outputs (or None). A graph rewriter edits a whole FunctionGraph. Walking passes
+apply node rewriters in topological (``in_to_out``) or reverse (``out_to_in``)
+order; the equilibrium pass repeats them until nothing changes, with a bound
+so that no rewrite cycle can blow a graph up.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.traversal import graph_inputs
+
+Replacement = Sequence[Variable] | dict[Variable, Variable] | None
+
+
+class NodeRewriter:
+    """Rewrites single nodes. ``tracks`` lists the Op classes (or instances) it looks at."""
+
+    name: str = ""
+    tracks: tuple = ()
+
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> Replacement:
+        raise NotImplementedError
+
+    def applies_to(self, node: Apply) -> bool:
+        if not self.tracks:
+            return True
+        op = node.op
+        return any(op == t if not isinstance(t, type) else isinstance(op, t) for t in self.tracks)
+
+    def __repr__(self) -> str:
+        return self.name or type(self).__name__
+
+
+class FunctionNodeRewriter(NodeRewriter):
+    def __init__(self, fn: Callable[[FunctionGraph, Apply], Replacement], tracks: Iterable, name: str):
+        self.fn = fn
+        self.tracks = tuple(tracks)
+        self.name = name
+        self.__doc__ = fn.__doc__
+
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> Replacement:
+        return self.fn(fgraph, node)
+
+
+def node_rewriter(tracks: Iterable | None = None, name: str | None = None
+                  ) -> Callable[[Callable], FunctionNodeRewriter]:
+    """Decorator: ``@node_rewriter([Elemwise])`` turns ``fn(fgraph, node)`` into a rewriter."""
+    def wrap(fn: Callable) -> FunctionNodeRewriter:
+        return FunctionNodeRewriter(fn, tracks or (), name or fn.__name__)
+    return wrap
+
+
+class GraphRewriter:
+    """Edits a FunctionGraph as a whole."""
+
+    name: str = ""
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        """Rewrite ``fgraph``; return how many changes were made."""
+        raise NotImplementedError
+
+    def __call__(self, fgraph: FunctionGraph) -> int:
+        return self.apply(fgraph)
+
+    def __repr__(self) -> str:
+        return self.name or type(self).__name__
+
+
+def apply_replacement(fgraph: FunctionGraph, node: Apply, result: Replacement, reason: str) -> bool:
+    """Install a node rewriter's result; False when it was None or changed nothing."""
+    if result is None or result is False:
+        return False
+    pairs = list(result.items()) if isinstance(result, dict) else list(zip(node.outputs, result))
+    if not isinstance(result, dict) and len(result) != len(node.outputs):
+        raise ValueError(f"rewrite {reason} returned {len(result)} replacements for "
+                         f"{len(node.outputs)} outputs of {node.op}")
+    changed = False
+    for old, new in pairs:
+        if new is None or new is old:
+            continue
+        if old.type != new.type:
+            converted = old.type.convert_variable(new)
+            if converted is None:
+                raise TypeError(f"rewrite {reason} replaced {old} of type {old.type} "
+                                f"by {new} of type {new.type}")
+            new = converted
+        if old in fgraph.variables:
+            fgraph.replace(old, new, reason=reason)
+            changed = True
+    return changed
+
+
+class WalkingRewriter(GraphRewriter):
+    """One pass of node rewriters over the graph, inputs first or outputs first."""
+
+    def __init__(self, rewriters: Sequence[NodeRewriter], order: str = "in_to_out", name: str = ""):
+        if order not in ("in_to_out", "out_to_in"):
+            raise ValueError(f"order must be 'in_to_out' or 'out_to_in', got {order!r}")
+        self.rewriters = list(rewriters)
+        self.order = order
+        self.name = name or f"walk({', '.join(map(repr, self.rewriters))})"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        nodes = fgraph.toposort()
+        if self.order == "out_to_in":
+            nodes.reverse()
+        changes = 0
+        for node in nodes:
+            if node not in fgraph.apply_nodes:
+                continue  # pruned by an earlier replacement in this pass
+            for rw in self.rewriters:
+                if rw.applies_to(node) and apply_replacement(fgraph, node, rw.transform(fgraph, node), repr(rw)):
+                    changes += 1
+                    break
+        return changes
+
+
+def in_to_out(*rewriters: NodeRewriter, name: str = "") -> WalkingRewriter:
+    return WalkingRewriter(rewriters, "in_to_out", name)
+
+
+def out_to_in(*rewriters: NodeRewriter, name: str = "") -> WalkingRewriter:
+    return WalkingRewriter(rewriters, "out_to_in", name)
+
+
+class EquilibriumRewriter(GraphRewriter):
+    """Repeat node rewriters (and graph rewriters) until a pass changes nothing.
+
+    ``max_passes`` bounds the work; ``max_growth`` stops if the graph grows past
+    that factor of its starting size, so a pair of rewrites undoing each other
+    or one that keeps expanding cannot run away.
+    """
+
+    def __init__(self, rewriters: Sequence[NodeRewriter | GraphRewriter], max_passes: int = 50,
+                 max_growth: float = 4.0, name: str = ""):
+        self.node_rewriters = [r for r in rewriters if isinstance(r, NodeRewriter)]
+        self.graph_rewriters = [r for r in rewriters if isinstance(r, GraphRewriter)]
+        self.max_passes = max_passes
+        self.max_growth = max_growth
+        self.name = name or "equilibrium"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        limit = max(100, int(len(fgraph.apply_nodes) * self.max_growth))
+        total = 0
+        walker = WalkingRewriter(self.node_rewriters, "out_to_in") if self.node_rewriters else None
+        for _ in range(self.max_passes):
+            changes = sum(g.apply(fgraph) for g in self.graph_rewriters)
+            if walker is not None:
+                changes += walker.apply(fgraph)
+            total += changes
+            if not changes or len(fgraph.apply_nodes) > limit:
+                break
+        return total
+
+
+class SequenceRewriter(GraphRewriter):
+    """Graph rewriters run one after the other."""
+
+    def __init__(self, rewriters: Sequence[GraphRewriter], name: str = ""):
+        self.rewriters = list(rewriters)
+        self.name = name or "sequence"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        return sum(r.apply(fgraph) for r in self.rewriters)
+
+
+def rewrite_graph(outputs: Variable | Sequence[Variable], rewriter: GraphRewriter) -> Any:
+    """Rewrite a graph outside ``function()``; returns the new outputs (for tests and tools)."""
+    single = isinstance(outputs, Variable)
+    outs = [outputs] if single else list(outputs)
+    inputs = [v for v in graph_inputs(outs) if not isinstance(v, Constant)]
+    fgraph = FunctionGraph(inputs, outs, clone=False)
+    rewriter.apply(fgraph)
+    return fgraph.outputs[0] if single else list(fgraph.outputs)

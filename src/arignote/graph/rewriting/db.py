@@ -1,0 +1,77 @@
+"""The rewrite database: rewriters registered by phase and tags, and the queries modes make.
+
+Phases run in a fixed order, each to equilibrium, with merging between them:
+``canonicalize`` (put the graph in a standard form), ``stabilize`` (numerically
+safer forms), ``specialize`` (faster forms), ``fusion``, ``inplace``. A mode
+selects rewriters by tags (``fast_run``, ``fast_compile``, or a rewriter's
+own name) and can exclude any tag.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, NodeRewriter,
+                                            SequenceRewriter)
+from arignote.graph.rewriting.merge import MergeRewriter
+
+PHASES = ("canonicalize", "stabilize", "specialize", "fusion", "inplace")
+
+
+@dataclass
+class Entry:
+    name: str
+    rewriter: NodeRewriter | GraphRewriter
+    phase: str
+    tags: frozenset = field(default_factory=frozenset)
+
+
+class RewriteDatabase:
+    def __init__(self) -> None:
+        self.entries: dict[str, Entry] = {}
+
+    def register(self, rewriter: NodeRewriter | GraphRewriter, phase: str, *tags: str,
+                 name: str | None = None) -> NodeRewriter | GraphRewriter:
+        if phase not in PHASES:
+            raise ValueError(f"unknown phase {phase!r}; phases are {', '.join(PHASES)}")
+        name = name or repr(rewriter)
+        if name in self.entries:
+            raise ValueError(f"a rewrite named {name!r} is already registered")
+        self.entries[name] = Entry(name, rewriter, phase, frozenset(tags) | {name, phase})
+        return rewriter
+
+    def query(self, include: Iterable[str], exclude: Iterable[str] = ()) -> GraphRewriter:
+        """The pipeline of every rewriter carrying an included tag and no excluded one."""
+        include, exclude = set(include), set(exclude)
+        phases: list[GraphRewriter] = [MergeRewriter()] if "merge" not in exclude else []
+        for phase in PHASES:
+            chosen = [e.rewriter for e in self.entries.values()
+                      if e.phase == phase and e.tags & include and not e.tags & exclude
+                      and phase not in exclude]
+            if not chosen:
+                continue
+            if phase in ("fusion", "inplace"):
+                phases.extend(chosen)  # whole-graph passes, run once
+            else:
+                phases.append(EquilibriumRewriter(chosen + ([MergeRewriter()] if "merge" not in exclude else []),
+                                                  name=phase))
+        return Pipeline(phases, sorted(include), sorted(exclude))
+
+
+class Pipeline(SequenceRewriter):
+    """A queried pipeline; remembers the query so modes can print and extend it."""
+
+    def __init__(self, rewriters: list[GraphRewriter], include: list[str], exclude: list[str]):
+        super().__init__(rewriters, name=f"Pipeline(include={include}, exclude={exclude})")
+        self.include = include
+        self.exclude = exclude
+
+
+rewrites = RewriteDatabase()
+
+
+def register(phase: str, *tags: str, name: str | None = None):
+    """Decorator form: ``@register('canonicalize', 'fast_run')`` above a rewriter."""
+    def wrap(rewriter):
+        return rewrites.register(rewriter, phase, *tags, name=name)
+    return wrap

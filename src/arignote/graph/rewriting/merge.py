@@ -1,0 +1,38 @@
+"""Merging: equal constants and equal nodes on equal inputs are computed once."""
+from __future__ import annotations
+
+from arignote.graph.basic import Constant
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import GraphRewriter
+
+
+class MergeRewriter(GraphRewriter):
+    """Replace each node by the first equal one (same op by ``__props__``, same inputs)."""
+
+    name = "merge"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        changes = 0
+        constants: dict = {}
+        for var in list(fgraph.variables):
+            if isinstance(var, Constant) and var in fgraph.variables:
+                key = var.signature()
+                first = constants.setdefault(key, var)
+                if first is not var:
+                    fgraph.replace(var, first, reason="merge")
+                    changes += 1
+        seen: dict = {}
+        for node in fgraph.toposort():
+            if node not in fgraph.apply_nodes:
+                continue
+            key = (node.op, tuple(node.inputs))
+            first = seen.get(key)
+            if first is None:
+                seen[key] = node
+                continue
+            if node.op.destroy_map:
+                continue  # two in-place nodes each need their own buffer
+            for old, new in zip(node.outputs, first.outputs):
+                fgraph.replace(old, new, reason="merge")
+            changes += 1
+        return changes

@@ -1,0 +1,87 @@
+"""Elementwise fusion: chains of Elemwise nodes become one Composite node.
+
+A producer is absorbed into its consumer when the consumer is its only client
+and both have the same broadcastable pattern (so no value is recomputed per
+tile). The fused node computes the whole chain in one pass over memory.
+"""
+from __future__ import annotations
+
+from arignote.graph.basic import Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import GraphRewriter
+from arignote.graph.rewriting.db import rewrites
+from arignote.scalar.composite import Composite
+from arignote.tensor.elemwise import Elemwise
+
+MAX_INPUTS = 32  # beyond this, kernels with one argument per input get unwieldy on GPUs
+
+
+class FusionRewriter(GraphRewriter):
+    name = "elemwise_fusion"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        changes = 0
+        for node in reversed(fgraph.toposort()):
+            if node not in fgraph.apply_nodes or not _fusable(node):
+                continue
+            fused = _fuse(fgraph, node.outputs[0])
+            if fused is not None:
+                fgraph.replace(node.outputs[0], fused, reason=self.name)
+                changes += 1
+        return changes
+
+
+def _fusable(node) -> bool:
+    return isinstance(node.op, Elemwise) and not node.op.inplace_pattern and len(node.outputs) == 1
+
+
+def _fuse(fgraph: FunctionGraph, out: Variable) -> Variable | None:
+    externals: list[Variable] = []
+    steps: list[tuple] = []  # (scalar_op, refs); a ref is ("in", k) or ("step", j)
+    pattern = out.broadcastable
+    outputs = set(fgraph.outputs)
+
+    def absorbable(var: Variable) -> bool:
+        node = var.owner
+        return (node is not None and _fusable(node) and var.broadcastable == pattern
+                and var not in outputs and len(fgraph.clients.get(var, [])) == 1)
+
+    def visit(var: Variable, root: bool = False) -> tuple:
+        if root or absorbable(var):
+            node = var.owner
+            refs = [visit(i) for i in node.inputs]
+            op = node.op.scalar_op
+            if isinstance(op, Composite):
+                return _inline(op, refs, steps)
+            steps.append((op, refs))
+            return ("step", len(steps) - 1)
+        if var not in externals:
+            externals.append(var)
+        return ("in", externals.index(var))
+
+    result = visit(out, root=True)
+    if len(steps) < 2 or len(externals) > MAX_INPUTS:
+        return None
+    n = len(externals)
+
+    def number(ref: tuple) -> int:
+        return ref[1] if ref[0] == "in" else n + ref[1]
+
+    composite = Composite(n, [v.dtype for v in externals],
+                          [(op, tuple(number(r) for r in refs)) for op, refs in steps], number(result))
+    fused = Elemwise(composite)(*externals)
+    if fused.type != out.type:
+        return None
+    return fused
+
+
+def _inline(composite: Composite, refs: list[tuple], steps: list[tuple]) -> tuple:
+    """Copy an already-fused Composite's steps into the chain being built."""
+    local: list[tuple] = list(refs)
+    for op, args in composite.steps:
+        steps.append((op, [local[a] for a in args]))
+        local.append(("step", len(steps) - 1))
+    return local[composite.output]
+
+
+rewrites.register(FusionRewriter(), "fusion", "fast_run")
