@@ -1,1 +1,208 @@
-"""(being written)"""
+"""Neural-network functions: activations, softmax, and the cross-entropy losses.
+
+``softmax`` and ``log_softmax`` are ops of their own because their stable
+computation (subtract the maximum first) is not what the naive graph
+``exp(x) / sum(exp(x))`` computes: with logits of 1e4 that graph gives NaN.
+The rest are compositions of existing ops, so every backend runs them already.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Op, Variable
+from arignote.scalar.dtypes import COMPLEX, DISCRETE, FLOAT, upgrade_to_float
+from arignote.scalar.ops import ScalarOp
+from arignote.tensor import math as _math
+from arignote.tensor.alloc import arange
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.math import sigmoid, softplus
+from arignote.tensor.reduction import sum as _sum
+from arignote.tensor.shape import shape_i
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable, constant
+
+__all__ = ["Softmax", "LogSoftmax", "sigmoid", "softplus", "relu", "softmax", "log_softmax",
+           "logsoftmax", "softmax_with_bias", "categorical_crossentropy", "binary_crossentropy",
+           "hard_sigmoid", "ultra_fast_sigmoid"]
+
+
+# ------------------------------------------------------------------ softmax
+class _AxisOp(Op):
+    """A float op along one axis whose output has the input's shape."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: int):
+        self.axis = int(axis)
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        name = type(self).__name__.lower()
+        if x.dtype in COMPLEX:
+            raise TypeError(f"{name} of {x.describe()}: complex inputs are not supported")
+        if not 0 <= self.axis < x.ndim:
+            raise ValueError(f"{name} along axis {self.axis} of {x.describe()}, which has "
+                             f"{x.ndim} dimensions: pick an axis in [{-x.ndim}, {x.ndim})")
+        return Apply(self, [x], [TensorType(upgrade_to_float(x.dtype), x.broadcastable)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+    def _shifted(self, node: Apply, x: np.ndarray) -> np.ndarray:
+        """``x`` minus its maximum along the axis, in the output dtype."""
+        x = x.astype(node.outputs[0].type.numpy_dtype, copy=False)
+        if x.shape[self.axis] == 0:
+            return x.copy()
+        return x - x.max(axis=self.axis, keepdims=True)
+
+
+class Softmax(_AxisOp):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed as ``exp(x - max(x))`` normalized."""
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        e = np.exp(self._shifted(node, inputs[0]))
+        e /= e.sum(axis=self.axis, keepdims=True)
+        output_storage[0][0] = e
+
+
+class LogSoftmax(_AxisOp):
+    """``log(softmax(x))`` along ``axis``, as ``(x - max) - log(sum(exp(x - max)))``."""
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        shifted = self._shifted(node, inputs[0])
+        shifted -= np.log(np.exp(shifted).sum(axis=self.axis, keepdims=True))
+        output_storage[0][0] = shifted
+
+
+def _axis(x: Variable, axis: int, what: str) -> int:
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{what}: axis must be an int, got {axis!r}")
+    if x.ndim == 0:
+        raise ValueError(f"{what} of the scalar {x.describe()}: softmax needs at least one dimension")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"{what} along axis {axis} of {x.describe()}, which has {x.ndim} "
+                         f"dimensions: pick an axis in [{-x.ndim}, {x.ndim})")
+    return int(axis) % x.ndim
+
+
+def softmax(x: Any, axis: int = -1) -> Variable:
+    """The softmax of ``x`` along ``axis`` (the last by default), numerically stable."""
+    x = as_tensor_variable(x)
+    return Softmax(_axis(x, axis, "softmax"))(x)
+
+
+def log_softmax(x: Any, axis: int = -1) -> Variable:
+    """``log(softmax(x))`` along ``axis``, without the underflow of taking the log afterwards."""
+    x = as_tensor_variable(x)
+    return LogSoftmax(_axis(x, axis, "log_softmax"))(x)
+
+
+logsoftmax = log_softmax
+
+
+def softmax_with_bias(x: Any, b: Any) -> Variable:
+    """``softmax(x + b)`` of the rows of matrix ``x``, ``b`` a vector added to each row."""
+    x, b = as_tensor_variable(x), as_tensor_variable(b)
+    if x.ndim != 2 or b.ndim != 1:
+        raise TypeError(f"softmax_with_bias expects a matrix and a vector, got {x.describe()} "
+                        f"({x.type.describe()}) and {b.describe()} ({b.type.describe()})")
+    return softmax(_math.add(x, b), axis=-1)
+
+
+# -------------------------------------------------------------- activations
+def relu(x: Any, alpha: Any = 0) -> Variable:
+    """``x`` where positive, ``alpha * x`` elsewhere (alpha=0: the plain rectifier).
+
+    A Python ``alpha`` takes ``x``'s dtype, so a float32 graph stays float32.
+    """
+    x = as_tensor_variable(x)
+    if isinstance(alpha, (int, float)) and alpha == 0:
+        return _math.maximum(x, _like(0, x.dtype))
+    if not isinstance(alpha, Variable) and x.dtype in FLOAT:
+        alpha = _like(alpha, x.dtype)
+    return _math.switch(_math.gt(x, _like(0, x.dtype)), x, _math.mul(alpha, x))
+
+
+def hard_sigmoid(x: Any) -> Variable:
+    """A piecewise-linear sigmoid: ``clip(0.2 * x + 0.5, 0, 1)`` (Theano's slope and shift)."""
+    x = as_tensor_variable(x)
+    dtype = upgrade_to_float(x.dtype)
+    line = _math.add(_math.mul(_math.cast(x, dtype), _like(0.2, dtype)), _like(0.5, dtype))
+    return _math.clip(line, _like(0, dtype), _like(1, dtype))
+
+
+# Theano's ultra_fast_sigmoid: sigmoid(x) = (1 + tanh(x / 2)) / 2, with tanh(t) for t >= 0
+# replaced by 1.5 t / (1 + t) below 1.7, a line from 1.7 to 3, and a constant above
+# (odd symmetry for t < 0). The largest error is about 0.02, near |x| = 3.4 and 6.
+_BEND, _FLAT = 1.7, 3.0
+_LINE_AT_BEND, _LINE_SLOPE, _CEILING = 0.935409070603099, 0.0458812946797165, 0.99505475368673
+
+
+def _ultra_fast_sigmoid(x: np.ndarray) -> np.ndarray:
+    t = np.abs(x * 0.5)
+    with np.errstate(invalid="ignore"):
+        curve = 1.5 * t / (1 + t)
+    line = _LINE_AT_BEND + _LINE_SLOPE * (t - _BEND)
+    # The innermost where keeps NaN as NaN (every comparison with it is False).
+    approx = np.where(t < _BEND, curve, np.where(t < _FLAT, line, np.where(t >= _FLAT, _CEILING, t)))
+    return (0.5 + 0.5 * np.copysign(approx, x)).astype(x.dtype, copy=False)
+
+
+_ULTRA_FAST = Elemwise(ScalarOp("ultra_fast_sigmoid", 1, _ultra_fast_sigmoid, upgrade_to_float,
+                                accepts=DISCRETE + FLOAT))
+
+
+def ultra_fast_sigmoid(x: Any) -> Variable:
+    """Theano's fast piecewise approximation of the sigmoid (absolute error below 0.02).
+
+    For ``t = |x| / 2`` it approximates ``tanh(t)`` by ``1.5 t / (1 + t)`` when
+    ``t < 1.7``, by ``0.9354 + 0.04588 (t - 1.7)`` when ``t < 3``, and by
+    ``0.99505`` beyond; the result is ``0.5 + 0.5 * sign(x) * approx``.
+    """
+    return _ULTRA_FAST(x)
+
+
+# ------------------------------------------------------------------- losses
+def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
+    """The cross-entropy between predicted distributions and targets, one value per row.
+
+    ``coding_dist`` holds probabilities (rows sum to 1, e.g. a softmax output).
+    ``true_dist`` is either of the same shape (one-hot or soft targets:
+    ``-sum(true_dist * log(coding_dist), axis=-1)``) or an integer vector of
+    class indices (``-log(coding_dist[i, true_dist[i]])``).
+    """
+    coding_dist = as_tensor_variable(coding_dist)
+    true_dist = as_tensor_variable(true_dist)
+    if true_dist.ndim == coding_dist.ndim:
+        return _math.neg(_sum(_math.mul(true_dist, _math.log(coding_dist)), axis=coding_dist.ndim - 1))
+    if coding_dist.ndim == 2 and true_dist.ndim == 1:
+        if true_dist.dtype not in DISCRETE or true_dist.dtype == "bool":
+            raise TypeError(f"categorical_crossentropy: the class indices {true_dist.describe()} "
+                            f"must be integers, got {true_dist.dtype}: cast them with "
+                            "tensor.cast(t, 'int64'), or pass one-hot rows of coding_dist's shape")
+        rows = arange(shape_i(coding_dist, 0))
+        return _math.neg(_math.log(coding_dist[rows, true_dist]))
+    raise TypeError(f"categorical_crossentropy expects true_dist of coding_dist's dimensions "
+                    f"({coding_dist.ndim}), or an integer vector of class indices with a matrix "
+                    f"coding_dist; got {coding_dist.describe()} ({coding_dist.type.describe()}) "
+                    f"and {true_dist.describe()} ({true_dist.type.describe()})")
+
+
+def binary_crossentropy(output: Any, target: Any) -> Variable:
+    """Elementwise ``-(target * log(output) + (1 - target) * log(1 - output))``.
+
+    ``output`` holds probabilities in (0, 1), e.g. a sigmoid output.
+    """
+    output = as_tensor_variable(output)
+    target = as_tensor_variable(target)
+    one = _like(1, upgrade_to_float(output.dtype))
+    hit = _math.mul(target, _math.log(output))
+    miss = _math.mul(_math.sub(one, target), _math.log(_math.sub(one, output)))
+    return _math.neg(_math.add(hit, miss))
+
+
+def _like(value: Any, dtype: str) -> Variable:
+    """A constant of ``dtype``, so that Python numbers do not upcast a float32 graph."""
+    return constant(np.asarray(value, dtype=dtype))
