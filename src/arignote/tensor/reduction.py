@@ -1,1 +1,323 @@
-"""(being written)"""
+"""Reductions: sum, prod, max, min, any, all, argmax/argmin, and mean/var/std/norm on top.
+
+One op, ``CAReduce``, reduces with a commutative and associative scalar op
+over a set of axes (numpy's reducer of that op does the work); ``Argmax`` and
+``Argmin`` find positions. ``keepdims`` is a DimShuffle added after the
+reduction, so the ops themselves only ever drop axes. ``mean``, ``var``,
+``std`` and ``norm`` are graphs of these and elementwise ops, which later
+rewrites and backends see through.
+
+Dtypes follow Theano: sum and prod of bools and signed ints give int64
+(unsigned: uint64), floats keep theirs (float16 accumulates in float32); mean
+of ints is float64; any/all give bool; argmax/argmin give int64.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Sequence
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Op, Variable
+from arignote.scalar import ops as scalar_ops
+from arignote.scalar.dtypes import COMPLEX, FLOAT, upcast, upgrade_to_float
+from arignote.scalar.ops import ScalarOp
+from arignote.tensor import math as _math
+from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable, constant
+
+__all__ = ["CAReduce", "Argmax", "Argmin", "sum", "prod", "mean", "var", "std", "max", "min",
+           "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
+
+# The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
+_REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Max"),
+             "minimum": (np.min, "Min"), "and_": (np.all, "All"), "or_": (np.any, "Any")}
+_NO_IDENTITY = ("maximum", "minimum")
+
+
+class CAReduce(Op):
+    """Reduce ``x`` over ``axis`` (a sorted tuple of axes) with ``scalar_op``.
+
+    ``dtype`` is the output's; ``acc_dtype`` is the dtype numpy accumulates in
+    (None: the input's). Reducing no axes still converts to ``dtype``.
+    """
+
+    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
+
+    def __init__(self, scalar_op: ScalarOp, axis: Sequence[int], dtype: str,
+                 acc_dtype: str | None = None):
+        if scalar_op.name not in _REDUCERS:
+            raise ValueError(f"CAReduce cannot reduce with {scalar_op}; it takes "
+                             f"{', '.join(_REDUCERS)}")
+        self.scalar_op = scalar_op
+        self.axis = tuple(sorted(int(a) for a in axis))
+        self.dtype = str(dtype)
+        self.acc_dtype = None if acc_dtype is None else str(acc_dtype)
+        self._reducer = _REDUCERS[scalar_op.name][0]
+
+    def __str__(self) -> str:
+        name = _REDUCERS[self.scalar_op.name][1]
+        return f"{name}{{axis={self.axis}, dtype={self.dtype}}}"
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        for axis in self.axis:
+            if not 0 <= axis < x.ndim:
+                raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
+        if self.scalar_op.name in _NO_IDENTITY and x.dtype in COMPLEX:
+            raise TypeError(f"{self}: complex numbers are not ordered, so {x.describe()} "
+                            f"({x.dtype}) has no max or min: reduce its abs, real or imag part")
+        broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
+        return Apply(self, [x], [TensorType(self.dtype, broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x = inputs[0]
+        if self.scalar_op.name in _NO_IDENTITY and builtins.any(x.shape[a] == 0 for a in self.axis):
+            raise ValueError(f"{self}: {node.inputs[0].describe()} has shape {x.shape}, and the "
+                             f"{'max' if self.scalar_op.name == 'maximum' else 'min'} of no "
+                             "elements is undefined: reduce only non-empty axes")
+        if self.scalar_op.name in ("add", "mul"):
+            result = self._reducer(x, axis=self.axis, dtype=self.acc_dtype)
+        else:
+            result = self._reducer(x, axis=self.axis)
+        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.numpy_dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
+
+
+class Argmax(Op):
+    """Positions (int64) of the largest elements over ``axis``, as if those axes,
+    in order, were flattened into one (C order), as numpy does for one axis."""
+
+    __props__ = ("axis",)
+    _numpy = staticmethod(np.argmax)
+    _what = "argmax"
+
+    def __init__(self, axis: Sequence[int]):
+        self.axis = tuple(sorted(int(a) for a in axis))
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        for axis in self.axis:
+            if not 0 <= axis < x.ndim:
+                raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
+        if x.dtype in COMPLEX:
+            raise TypeError(f"{self._what} of {x.describe()}: complex numbers are not ordered")
+        broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
+        return Apply(self, [x], [TensorType("int64", broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x = inputs[0]
+        if builtins.any(x.shape[a] == 0 for a in self.axis):
+            raise ValueError(f"{self._what} of {node.inputs[0].describe()} (shape {x.shape}) over "
+                             f"axes {self.axis}: there are no elements to choose from")
+        kept = [i for i in range(x.ndim) if i not in self.axis]
+        moved = np.transpose(x, kept + list(self.axis))
+        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        output_storage[0][0] = np.asarray(self._numpy(flat, axis=-1), dtype="int64")
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
+
+
+class Argmin(Argmax):
+    """Positions (int64) of the smallest elements over ``axis``; see Argmax."""
+
+    _numpy = staticmethod(np.argmin)
+    _what = "argmin"
+
+
+# ----------------------------------------------------------------- functions
+def sum(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = False,  # noqa: A001
+        acc_dtype: str | None = None) -> Variable:
+    """Sum over ``axis`` (None: all). Bools and ints sum to int64 (unsigned: uint64)
+    unless ``dtype`` says otherwise; ``acc_dtype`` sets the accumulator."""
+    return _arith_reduce(scalar_ops.add, "sum", x, axis, dtype, keepdims, acc_dtype)
+
+
+def prod(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = False,
+         acc_dtype: str | None = None) -> Variable:
+    """Product over ``axis`` (None: all), with sum's dtype rules."""
+    return _arith_reduce(scalar_ops.mul, "prod", x, axis, dtype, keepdims, acc_dtype)
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """The largest element over ``axis``; an error at run time if an axis is empty."""
+    return _plain_reduce(scalar_ops.maximum, "max", x, axis, keepdims, None)
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """The smallest element over ``axis``; an error at run time if an axis is empty."""
+    return _plain_reduce(scalar_ops.minimum, "min", x, axis, keepdims, None)
+
+
+def any(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """Whether any element over ``axis`` is nonzero (bool)."""
+    return _plain_reduce(scalar_ops.or_, "any", x, axis, keepdims, "bool")
+
+
+def all(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """Whether every element over ``axis`` is nonzero (bool)."""
+    return _plain_reduce(scalar_ops.and_, "all", x, axis, keepdims, "bool")
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """int64 positions of the maxima over ``axis``; several axes count as one flattened."""
+    x = as_tensor_variable(x)
+    axes = _axes(x, axis, "argmax")
+    return _keep(Argmax(axes)(x), axes, keepdims)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """int64 positions of the minima over ``axis``; several axes count as one flattened."""
+    x = as_tensor_variable(x)
+    axes = _axes(x, axis, "argmin")
+    return _keep(Argmin(axes)(x), axes, keepdims)
+
+
+def max_and_argmax(x: Any, axis: Any = None, keepdims: bool = False) -> list[Variable]:
+    """``[max(x, axis), argmax(x, axis)]``."""
+    return [max(x, axis, keepdims), argmax(x, axis, keepdims)]
+
+
+def mean(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = False,
+         acc_dtype: str | None = None) -> Variable:
+    """The mean over ``axis``: ints give float64, floats keep their dtype
+    (float16 is summed in float32). ``dtype`` sets the result's dtype."""
+    x = as_tensor_variable(x)
+    axes = _axes(x, axis, "mean")
+    if dtype is not None:
+        sum_dtype = dtype
+    elif x.dtype in FLOAT + COMPLEX:
+        sum_dtype = "float32" if x.dtype == "float16" else x.dtype
+    else:
+        sum_dtype = "float64"
+    total = sum(x, axes, dtype=sum_dtype, acc_dtype=acc_dtype)
+    result = _divide(total, _count(x, axes), _real(total.dtype))
+    result = _math.cast(result, dtype or ("float16" if x.dtype == "float16" else result.dtype))
+    return _keep(result, axes, keepdims)
+
+
+def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Variable:
+    """The variance over ``axis``, dividing by ``N - ddof`` (numpy.var); complex
+    inputs give the real variance of the magnitudes' spread."""
+    x = as_tensor_variable(x)
+    axes = _axes(x, axis, "var")
+    centered = _math.sub(x, mean(x, axes, keepdims=True))
+    squared = (_math.sqr(_math.abs(centered)) if centered.dtype in COMPLEX
+               else _math.sqr(centered))
+    total = sum(squared, axes)
+    count = _count(x, axes)
+    if isinstance(count, int):
+        count -= int(ddof)
+    elif ddof:
+        count = _math.sub(count, constant(int(ddof), dtype="int64"))
+    result = _divide(total, count, total.dtype)
+    return _keep(result, axes, keepdims)
+
+
+def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Variable:
+    """The standard deviation over ``axis``: ``sqrt(var(x, axis, ddof))``."""
+    return _math.sqrt(var(x, axis, ddof=ddof, keepdims=keepdims))
+
+
+def norm(x: Any, L: float = 2, axis: Any = None, keepdims: bool = False) -> Variable:
+    """The L-norm over ``axis``: ``sum(abs(x) ** L) ** (1 / L)``; ``L=inf`` is the max of abs."""
+    x = as_tensor_variable(x)
+    if L == 0:
+        raise ValueError("norm with L=0 (the count of nonzeros) is not a norm: use "
+                         "sum(neq(x, 0))")
+    magnitude = _math.abs(x)
+    magnitude = _math.cast(magnitude, upgrade_to_float(magnitude.dtype))
+    if np.isinf(L):
+        return (max if L > 0 else min)(magnitude, axis, keepdims)
+    if L == 1:
+        return sum(magnitude, axis, keepdims=keepdims)
+    if L == 2:
+        return _math.sqrt(sum(_math.sqr(magnitude), axis, keepdims=keepdims))
+    power = constant(np.asarray(L, dtype=magnitude.dtype))
+    total = sum(_math.pow(magnitude, power), axis, keepdims=keepdims)
+    return _math.pow(total, constant(np.asarray(1.0 / L, dtype=magnitude.dtype)))
+
+
+# ------------------------------------------------------------------ helpers
+def _arith_reduce(op: ScalarOp, what: str, x: Any, axis: Any, dtype: str | None, keepdims: bool,
+                  acc_dtype: str | None) -> Variable:
+    x = as_tensor_variable(x)
+    axes = _axes(x, axis, what)
+    out_dtype = _math_dtype(x.dtype) if dtype is None else str(np.dtype(dtype))
+    if acc_dtype is None:
+        acc_dtype = upcast(x.dtype, out_dtype)
+        acc_dtype = "float32" if acc_dtype == "float16" else acc_dtype
+    elif upcast(x.dtype, acc_dtype) != acc_dtype:
+        raise TypeError(f"{what} of {x.describe()} ({x.dtype}) with acc_dtype={acc_dtype!r} "
+                        "would lose precision: leave acc_dtype unset, or give one at least as "
+                        f"precise as {x.dtype}")
+    return _keep(CAReduce(op, axes, out_dtype, acc_dtype)(x), axes, keepdims)
+
+
+def _plain_reduce(op: ScalarOp, what: str, x: Any, axis: Any, keepdims: bool,
+                  dtype: str | None) -> Variable:
+    x = as_tensor_variable(x)
+    axes = _axes(x, axis, what)
+    return _keep(CAReduce(op, axes, dtype or x.dtype)(x), axes, keepdims)
+
+
+def _math_dtype(dtype: str) -> str:
+    """The default dtype of a sum or product of ``dtype`` values."""
+    if dtype.startswith("uint"):
+        return "uint64"
+    if dtype == "bool" or dtype.startswith("int"):
+        return "int64"
+    return dtype
+
+
+def _divide(total: Variable, count: int | Variable, dtype: str) -> Variable:
+    """``total / count`` with ``count`` cast to ``dtype``, so the division keeps total's dtype."""
+    if isinstance(count, int) and count == 1:
+        return total
+    return _math.true_div(total, _math.cast(count, dtype))
+
+
+def _real(dtype: str) -> str:
+    return {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+
+
+def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
+    """``axis`` (None, an int or a sequence; negatives count from the end) as sorted axes."""
+    if axis is None:
+        return tuple(range(x.ndim))
+    items = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    axes = []
+    for item in items:
+        if isinstance(item, Variable) or not isinstance(item, (int, np.integer)) or isinstance(item, bool):
+            raise TypeError(f"{what}: axis must be None, an int or a tuple of ints fixed when "
+                            f"the graph is built, got {item!r}")
+        if not -x.ndim <= item < x.ndim:
+            raise np.exceptions.AxisError(
+                f"{what}: axis {item} is out of range for {x.describe()}, which has {x.ndim} "
+                f"dimension{'s' * (x.ndim != 1)}" + (f"; use -{x.ndim} <= axis < {x.ndim}" if x.ndim else ""))
+        axes.append(int(item) % x.ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{what}: axis {tuple(items)} names the same axis twice")
+    return tuple(sorted(axes))
+
+
+def _keep(result: Variable, axes: tuple[int, ...], keepdims: bool) -> Variable:
+    """``result`` with the reduced ``axes`` put back as length-1 dimensions when asked."""
+    if not keepdims or not axes:
+        return result
+    order: list[Any] = list(range(result.ndim))
+    for axis in axes:
+        order.insert(axis, "x")
+    return DimShuffle(result.broadcastable, order)(result)
+
+
+def _count(x: Variable, axes: tuple[int, ...]) -> int | Variable:
+    """How many elements each reduction over ``axes`` sees (an int64 scalar or an int)."""
+    return _shape.product([_shape.shape_i(x, a) if not x.broadcastable[a] else 1 for a in axes])
+
+
+from arignote.tensor import shape as _shape  # noqa: E402

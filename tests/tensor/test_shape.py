@@ -1,0 +1,243 @@
+"""Shape ops against numpy: shape, reshape, flatten, transpose, squeeze, padding,
+specify_shape and the broadcast-pattern changes, with their errors and infer_shape."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from arignote import tensor as T
+from arignote.tensor.shape import Rebroadcast, Reshape, shape_i
+from arignote.tensor.variable import as_tensor_variable
+from tests.utils import assert_matches, run
+
+DTYPES = ["bool", "int8", "uint16", "int64", "float32", "float64", "complex64"]
+
+
+def check_infer_shape(inputs, outputs, values):
+    """Each output's ``infer_shape``, compiled, gives the shape of its computed value."""
+    outputs = outputs if isinstance(outputs, list) else [outputs]
+    for out in outputs:
+        node = out.owner
+        shapes = [tuple(shape_i(v, d) for d in range(v.ndim)) for v in node.inputs]
+        inferred = node.op.infer_shape(None, node, shapes)[out.index]
+        assert len(inferred) == out.ndim
+        for entry in inferred:
+            assert isinstance(entry, int) or entry.dtype == "int64", entry
+        computed = run(inputs, [out] + [as_tensor_variable(s) for s in inferred], *values)
+        assert tuple(int(s) for s in computed[1:]) == computed[0].shape
+
+
+def value(shape, dtype, rng=np.random.default_rng(0)):
+    return (rng.standard_normal(shape) * 5).astype(dtype)
+
+
+def var_for(x, name="x"):
+    return T.tensor(str(x.dtype), tuple(n == 1 for n in x.shape), name=name)
+
+
+# ------------------------------------------------------------------ shape
+@pytest.mark.parametrize("shp", [(), (0,), (3,), (1, 4), (2, 1, 3)])
+def test_shape_and_shape_i(shp):
+    x = T.tensor("float64", (False,) * len(shp), name="x")
+    v = np.zeros(shp)
+    assert_matches(run([x], T.shape(x), v), np.array(shp, dtype="int64"))
+    assert_matches(run([x], x.shape, v), np.array(shp, dtype="int64"))
+    for i in range(-len(shp), len(shp)):
+        assert_matches(run([x], shape_i(x, i), v), np.array(shp[i], dtype="int64"))
+    check_infer_shape([x], T.shape(x), [v])
+
+
+def test_shape_i_of_broadcastable_dim_is_constant_and_bad_axis_fails():
+    x = T.row("x")
+    assert isinstance(shape_i(x, 0), T.TensorConstant)
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of range for 'x'"):
+        shape_i(x, 2)
+
+
+# ---------------------------------------------------------------- reshape
+@st.composite
+def shapes_and_targets(draw):
+    shp = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4))
+    size = int(np.prod(shp))
+    targets = [(size,), tuple(reversed(shp)), (1, size), (size, 1, 1)]
+    target = list(draw(st.sampled_from(targets)))
+    if target and size and draw(st.booleans()):
+        target[draw(st.integers(0, len(target) - 1))] = -1
+    return shp, tuple(target), draw(st.sampled_from(DTYPES))
+
+
+@given(shapes_and_targets())
+def test_reshape_matches_numpy(case):
+    shp, target, dtype = case
+    v = value(shp, dtype)
+    x = var_for(v)
+    y = T.reshape(x, target)
+    assert_matches(run([x], y, v), v.reshape(target))
+    assert y.broadcastable == tuple(t == 1 for t in target)
+    check_infer_shape([x], y, [v])
+
+
+def test_reshape_with_symbolic_entries_and_vectors():
+    x = T.matrix("x")
+    n = T.lscalar("n")
+    v = np.arange(12.0).reshape(3, 4)
+    y = x.reshape((n, -1))
+    assert_matches(run([x, n], y, v, 2), v.reshape(2, -1))
+    check_infer_shape([x, n], y, [v, 6])
+    z = T.reshape(x, (n, 2, 3))
+    check_infer_shape([x, n], z, [v, 2])
+    other = T.tensor3("other")
+    w = x.reshape(other.shape)
+    assert w.ndim == 3
+    assert_matches(run([x, other], w, v, np.zeros((2, 3, 2))), v.reshape(2, 3, 2))
+    check_infer_shape([x, other], w, [v, np.zeros((2, 3, 2))])
+    shp = T.lvector("shp")
+    u = T.reshape(x, shp, ndim=2)
+    assert_matches(run([x, shp], u, v, np.array([6, 2])), v.reshape(6, 2))
+    assert_matches(run([x, shp], u, v, np.array([-1, 2])), v.reshape(-1, 2))
+
+
+def test_reshape_gives_a_view_when_numpy_does():
+    x = T.matrix("x")
+    y = x.reshape((-1,))
+    assert y.owner.op.view_map == {0: [0]}
+    v = np.arange(6.0).reshape(2, 3)
+    cell = [None]
+    y.owner.op.perform(y.owner, [v, np.array([-1])], [cell])
+    assert np.shares_memory(cell[0], v)
+
+
+def test_reshape_errors():
+    x = T.matrix("x")
+    with pytest.raises(ValueError, match="at most one -1"):
+        x.reshape((-1, -1))
+    with pytest.raises(ValueError, match="must be >= 0"):
+        x.reshape((2, -3))
+    with pytest.raises(ValueError, match="pass ndim="):
+        x.reshape(T.lvector("s"))
+    with pytest.raises(TypeError, match="shape entry 2.5"):
+        x.reshape((2.5, 2))
+    with pytest.raises(TypeError, match="int vector"):
+        x.reshape(T.vector("fs"), ndim=1)
+    with pytest.raises(ValueError, match="6 elements"):
+        T.reshape(T.constant(np.zeros((2, 3))), (4, 2))
+    with pytest.raises(ValueError, match=r"cannot reshape 'x' of shape \(2, 3\) \(6 elements\) "
+                                         r"to \(4, -1\)"):
+        run([x], x.reshape((4, -1)), np.zeros((2, 3)))
+    s = T.lvector("s")
+    with pytest.raises(ValueError, match="was built for 2"):
+        run([x, s], Reshape(2)(x, s), np.zeros((2, 3)), [6])
+
+
+# ---------------------------------------------------------------- flatten
+@pytest.mark.parametrize("shp", [(), (4,), (2, 3), (2, 0, 3), (2, 1, 3, 2)])
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+def test_flatten(shp, ndim):
+    if ndim > max(len(shp), 1):
+        pytest.skip("ndim above the input's rank")
+    v = value(shp, "float32")
+    x = var_for(v)
+    y = T.flatten(x, ndim)
+    expected = v.reshape(v.shape[:ndim - 1] + (int(np.prod(v.shape[ndim - 1:])),))
+    assert_matches(run([x], y, v), expected)
+    assert y.broadcastable == x.broadcastable[:ndim - 1] + (all(x.broadcastable[ndim - 1:]),)
+    check_infer_shape([x], y, [v])
+
+
+def test_flatten_bad_ndim():
+    with pytest.raises(ValueError, match="ndim must be between 1 and 2"):
+        T.matrix("m").flatten(3)
+
+
+# -------------------------------------------------- transpose, squeeze, pads
+@pytest.mark.parametrize("axes", [None, (1, 0, 2), (-1, 0, 1), [2, 1, 0]])
+def test_transpose(axes):
+    v = value((2, 3, 4), "int64")
+    x = var_for(v)
+    assert_matches(run([x], T.transpose(x, axes), v), np.transpose(v, axes))
+    assert_matches(run([x], x.T, v), v.T)
+
+
+def test_transpose_bad_axes():
+    with pytest.raises(ValueError, match="not a permutation"):
+        T.transpose(T.matrix("m"), (0, 0))
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of range"):
+        T.transpose(T.matrix("m"), (2, 0))
+
+
+def test_squeeze():
+    x = T.tensor("float64", (True, False, True), name="x")
+    v = np.zeros((1, 3, 1))
+    assert_matches(run([x], T.squeeze(x), v), v.squeeze())
+    assert_matches(run([x], x.squeeze(-1), v), v.squeeze(-1))
+    m = T.matrix("m")
+    y = T.squeeze(m, 0)
+    assert y.ndim == 1
+    assert_matches(run([m], y, np.ones((1, 4))), np.ones(4))
+    with pytest.raises(ValueError, match="declared broadcastable"):
+        run([m], y, np.ones((2, 4)))
+
+
+def test_padding():
+    v = value((2, 3), "float64")
+    x = var_for(v)
+    assert_matches(run([x], T.shape_padleft(x, 2), v), v[None, None])
+    assert_matches(run([x], T.shape_padright(x), v), v[..., None])
+    for axis in (0, 1, 2, -1, -3):
+        y = T.shape_padaxis(x, axis)
+        assert_matches(run([x], y, v), np.expand_dims(v, axis))
+        assert y.broadcastable[axis]
+    with pytest.raises(np.exceptions.AxisError, match="axis 3 is out of range"):
+        T.shape_padaxis(x, 3)
+
+
+# --------------------------------------------------------- run-time checks
+def test_specify_shape():
+    x = T.matrix("x")
+    y = T.specify_shape(x, (2, None))
+    v = np.zeros((2, 5))
+    assert_matches(run([x], y, v), v)
+    check_infer_shape([x], y, [v])
+    with pytest.raises(ValueError, match=r"'x' was declared to have shape \(2, None\), but its "
+                                         r"value has shape \(3, 5\)"):
+        run([x], y, np.zeros((3, 5)))
+    n = T.lscalar("n")
+    z = T.specify_shape(x, (n, 1))
+    assert z.broadcastable == (False, True)
+    assert_matches(run([x, n], z, np.zeros((4, 1)), 4), np.zeros((4, 1)))
+    with pytest.raises(ValueError, match="declared"):
+        run([x, n], z, np.zeros((4, 1)), 3)
+    with pytest.raises(ValueError, match="has 2 dimensions, but the shape given has 3"):
+        T.specify_shape(x, (1, 2, 3))
+    with pytest.raises(ValueError, match="broadcastable"):
+        T.specify_shape(T.row("r"), (3, 4))
+
+
+def test_broadcast_patterns():
+    x = T.matrix("x")
+    y = T.addbroadcast(x, 0)
+    assert y.broadcastable == (True, False)
+    assert T.unbroadcast(y, 0).broadcastable == (False, False)
+    assert T.addbroadcast(T.row("r"), 0).owner is None
+    p = T.patternbroadcast(x, (False, True))
+    assert isinstance(p.owner.op, Rebroadcast)
+    v = np.zeros((1, 3))
+    assert_matches(run([x], y, v), v)
+    check_infer_shape([x], y, [v])
+    with pytest.raises(ValueError, match=r"dimension 0 of 'x' was declared broadcastable \(length "
+                                         r"1\), but the value has shape \(2, 3\)"):
+        run([x], y, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="pattern"):
+        T.patternbroadcast(x, (True,))
+    with pytest.raises(np.exceptions.AxisError):
+        T.addbroadcast(x, 2)
+
+
+def test_list_of_variables_becomes_a_stacked_tensor():
+    a, b = T.scalar("a"), T.scalar("b")
+    v = as_tensor_variable([a, b, 3.0])
+    assert v.ndim == 1
+    assert_matches(run([a, b], v, 1.0, 2.0), np.array([1.0, 2.0, 3.0]))
+    m = as_tensor_variable([[a, b], [b, a]])
+    assert_matches(run([a, b], m, 1.0, 2.0), np.array([[1.0, 2.0], [2.0, 1.0]]))
