@@ -15,7 +15,9 @@ from arignote.tensor.elemwise import Elemwise
 @make_thunk.register(Elemwise)
 def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
     ufunc = op.scalar_op.ufunc
-    if ufunc is None or op.inplace_pattern or len(node.outputs) != 1:
+    if op.inplace_pattern:
+        return _inplace_thunk(op, node, input_cells, output_cells)
+    if ufunc is None or len(node.outputs) != 1:
         return perform_thunk(op, node, input_cells, output_cells)
     out_dtype = node.outputs[0].type.numpy_dtype
     compute = None
@@ -68,3 +70,28 @@ def _numpy_result_dtype(ufunc: np.ufunc, node: Apply) -> np.dtype:
     probes = [np.ones(1, dtype=i.type.numpy_dtype) for i in node.inputs]
     with np.errstate(all="ignore"):
         return np.asarray(ufunc(*probes)).dtype
+
+
+def _inplace_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
+    """Write into the destroyed input; fall back to a new buffer when broadcasting at run
+    time makes the output larger than that input (a length-1 dim not declared broadcastable)."""
+    impl = op.scalar_op.ufunc or op.scalar_op.impl
+    target_cell = input_cells[op.inplace_pattern[0][1]]
+    cell = output_cells[0]
+    out_dtype = node.outputs[0].type.numpy_dtype
+    is_ufunc = op.scalar_op.ufunc is not None and _numpy_result_dtype(op.scalar_op.ufunc, node) == out_dtype
+
+    def thunk() -> None:
+        values = [c[0] for c in input_cells]
+        target = target_cell[0]
+        shape = values[0].shape if all(v.shape == values[0].shape for v in values) else \
+            np.broadcast_shapes(*[v.shape for v in values])
+        if target.shape != shape:
+            result = np.asarray(impl(*values)).astype(out_dtype, copy=False)
+        elif is_ufunc:
+            result = impl(*values, out=target)
+        else:
+            np.copyto(target, impl(*values), casting="unsafe")
+            result = target
+        cell[0] = result
+    return thunk

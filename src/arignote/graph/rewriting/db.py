@@ -13,6 +13,7 @@ from typing import Iterable
 
 from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, NodeRewriter,
                                             SequenceRewriter)
+from arignote.graph.rewriting.constant_folding import constant_folding
 from arignote.graph.rewriting.merge import MergeRewriter
 
 PHASES = ("canonicalize", "stabilize", "specialize", "fusion", "inplace")
@@ -68,6 +69,7 @@ class Pipeline(SequenceRewriter):
 
 
 rewrites = RewriteDatabase()
+rewrites.register(constant_folding, "canonicalize", "fast_run", "fast_compile")
 
 
 def register(phase: str, *tags: str, name: str | None = None):

@@ -1,2 +1,2 @@
 """Tensor rewrites; importing this package registers them in the rewrite database."""
-from arignote.tensor.rewrites import fusion  # noqa: F401
+from arignote.tensor.rewrites import fusion, inplace  # noqa: F401

@@ -1,0 +1,31 @@
+"""In-place elementwise ops: an Elemwise writes its result into an input buffer
+that the destroy check proves nobody else needs, saving an allocation."""
+from __future__ import annotations
+
+from arignote.graph.destroyhandler import can_destroy
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import GraphRewriter
+from arignote.graph.rewriting.db import rewrites
+from arignote.tensor.elemwise import Elemwise
+
+
+class InplaceElemwise(GraphRewriter):
+    name = "inplace_elemwise"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        changes = 0
+        for node in fgraph.toposort():
+            if (node not in fgraph.apply_nodes or not isinstance(node.op, Elemwise)
+                    or node.op.inplace_pattern):
+                continue
+            out = node.outputs[0]
+            for i, inp in enumerate(node.inputs):
+                if inp.type == out.type and can_destroy(fgraph, node, i):
+                    new = Elemwise(node.op.scalar_op, {0: i})(*node.inputs)
+                    fgraph.replace(out, new, reason=self.name)
+                    changes += 1
+                    break
+        return changes
+
+
+rewrites.register(InplaceElemwise(), "inplace", "fast_run")
