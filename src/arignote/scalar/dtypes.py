@@ -1,7 +1,16 @@
-"""Dtype rules shared by every scalar op: upcasting and promotion to float."""
+"""Dtype rules shared by every scalar op: upcasting and promotion to float.
+
+The rules are numpy's array promotion (never value-based) with Theano's one
+amendment for GPU users: when ``config.floatX`` is float32 (or float16), mixing
+a float of that width with integers stays at floatX instead of widening to
+float64, unless an input is explicitly of a wider float dtype. Under the
+default floatX=float64 the rules are exactly numpy's.
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from arignote.config import config
 
 BOOL = ("bool",)
 INTEGER = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -14,17 +23,30 @@ DISCRETE = BOOL + INTEGER
 _TO_FLOAT = {"bool": "float32", "int8": "float32", "uint8": "float32", "int16": "float32",
              "uint16": "float32", "int32": "float64", "uint32": "float64",
              "int64": "float64", "uint64": "float64"}
+_FLOAT_RANK = {"float16": 0, "float32": 1, "float64": 2}
 
 
 def upcast(*dtypes: str) -> str:
-    """The dtype numpy gives when arrays of these dtypes meet (never value-based)."""
-    return np.result_type(*[np.dtype(d) for d in dtypes]).name
+    """The dtype of an elementwise result from inputs of these dtypes.
+
+    numpy's promotion of arrays (``int8`` with ``int16`` is ``int16``, ``int32``
+    with ``float32`` is ``float64``), except that a float result is kept at
+    floatX when floatX is narrower than float64 and no input float is wider
+    than floatX: under floatX=float32, ``int32`` with ``float32`` is ``float32``.
+    """
+    dtype = np.result_type(*dtypes).name
+    floatx = config.floatX
+    if dtype in _FLOAT_RANK and floatx != "float64" and _FLOAT_RANK[dtype] > _FLOAT_RANK[floatx]:
+        widest = max((_FLOAT_RANK[d] for d in dtypes if d in _FLOAT_RANK), default=None)
+        if widest is not None and widest <= _FLOAT_RANK[floatx]:
+            return floatx
+    return dtype
 
 
 def upgrade_to_float(*dtypes: str) -> str:
-    """The upcast of ``dtypes``, promoted to a float dtype when it is discrete."""
-    dtype = upcast(*dtypes)
-    return _TO_FLOAT.get(dtype, dtype)
+    """The upcast of ``dtypes`` with each discrete dtype first made a float:
+    8- and 16-bit integers and bool become float32, wider integers float64."""
+    return upcast(*[_TO_FLOAT.get(d, d) for d in dtypes])
 
 
 def is_discrete(dtype: str) -> bool:

@@ -7,25 +7,33 @@ the tensor layer, keyed by the op's name, so this table stays free of tensors.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import scipy.special as sp
 
-from arignote.scalar.dtypes import COMPLEX, DISCRETE, FLOAT, INTEGER, upcast, upgrade_to_float
+from arignote.config import config
+from arignote.scalar.dtypes import ALL, COMPLEX, DISCRETE, FLOAT, upcast, upgrade_to_float
 
 
 class ScalarOp:
     """An elementwise operation on scalars; hashable, so Elemwise ops built on it merge.
 
-    ``dtype_rule`` maps input dtypes to the output dtype. ``ufunc`` is set when
-    ``impl`` is a numpy ufunc, so the executor can write into a reused buffer.
-    ``c_expr`` formats with the C names of the inputs (``{0}``, ``{1}``...).
+    ``dtype_rule`` maps input dtypes to the output dtype. ``accepts`` lists the
+    input dtypes the op is defined for (None: all); ``bool_result=False`` refuses
+    inputs whose upcast is bool (``sub`` of two bools means nothing numpy will
+    compute). ``ufunc`` is set when ``impl`` is a numpy ufunc, so the executor
+    can write into a reused buffer. ``cast_inputs`` says whether inputs are
+    converted to a float output dtype before ``impl`` runs (see
+    :meth:`compute_dtype`). ``c_expr`` formats with the C names of the inputs
+    (``{0}``, ``{1}``...), which the kernel renderer has already converted to
+    the compute dtype; None means no kernel expression yet.
     """
 
     def __init__(self, name: str, nin: int, impl: Callable, dtype_rule: Callable[..., str],
                  c_expr: str | None = None, accepts: tuple[str, ...] | None = None,
-                 identity: object = None, commutative: bool = False, associative: bool = False):
+                 identity: object = None, commutative: bool = False, associative: bool = False,
+                 bool_result: bool = True, cast_inputs: bool = True):
         self.name = name
         self.nin = nin
         self.impl = impl
@@ -36,6 +44,8 @@ class ScalarOp:
         self.identity = identity
         self.commutative = commutative
         self.associative = associative
+        self.bool_result = bool_result
+        self.cast_inputs = cast_inputs
 
     def key(self) -> tuple:
         return (self.name,)
@@ -51,19 +61,53 @@ class ScalarOp:
 
     __repr__ = __str__
 
-    def output_dtype(self, *dtypes: str) -> str:
+    def output_dtype(self, *dtypes: str, names: Sequence[str] | None = None) -> str:
+        """The output dtype for these input dtypes; TypeError if the op refuses them.
+
+        ``names`` describe the inputs in the error message (``'x'``, ...).
+        """
+        names = names or [f"input {i}" for i in range(len(dtypes))]
         if self.accepts is not None:
-            for dtype in dtypes:
+            for dtype, who in zip(dtypes, names):
                 if dtype not in self.accepts:
-                    raise TypeError(f"{self.name} is not defined for {dtype} inputs; it takes "
-                                    f"{', '.join(sorted(set(self.accepts)))}: cast the input first")
+                    raise TypeError(f"{self.name}: {who} is {dtype}, but {self.name} is only "
+                                    f"defined for {_describe_dtypes(self.accepts)}: cast it first, "
+                                    f"e.g. with .astype({_suggest_cast(dtype, self.accepts)!r})")
+        if not self.bool_result and all(d == "bool" for d in dtypes):
+            raise TypeError(f"{self.name} is not defined for bool inputs ({', '.join(names)}): "
+                            "cast one to an integer dtype first, e.g. with .astype('int8')"
+                            + ("; for logical not use invert (~x)" if self.name == "neg" else "")
+                            + ("; for logical xor use xor (x ^ y)" if self.name == "sub" else ""))
         return self.dtype_rule(*dtypes)
 
     def compute_dtype(self, out_dtype: str, *dtypes: str) -> str | None:
-        """The dtype to cast inputs to before calling ``impl`` (None: leave them)."""
-        if out_dtype in FLOAT + COMPLEX and any(d not in FLOAT + COMPLEX for d in dtypes):
+        """The dtype to cast inputs to before calling ``impl`` (None: leave them).
+
+        A float or complex result computed from discrete inputs is computed in
+        the output dtype: ``exp`` of int8 in float32 (numpy would choose
+        float16), ``int32 + float32`` under floatX=float32 in float32.
+        """
+        if (self.cast_inputs and out_dtype in FLOAT + COMPLEX
+                and any(d not in FLOAT + COMPLEX for d in dtypes)):
             return out_dtype
         return None
+
+
+def _describe_dtypes(dtypes: tuple[str, ...]) -> str:
+    kinds = set(dtypes)
+    if kinds == set(DISCRETE):
+        return "bool and integer dtypes"
+    if kinds == set(REAL):
+        return "real dtypes (bool, integers and floats, not complex)"
+    return ", ".join(d for d in ALL if d in kinds)
+
+
+def _suggest_cast(dtype: str, accepts: tuple[str, ...]) -> str:
+    if dtype in COMPLEX and "float64" in accepts:
+        return "float64"
+    if dtype in FLOAT + COMPLEX and "int64" in accepts:
+        return "int64"
+    return accepts[-1]
 
 
 class Cast(ScalarOp):
@@ -105,8 +149,39 @@ def _clip(x: str, lo: str, hi: str) -> str:
     return upcast(x, lo, hi)
 
 
+def _bitwise(*dtypes: str) -> str:
+    dtype = upcast(*dtypes)
+    if dtype not in DISCRETE:
+        raise TypeError(f"bitwise operations on {' and '.join(dtypes)}: numpy promotes this mix to "
+                        f"{dtype}, which has no bits to combine; cast both inputs to int64 "
+                        "(or both to uint64) first")
+    return dtype
+
+
+def _true_div(x: str, y: str) -> str:
+    # Theano's rule: dividing integers gives floatX, whatever their width.
+    if x in DISCRETE and y in DISCRETE:
+        return config.floatX
+    return upgrade_to_float(x, y)
+
+
 def _round_half_away(x: np.ndarray) -> np.ndarray:
-    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype, copy=False)
+    # x - trunc(x) is exact, where x + 0.5 would round 0.49999999999999994 up.
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(x.dtype, copy=False)
+
+
+def _copy(x: np.ndarray) -> np.ndarray:
+    return np.array(x, copy=True)
+
+
+# numpy's real and imag return views of complex arrays; an output must not alias its input.
+def _real(x: np.ndarray) -> np.ndarray:
+    return np.array(np.real(x), copy=True)
+
+
+def _imag(x: np.ndarray) -> np.ndarray:
+    return np.array(np.imag(x), copy=True)
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -135,12 +210,16 @@ def _register(name: str, nin: int, impl: Callable, rule: Callable[..., str],
 
 # name, arity, numpy implementation, dtype rule, C expression
 add = _register("add", 2, np.add, _same, "({0} + {1})", identity=0, commutative=True, associative=True)
-sub = _register("sub", 2, np.subtract, _same, "({0} - {1})")
+sub = _register("sub", 2, np.subtract, _same, "({0} - {1})", bool_result=False)
 mul = _register("mul", 2, np.multiply, _same, "({0} * {1})", identity=1, commutative=True, associative=True)
-true_div = _register("true_div", 2, np.true_divide, upgrade_to_float, "({0} / {1})")
-int_div = _register("int_div", 2, np.floor_divide, _same, "floor({0} / {1})", accepts=REAL)
-mod = _register("mod", 2, np.mod, _same, "fmod({0}, {1})", accepts=REAL)
-pow = _register("pow", 2, np.power, _same, "pow({0}, {1})")
+true_div = _register("true_div", 2, np.true_divide, _true_div, "({0} / {1})")
+# For integers the kernel renderer needs its own floor division; C truncates.
+int_div = _register("int_div", 2, np.floor_divide, _same, "floor({0} / {1})", accepts=REAL,
+                    bool_result=False)
+# The result takes the sign of the divisor, as in numpy and Python (fmod takes the dividend's).
+mod = _register("mod", 2, np.mod, _same, "({0} - floor({0} / {1}) * {1})", accepts=REAL,
+                bool_result=False)
+pow = _register("pow", 2, np.power, _same, "pow({0}, {1})", bool_result=False)
 maximum = _register("maximum", 2, np.maximum, _same, "max({0}, {1})", accepts=REAL,
                     commutative=True, associative=True)
 minimum = _register("minimum", 2, np.minimum, _same, "min({0}, {1})", accepts=REAL,
@@ -154,17 +233,19 @@ ge = _register("ge", 2, np.greater_equal, _boolean, "({0} >= {1})", accepts=REAL
 eq = _register("eq", 2, np.equal, _boolean, "({0} == {1})", commutative=True)
 neq = _register("neq", 2, np.not_equal, _boolean, "({0} != {1})", commutative=True)
 
-and_ = _register("and_", 2, np.bitwise_and, _same, "({0} & {1})", accepts=INTS,
+and_ = _register("and_", 2, np.bitwise_and, _bitwise, "({0} & {1})", accepts=INTS,
                  commutative=True, associative=True)
-or_ = _register("or_", 2, np.bitwise_or, _same, "({0} | {1})", accepts=INTS,
+or_ = _register("or_", 2, np.bitwise_or, _bitwise, "({0} | {1})", accepts=INTS,
                 commutative=True, associative=True)
-xor = _register("xor", 2, np.bitwise_xor, _same, "({0} ^ {1})", accepts=INTS,
+xor = _register("xor", 2, np.bitwise_xor, _bitwise, "({0} ^ {1})", accepts=INTS,
                 commutative=True, associative=True)
 invert = _register("invert", 1, np.invert, _same, "(~{0})", accepts=INTS)
+# numpy inverts bool logically; "~" in C does not, so kernels must render bool as "!".
 
-neg = _register("neg", 1, np.negative, _same, "(-{0})")
+neg = _register("neg", 1, np.negative, _same, "(-{0})", bool_result=False)
 abs_ = _register("abs", 1, np.absolute, _real_of, "fabs({0})")
-sgn = _register("sgn", 1, np.sign, _same, "(({0} > 0) - ({0} < 0))", accepts=REAL)
+sgn = _register("sgn", 1, np.sign, _same, "(({0} > 0) - ({0} < 0))", accepts=REAL,
+                bool_result=False)
 floor = _register("floor", 1, np.floor, upgrade_to_float, "floor({0})", accepts=REAL)
 ceil = _register("ceil", 1, np.ceil, upgrade_to_float, "ceil({0})", accepts=REAL)
 trunc = _register("trunc", 1, np.trunc, upgrade_to_float, "trunc({0})", accepts=REAL)
@@ -207,11 +288,15 @@ erfinv = _register("erfinv", 1, sp.erfinv, upgrade_to_float, None, accepts=REAL)
 erfcinv = _register("erfcinv", 1, sp.erfcinv, upgrade_to_float, None, accepts=REAL)
 gammaln = _register("gammaln", 1, sp.gammaln, upgrade_to_float, "lgamma({0})", accepts=REAL)
 psi = _register("psi", 1, sp.psi, upgrade_to_float, None, accepts=REAL)
+real = _register("real", 1, _real, _real_of, None)
+imag = _register("imag", 1, _imag, _real_of, None)
+angle = _register("angle", 1, np.angle, lambda d: _real_of(upgrade_to_float(d)), None)
+conj = _register("conj", 1, np.conjugate, _same, None)
 isnan = _register("isnan", 1, np.isnan, _boolean, "isnan({0})")
 isinf = _register("isinf", 1, np.isinf, _boolean, "isinf({0})")
-identity = _register("identity", 1, np.positive, _same, "{0}")
+identity = _register("identity", 1, _copy, _same, "{0}")
 
-switch = _register("switch", 3, _switch_impl, _switch, "({0} ? {1} : {2})")
+switch = _register("switch", 3, _switch_impl, _switch, "({0} ? {1} : {2})", cast_inputs=False)
 clip = _register("clip", 3, np.clip, _clip, "min(max({0}, {1}), {2})", accepts=REAL)
 
 

@@ -38,30 +38,41 @@ class Elemwise(Op):
         inputs = [as_tensor_variable(i) for i in inputs]
         ndim = max(i.ndim for i in inputs)
         inputs = [pad_left(i, ndim) for i in inputs]
-        dtype = self.scalar_op.output_dtype(*[i.dtype for i in inputs])
+        names = [f"input {k} ({i.describe()})" for k, i in enumerate(inputs)]
+        dtype = self.scalar_op.output_dtype(*[i.dtype for i in inputs], names=names)
         broadcastable = tuple(all(bs) for bs in zip(*[i.broadcastable for i in inputs])) if ndim else ()
         for out, inp in self.inplace_pattern:
             if inputs[inp].dtype != dtype or inputs[inp].broadcastable != broadcastable:
                 raise TypeError(f"{self}: input {inp} cannot hold the output in place")
-        return Apply(self, inputs, [TensorType(dtype, broadcastable)()])
+        node = Apply(self, inputs, [TensorType(dtype, broadcastable)()])
+        node.tag.elemwise_dtypes = self._dtypes(node)
+        return node
+
+    def _dtypes(self, node: Apply) -> tuple[np.dtype, str | None]:
+        """(output dtype, dtype to compute in): fixed by the node's types, so found once."""
+        out = node.outputs[0].type.dtype
+        return np.dtype(out), self.scalar_op.compute_dtype(out, *[i.type.dtype for i in node.inputs])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        op = self.scalar_op
-        out_dtype = node.outputs[0].type.numpy_dtype
-        compute = op.compute_dtype(out_dtype.name, *[i.dtype.name for i in inputs])
+        try:
+            out_dtype, compute = node.tag.elemwise_dtypes
+        except AttributeError:  # a node cloned without make_node
+            out_dtype, compute = node.tag.elemwise_dtypes = self._dtypes(node)
         if compute is not None:
-            inputs = [np.asarray(i, dtype=compute) for i in inputs]
+            inputs = [i.astype(compute) if i.dtype != compute else i for i in inputs]
+        op = self.scalar_op
         cell = output_storage[0]
         if self.inplace_pattern:
-            target = inputs[self.inplace_pattern[0][1]]
-            result = _apply(op, inputs, target)
+            result = _apply(op, inputs, inputs[self.inplace_pattern[0][1]])
         else:
             target = cell[0]
             if (target is not None and op.ufunc is not None and target.dtype == out_dtype
                     and target.shape == _broadcast_shape(inputs)):
-                result = _apply(op, inputs, target)
+                result = op.ufunc(*inputs, out=target)
             else:
-                result = _apply(op, inputs, None)
+                result = op.impl(*inputs)
+                if type(result) is not np.ndarray:
+                    result = np.asarray(result)
         if result.dtype != out_dtype:
             result = result.astype(out_dtype)
         cell[0] = result

@@ -4,7 +4,10 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import numpy as np
+
 from arignote.scalar import ops as scalar_ops
+from arignote.scalar.dtypes import COMPLEX
 from arignote.scalar.ops import TABLE, Cast, ScalarOp
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.variable import as_tensor_variable
@@ -50,9 +53,12 @@ def cast(x: Any, dtype: str) -> Any:
     """``x`` converted to ``dtype`` (no node when it already has that dtype)."""
     from arignote.config import config
     x = as_tensor_variable(x)
-    dtype = config.floatX if dtype == "floatX" else str(dtype)
+    dtype = config.floatX if dtype == "floatX" else np.dtype(dtype).name
     if x.dtype == dtype:
         return x
+    if x.dtype in COMPLEX and dtype not in COMPLEX:
+        raise TypeError(f"cannot cast complex {x.describe()} to {dtype}: dropping the imaginary part "
+                        "silently is rarely wanted; take real(x), imag(x) or abs(x) first")
     return Elemwise(Cast(dtype))(x)
 
 
