@@ -1,0 +1,123 @@
+"""The rewriting engine: passes, equilibrium bounds, merge, constant folding, the database."""
+import numpy as np
+import pytest
+
+from arignote import tensor as T
+from arignote.graph import FunctionGraph
+from arignote.graph.basic import Constant
+from arignote.graph.rewriting import (EquilibriumRewriter, MergeRewriter, in_to_out, node_rewriter,
+                                      out_to_in, rewrite_graph)
+from arignote.graph.rewriting.constant_folding import constant_folding
+from arignote.graph.rewriting.db import RewriteDatabase
+from arignote.tensor.elemwise import Elemwise
+
+
+def _ops(fgraph):
+    return [str(n.op) for n in fgraph.toposort()]
+
+
+def test_merge_computes_equal_subgraphs_once():
+    x = T.dvector("x")
+    y = T.exp(x) * T.exp(x) + T.exp(x)
+    fg = FunctionGraph([x], [y])
+    assert _ops(fg).count("Elemwise{exp,no_inplace}") == 3
+    assert MergeRewriter().apply(fg) > 0
+    assert _ops(fg).count("Elemwise{exp,no_inplace}") == 1
+
+
+def test_merge_unifies_equal_constants_and_keeps_distinct_ones():
+    x = T.dvector("x")
+    fg = FunctionGraph([x], [(x + 2.0) * (x + 2.0) + 3.0])
+    MergeRewriter().apply(fg)
+    adds = [n for n in fg.toposort() if str(n.op) == "Elemwise{add,no_inplace}"]
+    assert len(adds) == 2  # x + 2 merged; the final + 3 stays
+
+
+def test_constant_folding_computes_constant_subgraphs():
+    x = T.dvector("x")
+    fg = FunctionGraph([x], [x + T.exp(T.constant(np.arange(3.0))) * 2])
+    EquilibriumRewriter([constant_folding]).apply(fg)
+    (node,) = fg.toposort()
+    folded = [i for i in node.inputs if isinstance(i, Constant)]
+    assert len(folded) == 1
+    np.testing.assert_allclose(folded[0].data, np.exp(np.arange(3.0)) * 2)
+
+
+def test_constant_folding_respects_foldable_false():
+    class NoFold(Elemwise):
+        foldable = False
+    op = NoFold(T.math.elemwise_of("exp").scalar_op)
+    fg = FunctionGraph([], [op(T.constant(np.ones(2)))])
+    EquilibriumRewriter([constant_folding]).apply(fg)
+    assert len(fg.apply_nodes) == 1
+
+
+def _count_calls():
+    seen = []
+
+    @node_rewriter([Elemwise])
+    def record(fgraph, node):
+        seen.append(str(node.op))
+        return None
+    return seen, record
+
+
+def test_walk_orders():
+    x = T.dvector("x")
+    seen, record = _count_calls()
+    in_to_out(record).apply(FunctionGraph([x], [T.log(T.exp(x))]))
+    assert seen == ["Elemwise{exp,no_inplace}", "Elemwise{log,no_inplace}"]
+    seen2, record2 = _count_calls()
+    out_to_in(record2).apply(FunctionGraph([x], [T.log(T.exp(x))]))
+    assert seen2 == ["Elemwise{log,no_inplace}", "Elemwise{exp,no_inplace}"]
+
+
+def test_node_rewriter_replaces_and_keeps_values():
+    @node_rewriter([Elemwise])
+    def log_exp(fgraph, node):
+        if node.op.scalar_op.name == "log" and node.inputs[0].owner is not None \
+                and getattr(node.inputs[0].owner.op, "scalar_op", None) is not None \
+                and node.inputs[0].owner.op.scalar_op.name == "exp":
+            return [node.inputs[0].owner.inputs[0]]
+        return None
+    x = T.dvector("x")
+    out = rewrite_graph(T.log(T.exp(x)) + 1, EquilibriumRewriter([log_exp]))
+    assert "log" not in str(out.owner.inputs) and out.owner.inputs[0] is x
+
+
+def test_equilibrium_stops_a_rewrite_that_keeps_growing_the_graph():
+    @node_rewriter([Elemwise])
+    def grow(fgraph, node):
+        if node.op.scalar_op.name == "exp":
+            return [T.exp(node.inputs[0]) + 0]  # always a "new" exp: never converges
+        return None
+    x = T.dvector("x")
+    fg = FunctionGraph([x], [T.exp(x)])
+    EquilibriumRewriter([grow], max_passes=1000, max_growth=4).apply(fg)
+    assert len(fg.apply_nodes) <= 400
+
+
+def test_replacement_with_wrong_type_is_refused():
+    @node_rewriter([Elemwise])
+    def bad(fgraph, node):
+        return [T.cast(node.outputs[0], "float32")]
+    x = T.dvector("x")
+    with pytest.raises(TypeError, match="replaced"):
+        in_to_out(bad).apply(FunctionGraph([x], [T.exp(x)]))
+
+
+def test_database_selects_by_tag_and_excludes():
+    db = RewriteDatabase()
+    seen, record = _count_calls()
+    db.register(record, "canonicalize", "fast_run", name="record")
+    x = T.dvector("x")
+    db.query(["fast_compile"]).apply(FunctionGraph([x], [T.exp(x)]))
+    assert seen == []
+    db.query(["fast_run"], exclude=["record"]).apply(FunctionGraph([x], [T.exp(x)]))
+    assert seen == []
+    db.query(["fast_run"]).apply(FunctionGraph([x], [T.exp(x)]))
+    assert seen
+    with pytest.raises(ValueError, match="already registered"):
+        db.register(record, "canonicalize", name="record")
+    with pytest.raises(ValueError, match="unknown phase"):
+        db.register(record, "sometime")
