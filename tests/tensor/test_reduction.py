@@ -1,0 +1,194 @@
+"""Reductions against numpy over shapes, dtypes, axes (negative, tuples) and keepdims."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from arignote import tensor as T
+from arignote.tensor.reduction import CAReduce
+from tests.tensor.test_shape import check_infer_shape, value, var_for
+from tests.utils import assert_matches, run
+
+DTYPES = ["bool", "int8", "int32", "uint8", "int64", "float16", "float32", "float64", "complex128"]
+SUM_DTYPE = {"bool": "int64", "int8": "int64", "int32": "int64", "uint8": "uint64", "int64": "int64",
+             "float16": "float16", "float32": "float32", "float64": "float64",
+             "complex128": "complex128"}
+
+
+@st.composite
+def arrays_and_axes(draw, min_side=0):
+    shp = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=min_side, max_side=3))
+    ndim = len(shp)
+    if ndim and draw(st.booleans()):
+        axes = draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim,
+                             unique_by=lambda a: a % ndim))
+        axis = axes[0] if len(axes) == 1 and draw(st.booleans()) else tuple(axes)
+    else:
+        axis = None
+    return shp, axis, draw(st.booleans())
+
+
+def np_axis(axis):
+    return axis if axis is None or isinstance(axis, int) else tuple(axis)
+
+
+def reference(fn, v, axis, keepdims, dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(fn(v, axis=np_axis(axis), keepdims=keepdims)).astype(dtype)
+
+
+@given(arrays_and_axes(), st.sampled_from(DTYPES))
+def test_sum_and_prod(case, dtype):
+    shp, axis, keepdims = case
+    v = value(shp, dtype)
+    x = var_for(v)
+    out_dtype = SUM_DTYPE[dtype]
+    y = T.sum(x, axis=axis, keepdims=keepdims)
+    assert y.dtype == out_dtype
+    rtol = 1e-2 if dtype == "float16" else None
+    assert_matches(run([x], y, v), reference(np.sum, v, axis, keepdims, out_dtype), rtol)
+    p = x.prod(axis=axis, keepdims=keepdims)
+    assert p.dtype == out_dtype
+    small = np.clip(v, -2, 2).astype(dtype)
+    assert_matches(run([x], p, small), reference(np.prod, small, axis, keepdims, out_dtype), rtol)
+    check_infer_shape([x], y, [v])
+
+
+@given(arrays_and_axes(min_side=1), st.sampled_from(DTYPES[:-1]))
+def test_max_min_argmax_argmin(case, dtype):
+    shp, axis, keepdims = case
+    v = value(shp, dtype)
+    x = var_for(v)
+    for fn, ref in ((T.max, np.max), (T.min, np.min)):
+        y = fn(x, axis=axis, keepdims=keepdims)
+        assert y.dtype == dtype
+        assert_matches(run([x], y, v), reference(ref, v, axis, keepdims, dtype))
+    if axis is None or isinstance(axis, int):
+        for fn, ref in ((T.argmax, np.argmax), (T.argmin, np.argmin)):
+            y = fn(x, axis=axis, keepdims=keepdims)
+            assert y.dtype == "int64"
+            expected = reference(ref, v, axis, keepdims and axis is not None, "int64")
+            if keepdims and axis is None:
+                expected = expected.reshape((1,) * v.ndim)
+            assert_matches(run([x], y, v), expected)
+            check_infer_shape([x], y, [v])
+
+
+def test_argmax_over_several_axes_flattens_them_in_order():
+    v = value((2, 3, 4), "float64")
+    x = var_for(v)
+    moved = np.transpose(v, (1, 0, 2)).reshape(3, 8)
+    assert_matches(run([x], T.argmax(x, axis=(0, 2)), v), moved.argmax(-1))
+    assert_matches(run([x], T.argmin(x, axis=(-1, 0)), v), moved.argmin(-1))
+    mx, amx = T.max_and_argmax(x, axis=1)
+    assert_matches(run([x], mx, v), v.max(1))
+    assert_matches(run([x], amx, v), v.argmax(1))
+
+
+@given(arrays_and_axes(), st.sampled_from(DTYPES))
+def test_any_all(case, dtype):
+    shp, axis, keepdims = case
+    v = (value(shp, "float64") > 0.5).astype(dtype)
+    x = var_for(v)
+    for fn, ref in ((T.any, np.any), (T.all, np.all)):
+        y = fn(x, axis=axis, keepdims=keepdims)
+        assert y.dtype == "bool"
+        assert_matches(run([x], y, v), reference(ref, v, axis, keepdims, "bool"))
+
+
+@given(arrays_and_axes(min_side=1), st.sampled_from(DTYPES))
+def test_mean_var_std(case, dtype):
+    shp, axis, keepdims = case
+    v = value(shp, dtype)
+    x = var_for(v)
+    expected_dtype = {"float16": "float16", "float32": "float32",
+                      "complex128": "complex128"}.get(dtype, "float64")
+    m = x.mean(axis=axis, keepdims=keepdims)
+    assert m.dtype == expected_dtype
+    rtol = 1e-2 if dtype == "float16" else 1e-5 if dtype == "float32" else None
+    assert_matches(run([x], m, v), reference(np.mean, v, axis, keepdims, expected_dtype), rtol)
+    check_infer_shape([x], m, [v])
+    real_dtype = {"complex128": "float64"}.get(expected_dtype, expected_dtype)
+    for ddof in (0, 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = run([x], [T.var(x, axis, ddof=ddof, keepdims=keepdims),
+                            x.std(axis=axis, ddof=ddof, keepdims=keepdims)], v)
+            ref_v = np.var(v.astype(expected_dtype), axis=np_axis(axis), ddof=ddof, keepdims=keepdims)
+            ref_s = np.std(v.astype(expected_dtype), axis=np_axis(axis), ddof=ddof, keepdims=keepdims)
+        assert_matches(out[0], np.asarray(ref_v, real_dtype), rtol)
+        assert_matches(out[1], np.asarray(ref_s, real_dtype), rtol)
+
+
+@pytest.mark.parametrize("L", [1, 2, 3, np.inf])
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_norm(L, dtype):
+    v = value((3, 4), dtype)
+    x = var_for(v)
+    out_dtype = "float64" if dtype == "int32" else dtype
+    for axis in (None, 0, -1):
+        y = x.norm(L, axis=axis)
+        assert y.dtype == out_dtype
+        flat = np.abs(v.astype("float64"))
+        ref = (flat.max(axis) if np.isinf(L) else (flat ** L).sum(axis) ** (1 / L))
+        assert_matches(run([x], y, v), np.asarray(ref, out_dtype), 1e-4)
+    assert run([x], T.norm(x, 2, axis=1, keepdims=True), v).shape == (3, 1)
+    with pytest.raises(ValueError, match="L=0"):
+        x.norm(0)
+
+
+def test_explicit_dtypes():
+    x = T.bmatrix("x")
+    v = np.full((2, 3), 100, dtype="int8")
+    assert_matches(run([x], x.sum(dtype="int8"), v), np.asarray(v.sum(dtype="int8")))
+    assert_matches(run([x], x.sum(acc_dtype="int32", dtype="int32"), v),
+                   np.asarray(600, dtype="int32"))
+    assert x.mean(dtype="float32").dtype == "float32"
+    assert T.fvector("f").sum(dtype="float64").dtype == "float64"
+    with pytest.raises(TypeError, match="would lose precision"):
+        T.dvector("d").sum(acc_dtype="float32")
+    s = T.shape(T.matrix("m")).prod()
+    assert s.dtype == "int64"
+    assert T.matrix("m").size.dtype == "int64"
+
+
+def test_reduction_type_broadcastable_and_op():
+    x = T.tensor("float64", (True, False, False), name="x")
+    y = x.sum(axis=1, keepdims=True)
+    assert y.broadcastable == (True, True, False)
+    assert x.max(axis=(0, 2)).broadcastable == (False,)
+    assert isinstance(x.sum(axis=-1).owner.op, CAReduce)
+    assert T.scalar("s").sum().ndim == 0
+
+
+def test_bad_axes_fail_when_the_graph_is_built():
+    x = T.matrix("x")
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of range for 'x', which has 2"):
+        x.sum(axis=2)
+    with pytest.raises(np.exceptions.AxisError, match="axis -3"):
+        T.mean(x, axis=-3)
+    with pytest.raises(ValueError, match="same axis twice"):
+        x.max(axis=(0, -2))
+    with pytest.raises(TypeError, match="axis must be"):
+        x.sum(axis=1.0)
+    with pytest.raises(np.exceptions.AxisError):
+        T.scalar("s").sum(axis=0)
+    with pytest.raises(TypeError, match="not ordered"):
+        T.zvector("z").max()
+
+
+def test_empty_max_and_argmax_fail_clearly_at_run_time():
+    x = T.matrix("x")
+    empty = np.zeros((0, 3))
+    assert_matches(run([x], x.max(axis=1), empty), np.zeros(0))
+    with pytest.raises(ValueError, match=r"'x' has shape \(0, 3\), and the max of no elements"):
+        run([x], x.max(axis=0), empty)
+    with pytest.raises(ValueError, match="min of no elements"):
+        run([x], x.min(), empty)
+    with pytest.raises(ValueError, match="no elements to choose from"):
+        run([x], x.argmax(), empty)
+    assert_matches(run([x], x.sum(axis=0), empty), np.zeros(3))
