@@ -189,7 +189,8 @@ class Op:
             return f"{type(self).__name__}{{{', '.join(f'{p}={getattr(self, p)}' for p in self.__props__)}}}"
         return type(self).__name__
 
-    __repr__ = __str__
+    def __repr__(self) -> str:
+        return str(self)  # so a subclass's __str__ is its repr too
 
     def make_node(self, *inputs: Any) -> Apply:
         raise NotImplementedError

@@ -5,14 +5,23 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from arignote.config import config
 from arignote.graph.basic import Constant, Variable
+from arignote.scalar.dtypes import smallest_int_dtype
 from arignote.tensor.type import TensorType
 
 
 class _TensorOperators:
-    """Operators shared by tensor variables and constants; each builds a graph node."""
+    """Operators shared by tensor variables and constants; each builds a graph node.
+
+    ``__array_ufunc__ = None`` makes numpy hand ``ndarray + x`` back to our
+    reflected operator (``x.__radd__``), so the result is a symbolic variable
+    rather than an object array of per-element graphs.
+    """
 
     type: TensorType
+    __array_ufunc__ = None
+    __array_priority__ = 1000
 
     # ---------------------------------------------------------- arithmetic
     def __add__(self, other): return _math.add(self, other)
@@ -84,12 +93,19 @@ class _TensorOperators:
 
     @property
     def T(self):
-        return _shape.transpose(self)
+        return self.transpose()
 
     def transpose(self, *axes):
+        """Permute the dimensions (reversed when no axes are given), as a DimShuffle view."""
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
             axes = axes[0]
-        return _shape.transpose(self, axes or None)
+        if not axes:
+            axes = range(self.ndim - 1, -1, -1)
+        axes = [int(a) + self.ndim if int(a) < 0 else int(a) for a in axes]
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"transpose of {self.describe()} ({self.ndim} dimensions): axes "
+                             f"{tuple(axes)} are not a permutation of {tuple(range(self.ndim))}")
+        return self.dimshuffle(axes)
 
     # ------------------------------------------------------- shape methods
     def dimshuffle(self, *pattern):
@@ -214,18 +230,20 @@ def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
 
 def constant(x: Any, name: str | None = None, dtype: str | None = None, ndim: int | None = None
              ) -> TensorConstant:
-    """A constant; Python ints take the smallest int dtype that holds them, floats floatX."""
-    from arignote.config import config
-    from arignote.scalar.dtypes import smallest_int_dtype
+    """A constant. numpy values keep their dtype; Python numbers get Theano's dtypes.
+
+    A Python int takes the smallest signed int dtype that holds it (``1000`` is
+    int16, so ``bvector + 1000`` is int16). A Python float takes floatX when
+    floatX is float32 or float16; under floatX=float64 it takes float32 when
+    float32 holds it exactly and float64 otherwise, so ``fvector * 1.5`` stays
+    float32 under either floatX while ``fvector * 1.1`` is float64 under
+    floatX=float64 (and then warns under ``warn_float64``). A Python complex is
+    complex128.
+    """
     if dtype is None:
-        if isinstance(x, bool) or isinstance(x, np.bool_):
-            dtype = "bool"
-        elif isinstance(x, int):
-            dtype = smallest_int_dtype(x)
-        elif isinstance(x, float):
-            dtype = config.floatX
-        elif isinstance(x, complex):
-            dtype = "complex128"
+        dtype = _python_scalar_dtype(x)
+    elif dtype == "floatX":
+        dtype = config.floatX
     data = np.asarray(x, dtype=dtype)
     if data.dtype == object:
         raise TypeError(f"cannot make a constant of {type(x).__name__} {x!r}")
@@ -233,6 +251,27 @@ def constant(x: Any, name: str | None = None, dtype: str | None = None, ndim: in
         raise TypeError(f"constant {x!r} has {data.ndim} dimensions, expected {ndim}")
     ttype = TensorType(data.dtype.name, tuple(n == 1 for n in data.shape))
     return TensorConstant(ttype, data, name=name)
+
+
+_INF = float("inf")
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _python_scalar_dtype(x: Any) -> str | None:
+    """Theano's dtype for a Python number (None: let numpy decide)."""
+    kind = type(x)
+    if kind is bool:
+        return "bool"
+    if kind is int:
+        return smallest_int_dtype(x)
+    if kind is float:
+        if config.floatX != "float64":
+            return config.floatX
+        exact = x != x or abs(x) == _INF or (abs(x) <= _FLOAT32_MAX and float(np.float32(x)) == x)
+        return "float32" if exact else "float64"
+    if kind is complex:
+        return "complex128"
+    return None
 
 
 def _flatten(items: Sequence) -> list:

@@ -1,0 +1,201 @@
+"""TensorVariable: operators with Python scalars and numpy arrays on either side,
+the refusals of truth value, iteration and len, attributes, constructors, reprs."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+from arignote import config, tensor
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import TensorConstant, TensorVariable, as_tensor_variable, constant
+from tests.utils import assert_matches, run
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+          operator.mod, operator.pow, operator.lt, operator.le, operator.gt, operator.ge]
+BITWISE = [operator.and_, operator.or_, operator.xor]
+X = np.array([1.5, -2.0, 3.0])
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("other", [2, 0.5, np.array([0.5, 2.0, -1.0]), np.float64(3.0)],
+                         ids=["int", "float", "array", "npscalar"])
+def test_binary_operators_on_either_side(op, other):
+    x = tensor.dvector("x")
+    for symbolic, expected in [(op(x, other), op(X, other)), (op(other, x), op(other, X))]:
+        assert isinstance(symbolic, TensorVariable), type(symbolic)
+        assert_matches(run([x], symbolic, X), np.asarray(expected))
+
+
+@pytest.mark.parametrize("op", BITWISE, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("other", [3, np.array([1, 2, 3], "int32"), True], ids=["int", "array", "bool"])
+def test_bitwise_operators_on_either_side(op, other):
+    i = tensor.ivector("i")
+    values = np.array([5, 6, 7], "int32")
+    for symbolic, expected in [(op(i, other), op(values, other)), (op(other, i), op(other, values))]:
+        assert isinstance(symbolic, TensorVariable)
+        assert_matches(run([i], symbolic, values), expected.astype(symbolic.dtype))
+
+
+def test_numpy_array_on_the_left_builds_a_graph():
+    x = tensor.dvector("x")
+    for result in [np.ones(3) + x, np.ones(3) * x, np.ones(3) < x, np.ones(3) - x, np.ones(3) ** x]:
+        assert isinstance(result, TensorVariable), type(result)
+    assert_matches(run([x], np.ones(3) - x, X), 1 - X)
+    assert_matches(run([x], np.float32(2) * x, X), 2 * X)
+
+
+def test_unary_operators():
+    x, i = tensor.dvector("x"), tensor.ivector("i")
+    values = np.array([1, -2, 3], "int32")
+    assert_matches(run([x], -x, X), -X)
+    assert_matches(run([x], abs(x), X), np.abs(X))
+    assert +x is x
+    assert_matches(run([i], ~i, values), ~values)
+
+
+def test_operators_with_two_variables_and_constants():
+    x, y = tensor.dvector("x"), tensor.dmatrix("y")
+    yv = np.arange(6.0).reshape(2, 3)
+    assert_matches(run([x, y], (x + y) * 2 - y / (x + 10), X, yv), (X + yv) * 2 - yv / (X + 10))
+    c = constant(np.array([1.0, 2.0, 3.0]))
+    assert isinstance(c + x, TensorVariable)
+    assert_matches(run([x], c * x, X), X * [1, 2, 3])
+
+
+def test_equality_keeps_identity_semantics():
+    x = tensor.vector("x")
+    assert (x == x) is True and (x != tensor.vector()) is True
+    assert {x: 1}[x] == 1
+    assert tensor.eq(x, 1).dtype == "bool"
+
+
+@pytest.mark.parametrize("action, match", [
+    (bool, "truth value"), (iter, "iterate"), (len, "len"),
+    (lambda v: v if v else None, "switch"), (lambda v: list(v), "iterate"),
+])
+def test_truth_iteration_and_len_raise_clear_type_errors(action, match):
+    x = tensor.vector("x")
+    with pytest.raises(TypeError, match=match):
+        action(x)
+    with pytest.raises(TypeError, match=match):
+        action(x > 0)
+
+
+def test_attributes():
+    x = tensor.tensor("int16", (False, True, False), name="x")
+    assert x.ndim == 3 and x.dtype == "int16" and x.broadcastable == (False, True, False)
+    assert x.type == TensorType("int16", (False, True, False))
+    assert x.T.broadcastable == (False, True, False)
+    assert x.transpose(1, 0, 2).broadcastable == (True, False, False)
+    assert x.transpose((2, 1, 0)).broadcastable == (False, True, False)
+    assert x.astype("float32").dtype == "float32"
+    with pytest.raises(ValueError, match="permutation"):
+        x.transpose(0, 0, 1)
+
+
+def test_transpose_values():
+    m = tensor.dmatrix("m")
+    values = np.arange(6.0).reshape(2, 3)
+    assert_matches(run([m], m.T, values), values.T)
+    t = tensor.dtensor3("t")
+    cube = np.arange(24.0).reshape(2, 3, 4)
+    assert_matches(run([t], t.transpose(1, 2, 0), cube), cube.transpose(1, 2, 0))
+    assert_matches(run([t], t.transpose(-1, 0, 1), cube), cube.transpose(2, 0, 1))
+
+
+def test_eval():
+    x, y = tensor.dvector("x"), tensor.dvector("y")
+    out = x * 2 + y
+    assert_matches(out.eval({x: X, y: np.ones(3)}), X * 2 + 1)
+    assert_matches(out.eval({x: X, y: np.zeros(3)}), X * 2)
+    assert_matches(constant(np.arange(3)).eval(), np.arange(3))
+    assert_matches((constant(2.0) * 3).eval(), np.asarray(6.0, "float32"))
+
+
+# ------------------------------------------------------------------ constructors
+KINDS = {"scalar": (), "vector": (False,), "matrix": (False, False), "row": (True, False),
+         "col": (False, True), "tensor3": (False,) * 3, "tensor4": (False,) * 4,
+         "tensor5": (False,) * 5}
+PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
+            "d": "float64", "c": "complex64", "z": "complex128"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_constructors(kind):
+    for prefix, dtype in PREFIXES.items():
+        var = getattr(tensor, prefix + kind)("v")
+        assert isinstance(var, TensorVariable)
+        assert (var.dtype, var.broadcastable, var.name) == (dtype, KINDS[kind], "v")
+    assert getattr(tensor, kind)().dtype == "float64"
+    assert getattr(tensor, kind)(dtype="int8").dtype == "int8"
+    with config.change_flags(floatX="float32"):
+        assert getattr(tensor, kind)().dtype == "float32"
+
+
+def test_tensor_constructor():
+    var = tensor.tensor("float32", (False, True), name="t")
+    assert (var.dtype, var.broadcastable, var.name) == ("float32", (False, True), "t")
+    assert tensor.tensor(shape=(None, 1)).broadcastable == (False, True)
+    assert tensor.tensor().dtype == "float64"
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        tensor.tensor("float128", ())
+
+
+@pytest.mark.parametrize("var, text", [
+    (lambda: tensor.fvector().type, "TensorType(float32, vector)"),
+    (lambda: tensor.dmatrix().type, "TensorType(float64, matrix)"),
+    (lambda: tensor.brow().type, "TensorType(int8, row)"),
+    (lambda: tensor.lcol().type, "TensorType(int64, col)"),
+    (lambda: tensor.iscalar().type, "TensorType(int32, scalar)"),
+    (lambda: tensor.ftensor3().type, "TensorType(float32, tensor3)"),
+    (lambda: tensor.tensor("float32", (True, True, False)).type,
+     "TensorType(float32, (True, True, False))"),
+    (lambda: tensor.exp(tensor.vector()).owner.op, "Elemwise{exp,no_inplace}"),
+    (lambda: tensor.vector("x"), "x"),
+    (lambda: tensor.exp(tensor.vector()), "Elemwise{exp,no_inplace}.out"),
+])
+def test_reprs(var, text):
+    assert repr(var()) == text
+
+
+# ------------------------------------------------------------------ constants
+@pytest.mark.parametrize("value, dtype", [
+    (1, "int8"), (1000, "int16"), (-40000, "int32"), (2**40, "int64"), (2**63, "uint64"),
+    (True, "bool"), (1.5, "float32"), (1.1, "float64"), (1e300, "float64"), (float("nan"), "float32"),
+    (1j, "complex128"), (np.float64(1.5), "float64"), (np.int16(3), "int16"),
+    (np.arange(3, dtype="uint8"), "uint8"), ([1, 2], "int64"),
+])
+def test_constant_dtypes_under_default_floatx(value, dtype):
+    assert constant(value).dtype == dtype
+
+
+def test_python_floats_take_floatx_when_it_is_narrower():
+    with config.change_flags(floatX="float32"):
+        assert constant(1.1).dtype == "float32"
+        assert constant(1e300).dtype == "float32"
+        assert constant(np.float64(1.1)).dtype == "float64"
+    with config.change_flags(floatX="float16"):
+        assert constant(0.5).dtype == "float16"
+
+
+def test_constant_types_and_errors():
+    c = constant(np.ones((1, 3)), name="c")
+    assert isinstance(c, TensorConstant) and c.broadcastable == (True, False) and str(c) == "c"
+    assert constant(2, dtype="floatX").dtype == "float64"
+    assert str(constant(2.5)) == "2.5"
+    with pytest.raises(TypeError, match="constant"):
+        constant(object())
+    with pytest.raises(TypeError, match="dimensions"):
+        constant([1, 2], ndim=2)
+
+
+def test_as_tensor_variable():
+    x = tensor.vector("x")
+    assert as_tensor_variable(x) is x
+    assert isinstance(as_tensor_variable(3), TensorConstant)
+    with pytest.raises(TypeError, match="expected 2 dimensions"):
+        as_tensor_variable(x, ndim=2)
