@@ -1,0 +1,353 @@
+"""Indexing against numpy: basic, integer-array and mask indexing, set/inc_subtensor,
+their infer_shape, and the errors bad indices give."""
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from arignote import tensor as T
+from arignote.tensor.shape import Shape_i, shape_i
+from arignote.tensor.subtensor import (AdvancedIncSubtensor, AdvancedIncSubtensor1, AdvancedSubtensor,
+                                       AdvancedSubtensor1, IncSubtensor, Subtensor, slice_length)
+from arignote.tensor.variable import as_tensor_variable
+from tests.utils import assert_matches, run
+
+DTYPES = ["bool", "int8", "int64", "float32", "float64", "complex64"]
+
+
+def check_infer_shape(inputs, outputs, values):
+    """Each output's ``infer_shape``, compiled, gives the shape of its computed value."""
+    outputs = outputs if isinstance(outputs, list) else [outputs]
+    for out in outputs:
+        node = out.owner
+        shapes = [tuple(shape_i(v, d) for d in range(v.ndim)) for v in node.inputs]
+        inferred = node.op.infer_shape(None, node, shapes)[out.index]
+        assert len(inferred) == out.ndim
+        for entry in inferred:
+            assert isinstance(entry, int) or entry.dtype == "int64", entry
+        computed = run(inputs, [out] + [as_tensor_variable(s) for s in inferred], *values)
+        assert tuple(int(s) for s in computed[1:]) == computed[0].shape
+
+
+def value(shape, dtype="float64", rng=np.random.default_rng(0)):
+    return (rng.standard_normal(shape) * 5).astype(dtype)
+
+
+def var_for(v, name="x"):
+    return T.tensor(str(v.dtype), tuple(n == 1 for n in v.shape), name=name)
+
+
+def symbolize(index):
+    """The index with each int and slice bound replaced by an int64 scalar input."""
+    inputs, values = [], []
+
+    def sym(item):
+        if isinstance(item, (int, np.integer)):
+            var = T.lscalar(f"i{len(inputs)}")
+            inputs.append(var)
+            values.append(int(item))
+            return var
+        if isinstance(item, slice):
+            return slice(*(None if v is None else sym(v) for v in (item.start, item.stop, item.step)))
+        return item
+    items = index if isinstance(index, tuple) else (index,)
+    return tuple(sym(i) for i in items), inputs, values
+
+
+# ------------------------------------------------------------- basic indexing
+shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5)
+
+
+@given(st.data())
+def test_basic_indexing_matches_numpy(data):
+    shape = data.draw(shapes)
+    index = data.draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
+    v = value(shape)
+    x = var_for(v)
+    expected = v[index]
+    y = x[index]
+    assert_matches(run([x], y, v), np.asarray(expected))
+    if y is not x:
+        check_infer_shape([x], y, [v])
+    sym_index, inputs, values = symbolize(index)
+    y = x[sym_index]
+    assert_matches(run([x] + inputs, y, v, *values), np.asarray(expected))
+    if y is not x:
+        check_infer_shape([x] + inputs, y, [v] + values)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index", [0, -1, (1, 2), (slice(None, None, -1), 1), (slice(3, 0, -2),),
+                                   (slice(5, 1),), (slice(-100, 100),), (Ellipsis, 0),
+                                   (None, 0, None), (slice(1, None), None, Ellipsis)])
+def test_basic_indexing_dtypes(dtype, index):
+    v = value((4, 3), dtype)
+    x = var_for(v)
+    assert_matches(run([x], x[index], v), np.asarray(v[index]))
+
+
+def test_subtensor_output_is_a_view_and_declares_it():
+    v = value((4, 3))
+    x = var_for(v)
+    y = x[1:, ::-1]
+    assert isinstance(y.owner.op, Subtensor) and y.owner.op.view_map == {0: [0]}
+    cell = [None]
+    y.owner.op.perform(y.owner, [v], [cell])
+    assert np.shares_memory(cell[0], v)
+    scalar = x[1, 2]
+    scalar.owner.op.perform(scalar.owner, [v, ], [cell])
+    assert type(cell[0]) is np.ndarray and cell[0].shape == () and cell[0] == v[1, 2]
+
+
+def test_zero_dimensional_and_trivial_indices():
+    v = np.asarray(2.5)
+    x = T.scalar("x")
+    assert x[()] is x and x[...] is x
+    assert_matches(run([x], x[None], v), v[None])
+    m = T.matrix("m")
+    assert m[:, :] is m
+
+
+def test_equal_indexings_build_equal_ops():
+    x = T.matrix("x")
+    i = T.lscalar("i")
+    assert x[1:, i].owner.op == x[2:, i].owner.op.__class__(x[1:, i].owner.op.idx_list)
+    assert x[0].owner.op == x[0, :].owner.op
+    assert hash(x[1:3].owner.op) == hash(x[1:3].owner.op)
+
+
+def test_broadcastable_pattern_of_results():
+    x = T.tensor("float64", (True, False, True), name="x")
+    assert x[0].broadcastable == (False, True)
+    assert x[:, 1:].broadcastable == (True, False, True)
+    assert x[None, :, 0].broadcastable == (True, True, True)
+    assert x[1:].broadcastable == (False, False, True)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 7])
+def test_slice_length_symbolic_and_static_agree(n):
+    cases = [(None, None, 1), (2, None, None), (-3, 100, 2), (None, -1, -1), (10, -10, -3),
+             (-100, None, -2), (3, 3, None), (1, None, 3)]
+    length = T.lscalar("n")
+    for start, stop, step in cases:
+        expected = len(range(n)[start:stop:step])
+        assert slice_length(n, start, stop, step) == expected
+        sym = [None if v is None else T.constant(v, dtype="int64") + T.lscalar("zero")
+               for v in (start, stop, step)]
+        zero = [v.owner.inputs[1] for v in sym if v is not None]
+        out = as_tensor_variable(slice_length(length, *sym))
+        assert int(run([length] + zero, out, n, *[0] * len(zero))) == expected
+
+
+# ---------------------------------------------------------- advanced indexing
+def test_integer_vector_on_first_axis_is_advanced_subtensor1():
+    v = value((5, 3))
+    x = var_for(v)
+    idx = T.lvector("idx")
+    for index in ([4, 0, 0, -1], np.array([1, 1], dtype="int32"), idx):
+        y = x[index]
+        assert isinstance(y.owner.op, AdvancedSubtensor1)
+        iv = np.array([3, -5, 0]) if index is idx else np.asarray(index)
+        assert_matches(run([x, idx], y, v, iv), v[iv])
+        check_infer_shape([x, idx], y, [v, iv])
+    assert_matches(run([x], x[[]], v), v[np.array([], dtype=int)])
+
+
+@given(st.data())
+def test_integer_array_indexing_matches_numpy(data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    index = data.draw(hnp.integer_array_indices(shape, result_shape=hnp.array_shapes(
+        min_dims=0, max_dims=2, max_side=3)))
+    v = value(shape)
+    x = var_for(v)
+    # Each array becomes a symbolic input; a slice in the middle checks numpy's placement rule.
+    arrays = [T.tensor("int64", (False,) * a.ndim, name=f"a{k}") for k, a in enumerate(index)]
+    values = [a.astype("int64") for a in index]
+    y = x[tuple(arrays)]
+    assert_matches(run([x] + arrays, y, v, *values), v[index])
+    check_infer_shape([x] + arrays, y, [v] + values)
+    if len(shape) >= 2:
+        mixed = (arrays[0], slice(None, None, -1)) + tuple(arrays[2:]) if len(arrays) > 2 else \
+            (arrays[0], slice(None, None, -1))
+        expected = v[(values[0], slice(None, None, -1)) + tuple(values[2:])]
+        y = x[mixed]
+        assert_matches(run([x] + arrays, y, v, *values), expected)
+        check_infer_shape([x] + arrays, y, [v] + values)
+
+
+@pytest.mark.parametrize("index", [
+    ([0, 2], [1, 1]), (slice(None), [2, 0]), (0, slice(1, None), [0, 1]), ([0, 1], None, [2, 1]),
+    (None, [1], slice(None), 0), ([[0, 1], [1, 1]], ...), (..., [0, 0, 1]),
+    (np.array([[0], [2]]), np.array([0, 1, 2])), (1, [0, 1], 2), ([0, 1], slice(None), [1, 2])])
+def test_mixed_advanced_indexing(index):
+    v = value((3, 4, 3))
+    x = var_for(v)
+    y = x[index]
+    assert isinstance(y.owner.op, AdvancedSubtensor)
+    assert_matches(run([x], y, v), v[index])
+    check_infer_shape([x], y, [v])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_boolean_masks_constant_and_symbolic(dtype):
+    v = value((3, 4), dtype)
+    x = var_for(v)
+    mask = T.tensor("bool", (False, False), name="mask")
+    row_mask = T.bvector("rows").astype("bool")
+    m = np.abs(value((3, 4))) > 3
+    rows = np.array([1, 0, 1], dtype="int8")
+    cases = [(x[mask], v[m]), (x[m], v[m]), (x[[True, False, True]], v[[True, False, True]]),
+             (x[row_mask, 1:], v[rows.astype(bool), 1:]), (x[:, m[0]], v[:, m[0]]),
+             (x[T.neq(x, 0)], v[v != 0])]
+    rows_var = row_mask.owner.inputs[0]
+    for y, expected in cases:
+        assert_matches(run([x, mask, rows_var], y, v, m, rows), expected)
+        check_infer_shape([x, mask, rows_var], y, [v, m, rows])
+
+
+# ------------------------------------------------------------ x.shape[i]
+def test_indexing_a_shape_reads_it():
+    x = T.tensor3("x")
+    v = np.zeros((2, 3, 4))
+    assert isinstance(x.shape[1].owner.op, Shape_i)
+    assert_matches(run([x], x.shape[0], v), np.array(2, dtype="int64"))
+    assert_matches(run([x], x.shape[-1], v), np.array(4, dtype="int64"))
+    assert_matches(run([x], x.shape[1:], v), np.array([3, 4], dtype="int64"))
+    i = T.lscalar("i")
+    assert_matches(run([x, i], x.shape[i], v, 1), np.array(3, dtype="int64"))
+    with pytest.raises(IndexError, match="index 3 is out of range for the shape of 'x'"):
+        x.shape[3]
+
+
+# --------------------------------------------------------- set and increment
+@given(st.data())
+def test_set_and_inc_basic_match_numpy(data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4))
+    index = data.draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
+    v = value(shape)
+    target_shape = v[index].shape
+    y_shape = data.draw(hnp.broadcastable_shapes(target_shape, max_dims=len(target_shape), min_side=0))
+    assume(np.broadcast_shapes(y_shape, target_shape) == target_shape)
+    w = value(y_shape)
+    x, y = var_for(v), var_for(w, "y")
+    sym_index, inputs, values = symbolize(index)
+    if x[sym_index] is x:
+        return
+    for fn, write in ((T.set_subtensor, np.ndarray.__setitem__), (T.inc_subtensor, None)):
+        expected = v.copy()
+        if write is None:
+            expected[index] += w
+        else:
+            expected[index] = w
+        out = fn(x[sym_index], y)
+        assert isinstance(out.owner.op, IncSubtensor) and out.type == x.type
+        before = v.copy()
+        assert_matches(run([x, y] + inputs, out, v, w, *values), expected)
+        np.testing.assert_array_equal(v, before)
+        check_infer_shape([x, y] + inputs, out, [v, w] + values)
+
+
+def test_inc_with_repeated_indices_accumulates():
+    v = np.zeros((4, 2))
+    x = var_for(v)
+    idx = T.lvector("idx")
+    out = T.inc_subtensor(x[idx], 1.0)
+    assert isinstance(out.owner.op, AdvancedIncSubtensor1)
+    expected = v.copy()
+    np.add.at(expected, [0, 0, 3, 0], 1.0)
+    assert_matches(run([x, idx], out, v, np.array([0, 0, 3, 0])), expected)
+    check_infer_shape([x, idx], out, [v, np.array([0, 0, 3, 0])])
+    out = T.inc_subtensor(x[[1, 1], [0, 0]], np.array([2.0, 3.0]))
+    assert isinstance(out.owner.op, AdvancedIncSubtensor)
+    assert run([x], out, v)[1, 0] == 5.0
+    out = T.set_subtensor(x[[2, 2]], np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(run([x], out, v)[2], [3.0, 4.0])
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "complex64"])
+def test_set_and_inc_advanced_and_masks(dtype):
+    v = value((3, 4), dtype)
+    x = var_for(v)
+    m = np.abs(value((3, 4))) > 3
+    mask = T.tensor("bool", (False, False), name="mask")
+    cases = [(x[mask], (m,)), (x[:, [3, 0, 3]], (slice(None), [3, 0, 3])),
+             (x[[0, 2], 1:3], ([0, 2], slice(1, 3))), (x[None, [1, 1]], (None, [1, 1]))]
+    for indexed, index in cases:
+        for fn in (T.set_subtensor, T.inc_subtensor):
+            expected = v.copy()
+            if fn is T.set_subtensor:
+                expected[index] = 7
+            else:
+                np.add.at(expected, tuple(np.nonzero(i)[0] if isinstance(i, np.ndarray) else i
+                                          for i in index) if index[0] is not m else m.nonzero(), 7)
+            out = fn(indexed, 7)
+            before = v.copy()
+            assert_matches(run([x, mask], out, v, m), expected)
+            np.testing.assert_array_equal(v, before)
+            check_infer_shape([x, mask], out, [v, m])
+
+
+def test_set_subtensor_reuses_its_buffer_but_never_the_input():
+    v = value((3, 3))
+    x = var_for(v)
+    out = T.set_subtensor(x[0], 0.0)
+    from arignote import function
+    fn = function([x], out)
+    first = fn(v).copy()
+    second = fn(v)
+    np.testing.assert_array_equal(first, second)
+    assert v[0, 0] != 0.0
+
+
+# ------------------------------------------------------------------- errors
+def test_out_of_range_index_names_the_variable():
+    x = T.vector("x")
+    i = T.lscalar("i")
+    with pytest.raises(IndexError, match=r"'x'\[5\] with 'x' of shape \(3,\): index 5 is out of bounds"):
+        run([x, i], x[i], np.zeros(3), 5)
+    with pytest.raises(IndexError, match="'x'.*out of bounds"):
+        run([x], x[[0, 7]], np.zeros(3))
+    with pytest.raises(IndexError, match="'x'.*out of bounds"):
+        run([x], x[[[0, 7]]], np.zeros(3))
+    with pytest.raises(IndexError, match="'x'.*boolean index did not match"):
+        run([x], x[np.array([True, False])], np.zeros(3))
+    with pytest.raises(IndexError, match="index 2 is out of range for dimension 0 of 'r'"):
+        T.row("r")[2]
+
+
+@pytest.mark.parametrize("index, error, message", [
+    (T.dscalar("f"), TypeError, "must be integer scalars, got 'f'.*cast it"),
+    (slice(T.fscalar("f"), None), TypeError, "slice bounds of 'x' must be integer scalars"),
+    (1.5, TypeError, "cannot index 'x' with float"),
+    (slice(1.5, None), TypeError, "slice bounds of 'x' must be ints"),
+    (True, TypeError, "boolean True is not supported"),
+    (T.dvector("fv"), TypeError, "index arrays of 'x' must be integer or boolean"),
+    ([0.5, 1.0], TypeError, "index arrays of 'x' must be integer or boolean"),
+    ((0, 0, 0), IndexError, "too many indices for 'x': it has 2 dimensions"),
+    ((Ellipsis, 0, Ellipsis), IndexError, "only one Ellipsis"),
+    (slice(None, None, 0), ValueError, "slice step of 'x'.*cannot be zero"),
+    ("a", TypeError, "cannot index 'x' with str"),
+])
+def test_bad_indices_fail_clearly(index, error, message):
+    x = T.matrix("x")
+    with pytest.raises(error, match=message):
+        x[index]
+
+
+def test_bad_set_and_inc_fail_clearly():
+    x = T.fmatrix("x")
+    with pytest.raises(TypeError, match="expects an indexed expression such as set_subtensor"):
+        T.set_subtensor(x, 1.0)
+    with pytest.raises(TypeError, match="'x' is float32 but the value 'y' is float64.*cast"):
+        T.inc_subtensor(x[0], T.dvector("y"))
+    with pytest.raises(TypeError, match="has 2 dimensions but the indexed part of 'x' has 1"):
+        T.set_subtensor(x[0], T.fmatrix("y"))
+    with pytest.raises(TypeError, match="does not fit 'x'"):
+        T.set_subtensor(T.bmatrix("x")[0], 1000)
+    y = T.fvector("y")
+    out = T.set_subtensor(x[0], y)
+    with pytest.raises(ValueError, match="could not broadcast"):
+        run([x, y], out, np.zeros((2, 3), "float32"), np.zeros(4, "float32"))
+    v = np.zeros((2, 3), "float32")
+    assert_matches(run([x], T.set_subtensor(x[0], 0.5), v), np.where([[1], [0]], 0.5, v).astype("float32"))
