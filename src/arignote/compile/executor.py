@@ -315,17 +315,24 @@ def _alias_roots() -> Any:
     cache: dict[Variable, frozenset] = {}
 
     def roots(var: Variable) -> frozenset:
-        if var in cache:
-            return cache[var]
-        node = var.owner
-        result: frozenset = frozenset([var])
-        if node is not None:
-            op = node.op
-            linked = op.view_map.get(var.index, []) + op.destroy_map.get(var.index, [])
-            if linked:
-                result = frozenset().union(*[roots(node.inputs[i]) for i in linked])
-        cache[var] = result
-        return result
+        # Iterative, so a long chain of views does not hit the recursion limit.
+        stack = [var]
+        while stack:
+            top = stack[-1]
+            if top in cache:
+                stack.pop()
+                continue
+            node = top.owner
+            linked = [] if node is None else [
+                node.inputs[i] for i in node.op.view_map.get(top.index, [])
+                + node.op.destroy_map.get(top.index, [])]
+            pending = [v for v in linked if v not in cache]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            cache[top] = frozenset().union(*[cache[v] for v in linked]) if linked else frozenset([top])
+        return cache[var]
 
     return roots
 
