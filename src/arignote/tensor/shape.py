@@ -18,7 +18,6 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.scalar.dtypes import DISCRETE
-from arignote.scalar.ops import Cast
 from arignote.tensor import math as _math
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.type import TensorType
