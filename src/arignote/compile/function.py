@@ -222,8 +222,8 @@ def _normalize_givens(givens: Any) -> dict[Variable, Variable]:
             same = (isinstance(new.type, TensorType) and isinstance(old.type, TensorType)
                     and old.type.dtype == new.type.dtype and old.type.ndim == new.type.ndim)
             if not same:
-                raise TypeError(f"givens: {old.describe()} of type {old.type} cannot be replaced by "
-                                f"{new} of type {new.type}: the dtype and number of dimensions must "
+                raise TypeError(f"givens: {old.describe()} ({_type_text(old)}) cannot be replaced by "
+                                f"{new.describe()} ({_type_text(new)}): the dtype and number of dimensions must "
                                 f"match; cast it with tensor.cast(v, {getattr(old.type, 'dtype', '?')!r})")
         result[old] = new
     return result
@@ -276,6 +276,12 @@ def _check_update_type(target: Any, expr: Variable) -> None:
           and all(e or not s for s, e in zip(expected.broadcastable, expr.type.broadcastable)))
     if not ok:
         who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
-        raise TypeError(f"the update of {who} has type {expr.type}, but the variable is "
-                        f"{expected}: an update must keep the dtype and number of dimensions; "
+        raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
+                        f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
                         f"cast it with tensor.cast(expr, {expected.dtype!r}) or fix the expression")
+
+
+def _type_text(var_or_type: Any) -> str:
+    """``float32 vector`` for a tensor variable or type, else the type's own text."""
+    ttype = getattr(var_or_type, "type", var_or_type)
+    return ttype.describe() if isinstance(ttype, TensorType) else str(ttype)

@@ -1,0 +1,133 @@
+"""debugprint (Theano's indented tree) and pp (infix expressions)."""
+import io
+
+import numpy as np
+import pytest
+
+import arignote
+from arignote import debugprint, function, pp, shared
+from arignote import tensor as T
+from arignote.graph.basic import Apply, Op
+from arignote.printing import pp_apply
+
+
+def test_debugprint_tree_format():
+    x = T.vector("x")
+    y = T.exp(x) * 2
+    assert debugprint(y, file="str") == (
+        "Elemwise{mul,no_inplace} [id A] ''\n"
+        " |Elemwise{exp,no_inplace} [id B] ''\n"
+        " | |x [id C]\n"
+        " |InplaceDimShuffle{x} [id D] ''\n"
+        "   |TensorConstant{2} [id E]\n")
+
+
+def test_debugprint_repeated_subtree_is_printed_once_then_referenced():
+    x = T.vector("x")
+    e = T.exp(x)
+    text = debugprint(e + e * x, file="str")
+    assert text.count("Elemwise{exp,no_inplace} [id B]") == 2
+    assert text.count("x [id C]") == 2  # once under exp, once in e * x; not again under exp
+    assert text.splitlines()[-2].strip(" |") == "Elemwise{exp,no_inplace} [id B] ''"
+
+
+def test_debugprint_list_shares_ids_and_shows_names_and_types():
+    x = T.vector("x")
+    e = T.exp(x)
+    e.name = "e"
+    text = debugprint([e, e + 1], file="str", print_type=True)
+    lines = text.splitlines()
+    assert lines[0] == "Elemwise{exp,no_inplace} [id A] <TensorType(float64, vector)> 'e'"
+    assert lines[1] == " |x [id B] <TensorType(float64, vector)>"
+    assert "Elemwise{exp,no_inplace} [id A]" in lines[3]
+
+
+@pytest.mark.parametrize("ids, pattern", [("int", "[id 0]"), ("", "Elemwise{exp,no_inplace} ''")])
+def test_debugprint_id_styles(ids, pattern):
+    assert pattern in debugprint(T.exp(T.vector("x")), file="str", ids=ids)
+
+
+def test_debugprint_char_ids_go_past_z():
+    x = T.vector("x")
+    y = x
+    for _ in range(30):
+        y = T.exp(y)
+    text = debugprint(y, file="str")
+    assert "[id Z]" in text and "[id BA]" in text
+
+
+def test_debugprint_compiled_function_shows_execution_order_and_updates():
+    x = T.vector("x")
+    s = shared(np.float64(1.0), "s")
+    f = function([x], T.exp(x) * s, updates={s: s + 1})
+    text = debugprint(f, file="str")
+    order = {str(n.op): i for i, n in enumerate(f.maker.fgraph.toposort())}
+    first = text.splitlines()[0]
+    assert first.startswith("Elemwise{mul,no_inplace} [id A] ''")
+    assert first.endswith(str(order["Elemwise{mul,no_inplace}"]))
+    assert "Elemwise{add,no_inplace}" in text and " |s [id" in text
+
+
+def test_debugprint_writes_to_a_file_or_stdout(capsys):
+    x = T.vector("x")
+    buffer = io.StringIO()
+    assert debugprint(x * 1, file=buffer) is buffer
+    assert buffer.getvalue().startswith("Elemwise{mul")
+    debugprint(x * 1)
+    assert capsys.readouterr().out == buffer.getvalue()
+
+
+def test_debugprint_multi_output_node_and_deep_graphs():
+    class Split(Op):
+        def make_node(self, x):
+            return Apply(self, [x], [x.type(), x.type()])
+
+    x = T.vector("x")
+    first, second = Split()(x)
+    text = debugprint([first, second], file="str")
+    assert "Split.0 [id A] ''" in text and "Split.1 [id A] ''" in text
+    y = x
+    for _ in range(3000):
+        y = -y
+    assert debugprint(y, file="str").count("\n") == 3001
+
+
+def test_debugprint_refuses_other_objects():
+    with pytest.raises(TypeError, match="debugprint"):
+        debugprint(3)
+    with pytest.raises(ValueError, match="ids"):
+        debugprint(T.vector("x"), ids="hex")
+
+
+def test_pp_infix():
+    x, y = T.vector("x"), T.vector("y")
+    assert pp(T.exp(x) * 2) == "(exp(x) * TensorConstant{2})"
+    assert pp(-x + y / x) == "((-x) + (y / x))"
+    assert pp(T.switch(x < y, x, y)) == "switch((x < y), x, y)"
+    assert pp(T.cast(x, "float32")) == "convert_to_float32(x)"
+
+
+def test_pp_dimshuffle():
+    m = T.matrix("m")
+    assert pp(m.dimshuffle(1, 0)) == "m.T"
+    assert pp(m.dimshuffle(0, "x", 1)) == "m.dimshuffle(0, 'x', 1)"
+
+
+def test_pp_unknown_op_and_registration():
+    class Twice(Op):
+        def make_node(self, x):
+            return Apply(self, [x], [x.type()])
+
+    x = T.vector("x")
+    assert pp(Twice()(x)) == "Twice(x)"
+
+    @pp_apply.register(Twice)
+    def _(op, node, args):
+        return f"2*{args[0]}"
+
+    assert pp(Twice()(x) + 1) == "(2*x + TensorConstant{1})"
+
+
+def test_exported_from_the_package():
+    assert arignote.debugprint is debugprint and arignote.pp is pp
+    assert {"debugprint", "pp"} <= set(arignote.__all__)
