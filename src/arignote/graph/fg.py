@@ -26,6 +26,9 @@ class FunctionGraph:
             self.equiv = None
         self.inputs: list[Variable] = list(inputs)
         self._input_set = set(self.inputs)
+        if len(self._input_set) != len(self.inputs):
+            repeated = [str(v) for v in self._input_set if self.inputs.count(v) > 1]
+            raise ValueError(f"FunctionGraph inputs repeat {', '.join(repeated)}: list each input once")
         self.outputs: list[Variable] = []
         self.apply_nodes: set[Apply] = set()
         self.variables: set[Variable] = set()
@@ -50,34 +53,56 @@ class FunctionGraph:
             self.clients.setdefault(var, [])
 
     def _import_var(self, var: Variable) -> None:
-        if var.owner is not None and var.owner not in self.apply_nodes:
+        if var in self.variables:
+            return
+        if var.owner is not None:
             self._import_node(var.owner)
-        elif var.owner is None and var not in self.variables:
-            if not isinstance(var, Constant) and var not in self._input_set:
-                raise MissingInputError(var)
-            self._add_variable(var)
+            return
+        if not isinstance(var, Constant) and var not in self._input_set:
+            raise MissingInputError(var)
+        self._add_variable(var)
 
     def _import_node(self, node: Apply) -> None:
-        # Iterative post-order walk: deep graphs must not hit the recursion limit.
-        stack = [(node, False)]
-        while stack:
-            new, expanded = stack.pop()
-            if new in self.apply_nodes:
-                continue
-            if not expanded:
-                stack.append((new, True))
-                stack.extend((i.owner, False) for i in reversed(new.inputs)
-                             if i.owner is not None and i.owner not in self.apply_nodes)
-                continue
+        """Add ``node`` and every node it needs that is not in the graph yet.
+
+        Everything is checked before anything is added, so a missing input leaves
+        the graph as it was.
+        """
+        new_nodes = self._nodes_to_import(node)
+        for new in new_nodes:
+            for inp in new.inputs:
+                if (inp.owner is None and inp not in self.variables
+                        and not isinstance(inp, Constant) and inp not in self._input_set):
+                    raise MissingInputError(inp, needed_by=new)
+        for new in new_nodes:
             for inp in new.inputs:
                 if inp.owner is None:
-                    self._import_var(inp)
+                    self._add_variable(inp)
             self.apply_nodes.add(new)
             for out in new.outputs:
                 self._add_variable(out)
             for i, inp in enumerate(new.inputs):
                 self.clients[inp].append((new, i))
             self._notify("on_import", new)
+
+    def _nodes_to_import(self, node: Apply) -> list[Apply]:
+        # Iterative post-order walk: deep graphs must not hit the recursion limit.
+        order: list[Apply] = []
+        seen: set[Apply] = set()
+        stack = [(node, False)]
+        while stack:
+            current, expanded = stack.pop()
+            if expanded:
+                order.append(current)
+                continue
+            if current in seen or current in self.apply_nodes:
+                continue
+            seen.add(current)
+            stack.append((current, True))
+            stack.extend((i.owner, False) for i in reversed(current.inputs)
+                         if i.owner is not None and i.owner not in self.apply_nodes
+                         and i.owner not in seen)
+        return order
 
     def _prune_if_unused(self, var: Variable) -> None:
         stack = [var]
@@ -103,17 +128,15 @@ class FunctionGraph:
 
     def change_input(self, node: Any, i: int, new: Variable, reason: str | None = None) -> None:
         """Make input ``i`` of ``node`` (or output ``i`` if node is "output") be ``new``."""
-        if node == "output":
-            old = self.outputs[i]
-            self._check_type(old, new)
-            self.outputs[i] = new
-        else:
-            old = node.inputs[i]
-            self._check_type(old, new)
-            node.inputs[i] = new
+        old = self.outputs[i] if node == "output" else node.inputs[i]
         if old is new:
             return
-        self._import_var(new)
+        self._check_type(old, new)
+        self._import_var(new)  # first: a missing input must leave the graph unchanged
+        if node == "output":
+            self.outputs[i] = new
+        else:
+            node.inputs[i] = new
         self.clients[new].append((node, i))
         self.clients[old].remove((node, i))
         self._notify("on_change_input", node, i, old, new, reason)
@@ -141,6 +164,11 @@ class FunctionGraph:
         if hasattr(feature, "on_attach"):
             feature.on_attach(self)
 
+    def remove_feature(self, feature: Any) -> None:
+        self.features.remove(feature)
+        if hasattr(feature, "on_detach"):
+            feature.on_detach(self)
+
     def _notify(self, event: str, *args: Any) -> None:
         for feature in self.features:
             callback = getattr(feature, event, None)
@@ -151,6 +179,32 @@ class FunctionGraph:
     def toposort(self) -> list[Apply]:
         """The apply nodes in an order where each comes after those it needs."""
         return io_toposort(self.inputs, self.outputs)
+
+    def check_integrity(self) -> None:
+        """Raise ValueError if the bookkeeping disagrees with the graph itself.
+
+        For tests and for debugging rewrites: the nodes must be exactly those
+        between the inputs and outputs, and ``clients`` must list every use.
+        """
+        nodes = set(io_toposort(self.inputs, self.outputs))
+        if nodes != self.apply_nodes:
+            raise ValueError(f"apply_nodes has {len(self.apply_nodes - nodes)} unreachable and lacks "
+                             f"{len(nodes - self.apply_nodes)} reachable nodes")
+        uses: dict[Variable, list] = {v: [] for v in self.variables}
+        for node in nodes:
+            for i, inp in enumerate(node.inputs):
+                if inp not in uses:
+                    raise ValueError(f"input {i} of {node} ({inp}) is not among the variables")
+                uses[inp].append((node, i))
+            for out in node.outputs:
+                if out not in self.variables:
+                    raise ValueError(f"output {out} of {node} is not among the variables")
+        for i, out in enumerate(self.outputs):
+            uses.setdefault(out, []).append(("output", i))
+        for var in set(uses) | set(self.clients):
+            expected = sorted(uses.get(var, []), key=_client_key)
+            if sorted(self.clients.get(var, []), key=_client_key) != expected:
+                raise ValueError(f"clients of {var} are {self.clients.get(var)}, expected {expected}")
 
     def orphans(self) -> list[Variable]:
         return [v for v in self.variables if v.owner is None and v not in self.inputs]
@@ -164,11 +218,18 @@ class FunctionGraph:
         return f"FunctionGraph({', '.join(map(str, self.outputs))})"
 
 
+def _client_key(client: tuple[Any, int]) -> tuple[int, int]:
+    node, i = client
+    return (-1 if node == "output" else id(node), i)
+
+
 class MissingInputError(ValueError):
     """An output needs a variable that is neither an input, a shared variable nor a constant."""
 
-    def __init__(self, var: Variable):
+    def __init__(self, var: Variable, needed_by: Apply | None = None):
+        use = f" to compute {needed_by}" if needed_by is not None else ""
         super().__init__(
-            f"the graph needs {var.describe()} of type {var.type}, which is not among the "
+            f"the graph needs {var.describe()} of type {var.type}{use}, but it is not among the "
             "inputs: add it to the inputs list of function(), or replace it with givens=")
         self.variable = var
+        self.needed_by = needed_by

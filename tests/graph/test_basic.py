@@ -1,0 +1,143 @@
+"""The generic IR: Op identity from __props__, Variable, Constant, Apply."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arignote.graph.basic import Apply, Constant, Op, Variable
+from tests.graph._ops import Combine, Thing, f, g, two, var
+
+
+class WithArray(Op):
+    __props__ = ("weights", "axis")
+
+    def __init__(self, weights, axis=None):
+        self.weights = weights
+        self.axis = axis
+
+
+class NoProps(Op):
+    pass
+
+
+def test_op_equality_and_hash_follow_props():
+    assert Combine("f") == Combine("f") and hash(Combine("f")) == hash(Combine("f"))
+    assert Combine("f") != Combine("g")
+    assert Combine("f", nout=2) != Combine("f")
+    assert len({Combine("f"), Combine("f"), Combine("g")}) == 2
+
+
+def test_props_holding_arrays_lists_and_dicts_hash_by_content():
+    a, b = WithArray(np.arange(3)), WithArray(np.arange(3))
+    assert hash(a) == hash(b)
+    assert hash(WithArray([1, [2, 3]], {"k": [1]})) == hash(WithArray([1, [2, 3]], {"k": [1]}))
+    assert hash(a) != hash(WithArray(np.arange(3.0)))  # same values, other dtype
+
+
+def test_ops_of_different_classes_never_compare_equal():
+    class Other(Combine):
+        pass
+    assert Combine("f") != Other("f")
+    assert NoProps() == NoProps()
+
+
+def test_op_str_and_repr_from_props():
+    assert str(Combine("f")) == "Combine{label=f, nout=1}" == repr(Combine("f"))
+    assert str(NoProps()) == "NoProps"
+
+
+def test_op_call_returns_the_output_or_the_list_of_outputs():
+    x = var("x")
+    out = f(x)
+    assert isinstance(out, Variable) and out.owner.op == f and out.owner.inputs == [x]
+    outs = two(x)
+    assert isinstance(outs, list) and [o.index for o in outs] == [0, 1]
+
+
+def test_op_without_perform_infer_shape_or_grad_says_so():
+    node = Apply(NoProps(), [], [Thing()()])
+    with pytest.raises(NotImplementedError, match="NoProps has no perform"):
+        NoProps().perform(node, [], [[None]])
+    with pytest.raises(NotImplementedError, match="infer_shape"):
+        NoProps().infer_shape(None, node, [])
+    with pytest.raises(NotImplementedError, match="gradient"):
+        NoProps().grad([], [])
+
+
+def test_apply_links_its_outputs():
+    x, y = var("x"), var("y")
+    node = f.make_node(x, y)
+    out = node.outputs[0]
+    assert out.owner is node and out.index == 0 and node.out is out
+    assert node.nin == 2 and node.nout == 1
+    assert node.default_output() is out
+    assert str(node) == "Combine{label=f, nout=1}(x, y)"
+
+
+def test_an_output_cannot_belong_to_two_nodes():
+    out = f(var("x"))
+    with pytest.raises(ValueError, match="already belongs"):
+        Apply(g, [var("y")], [out])
+
+
+def test_default_output_of_a_multi_output_node_needs_an_index():
+    node = two.make_node(var("x"))
+    with pytest.raises(ValueError, match="pick one by index"):
+        node.default_output()
+
+
+def test_clone_with_new_inputs_same_types_keeps_the_op():
+    x, y = var("x"), var("y")
+    node = f.make_node(x)
+    new = node.clone_with_new_inputs([y])
+    assert new is not node and new.op is f and new.inputs == [y]
+    assert new.outputs[0] is not node.outputs[0]
+    assert new.outputs[0].type == node.outputs[0].type
+
+
+def test_clone_with_new_inputs_of_other_types():
+    node = f.make_node(var("x"))
+    other = var("z", kind="other")
+    with pytest.raises(TypeError, match="types differ"):
+        node.clone_with_new_inputs([other])
+    rebuilt = node.clone_with_new_inputs([other], strict=False)
+    assert rebuilt.inputs == [other]
+
+
+def test_variable_str_names_and_describe():
+    x = var("x")
+    assert str(x) == "x" and x.describe() == "'x'"
+    anonymous = Thing()()
+    assert str(anonymous) == "<thing>"
+    assert "test_basic.py" in anonymous.describe()
+    assert str(f(x)) == "Combine{label=f, nout=1}.out"
+    assert str(two(x)[1]) == "Combine{label=two, nout=2}.1"
+    assert x.auto_name != var("x").auto_name
+
+
+def test_variable_clone_is_ownerless_with_the_same_type_and_name():
+    out = f(var("x"))
+    out.name = "out"
+    out.tag.note = 1
+    copy = out.clone()
+    assert copy.owner is None and copy.type == out.type and copy.name == "out"
+    assert copy.tag.note == 1
+    copy.tag.note = 2
+    assert out.tag.note == 1
+
+
+def test_constants():
+    c = Constant(Thing(), (1, 2), name=None)
+    assert c.data == (1, 2) and c.owner is None
+    assert c.signature() == Constant(Thing(), (1, 2)).signature()
+    assert str(c) == "(1, 2)"
+    long = Constant(Thing(), "x" * 50)
+    assert len(str(long)) < 25
+    assert c.clone().data == c.data and c.clone() is not c
+
+
+def test_variable_parents():
+    x = var("x")
+    out = f(x)
+    assert out.get_parents() == [out.owner]
+    assert x.get_parents() == []
