@@ -182,6 +182,13 @@ def test_missing_input(add_xy):
         add_xy([1.0])
 
 
+def test_keyword_shared_by_two_inputs_is_ambiguous():
+    f = function([T.vector("x"), T.vector("x")], [], on_unused_input="ignore")
+    with pytest.raises(TypeError, match="several inputs named 'x'"):
+        f([1.0], x=[2.0])
+    assert f([1.0], [2.0]) == []
+
+
 def test_inputs_by_keyword(add_xy):
     np.testing.assert_array_equal(add_xy(y=[1.0], x=[2.0]), [3.0])
 

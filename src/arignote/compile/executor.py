@@ -79,7 +79,11 @@ class Function:
                                 not any(getattr(t, "broadcastable", ())), spec.strict,
                                 spec.allow_downcast if spec.allow_downcast is not None else downcast,
                                 _input_name(spec, position)))
-        self._names = {spec.name: i for i, spec in enumerate(maker.inputs) if spec.name}
+        # A name two inputs share cannot be used as a keyword: it maps to None.
+        self._names: dict[str, int | None] = {}
+        for i, spec in enumerate(maker.inputs):
+            if spec.name:
+                self._names[spec.name] = None if spec.name in self._names else i
         # An op that overwrites an input, or a view of one, would change the
         # caller's array: such inputs are copied first unless In(mutable=True).
         destroyed = frozenset().union(*[roots_of(node.inputs[i]) for node in self._nodes
@@ -200,6 +204,9 @@ class Function:
                 raise TypeError(f"{self._label()} got an unexpected keyword argument {key!r}; "
                                 f"its named inputs are: {known}")
             i = self._names[key]
+            if i is None:
+                raise TypeError(f"{self._label()} has several inputs named {key!r}: pass them by "
+                                "position, or give them distinct names with In(var, name=...)")
             if values[i] is not _MISSING:
                 raise TypeError(f"{self._label()} got input {key!r} both by position and by name")
             values[i] = value
