@@ -114,6 +114,7 @@ def test_equal_indexings_build_equal_ops():
     i = T.lscalar("i")
     assert x[1:, i].owner.op == x[2:, i].owner.op.__class__(x[1:, i].owner.op.idx_list)
     assert x[0].owner.op == x[0, :].owner.op
+    assert x[T.constant(1)].owner.op == x[1].owner.op and len(x[T.constant(1)].owner.inputs) == 1
     assert hash(x[1:3].owner.op) == hash(x[1:3].owner.op)
 
 
@@ -259,7 +260,7 @@ def test_inc_with_repeated_indices_accumulates():
     assert_matches(run([x, idx], out, v, np.array([0, 0, 3, 0])), expected)
     check_infer_shape([x, idx], out, [v, np.array([0, 0, 3, 0])])
     out = T.inc_subtensor(x[[1, 1], [0, 0]], np.array([2.0, 3.0]))
-    assert isinstance(out.owner.op, AdvancedIncSubtensor)
+    assert isinstance(out.owner.op, AdvancedIncSubtensor) and not isinstance(out.owner.op, IncSubtensor)
     assert run([x], out, v)[1, 0] == 5.0
     out = T.set_subtensor(x[[2, 2]], np.array([[1.0, 2.0], [3.0, 4.0]]))
     np.testing.assert_array_equal(run([x], out, v)[2], [3.0, 4.0])

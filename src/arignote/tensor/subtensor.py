@@ -159,7 +159,8 @@ def _scalar_index(value: Any, x: Variable, what: str) -> Any:
     if isinstance(value, Variable):
         var = as_tensor_variable(value)
         if var.ndim == 0 and var.dtype in INTEGER:
-            return var
+            # A constant goes into the idx_list, where equal indexings merge and checks see it.
+            return int(var.data) if isinstance(var, Constant) else var
         raise TypeError(f"{what}s of {x.describe()} must be integer scalars, got {var.describe()} "
                         f"({var.type.describe()}): cast it with tensor.cast(i, 'int64')")
     raise TypeError(f"{what}s of {x.describe()} must be ints or symbolic integer scalars, got "
@@ -557,10 +558,11 @@ class _IncOp(Op):
         return f"{type(self).__name__}{{{what};{index}}}"
 
 
-class IncSubtensor(_IncOp, _IndexOp):
-    """``x`` with ``y`` written (``set_instead_of_inc``) or added at a basic index."""
+class _IndexedIncOp(_IncOp, _IndexOp):
+    """Set or increment at an ``idx_list`` index; inputs are ``x``, ``y``, then the entries."""
 
     __props__ = ("idx_list", "set_instead_of_inc")
+    accumulate = False
 
     def __init__(self, idx_list: Sequence, set_instead_of_inc: bool = False):
         super().__init__(idx_list)
@@ -576,22 +578,26 @@ class IncSubtensor(_IncOp, _IndexOp):
         x, y = inputs[:2]
         out = self._fresh_copy(x, output_storage[0])
         index = _numpy_index(self.idx_list, inputs[2:])
-        self._write(node, out, index, y, self.idx_list, accumulate=False)
+        self._write(node, out, index, y, self.idx_list, accumulate=self.accumulate)
         output_storage[0][0] = out
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
 
 
-class AdvancedIncSubtensor(IncSubtensor):
+class IncSubtensor(_IndexedIncOp):
+    """``x`` with ``y`` written (``set_instead_of_inc``) or added at a basic index."""
+
+    def make_node(self, x: Any, y: Any, *entries: Any) -> Apply:
+        if ARRAY in self.idx_list:
+            raise TypeError(f"{self} cannot take index arrays; use AdvancedIncSubtensor")
+        return super().make_node(x, y, *entries)
+
+
+class AdvancedIncSubtensor(_IndexedIncOp):
     """Set or add at an advanced index; repeated indices accumulate (``numpy.add.at``)."""
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        x, y = inputs[:2]
-        out = self._fresh_copy(x, output_storage[0])
-        index = _numpy_index(self.idx_list, inputs[2:])
-        self._write(node, out, index, y, self.idx_list, accumulate=True)
-        output_storage[0][0] = out
+    accumulate = True
 
 
 class AdvancedIncSubtensor1(_IncOp):
