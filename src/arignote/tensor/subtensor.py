@@ -415,18 +415,18 @@ def _numpy_index(idx_list: Sequence, values: Sequence) -> tuple:
     return tuple(index)
 
 
-def _describe_index(idx_list: Sequence, index: tuple) -> str:
-    def one(item: Any, value: Any) -> str:
+def _describe_index(index: tuple) -> str:
+    def one(value: Any) -> str:
         if isinstance(value, slice):
             return _show([value])
         if isinstance(value, np.ndarray):
             return f"<{value.dtype} array of shape {value.shape}>"
         return "None" if value is None else str(value)
-    return ", ".join(one(i, v) for i, v in zip(idx_list, index))
+    return ", ".join(one(v) for v in index)
 
 
-def _index_error(node: Apply, x: np.ndarray, idx_list: Sequence, index: tuple, err: Exception) -> Exception:
-    return type(err)(f"{node.inputs[0].describe()}[{_describe_index(idx_list, index)}] with "
+def _index_error(node: Apply, x: np.ndarray, index: tuple, err: Exception) -> Exception:
+    return type(err)(f"{node.inputs[0].describe()}[{_describe_index(index)}] with "
                      f"{node.inputs[0].describe()} of shape {x.shape}: {err}")
 
 
@@ -474,7 +474,7 @@ class Subtensor(_IndexOp):
             # The trailing Ellipsis makes an all-integer index give a 0-d view, not a scalar.
             output_storage[0][0] = x[index + (Ellipsis,)]
         except IndexError as err:
-            raise _index_error(node, x, self.idx_list, index, err) from None
+            raise _index_error(node, x, index, err) from None
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         x, *entries = node.inputs
@@ -495,7 +495,7 @@ class AdvancedSubtensor(_IndexOp):
         try:
             output_storage[0][0] = x[index]
         except IndexError as err:
-            raise _index_error(node, x, self.idx_list, index, err) from None
+            raise _index_error(node, x, index, err) from None
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         x, *entries = node.inputs
@@ -520,7 +520,7 @@ class AdvancedSubtensor1(Op):
         try:
             output_storage[0][0] = x.take(ilist, axis=0)
         except IndexError as err:
-            raise _index_error(node, x, (ARRAY,), (ilist,), err) from None
+            raise _index_error(node, x, (ilist,), err) from None
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         x_shape, ilist_shape = input_shapes
@@ -538,7 +538,7 @@ class _IncOp(Op):
             return out
         return x.copy()
 
-    def _write(self, node: Apply, out: np.ndarray, index: Any, y: np.ndarray, idx_list: Sequence,
+    def _write(self, node: Apply, out: np.ndarray, index: Any, y: np.ndarray,
                accumulate: bool) -> None:
         y = y.astype(out.dtype, copy=False)
         try:
@@ -550,7 +550,7 @@ class _IncOp(Op):
                 out[index] += y
         except (IndexError, ValueError) as err:
             shown = index if isinstance(index, tuple) else (index,)
-            raise _index_error(node, out, idx_list, shown, err) from None
+            raise _index_error(node, out, shown, err) from None
 
     def __str__(self) -> str:
         what = "Set" if self.set_instead_of_inc else "Inc"
@@ -578,7 +578,7 @@ class _IndexedIncOp(_IncOp, _IndexOp):
         x, y = inputs[:2]
         out = self._fresh_copy(x, output_storage[0])
         index = _numpy_index(self.idx_list, inputs[2:])
-        self._write(node, out, index, y, self.idx_list, accumulate=self.accumulate)
+        self._write(node, out, index, y, accumulate=self.accumulate)
         output_storage[0][0] = out
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
@@ -617,7 +617,7 @@ class AdvancedIncSubtensor1(_IncOp):
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, y, ilist = inputs
         out = self._fresh_copy(x, output_storage[0])
-        self._write(node, out, ilist, y, (ARRAY,), accumulate=True)
+        self._write(node, out, ilist, y, accumulate=True)
         output_storage[0][0] = out
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
