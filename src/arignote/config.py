@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import configparser
 import contextlib
+import difflib
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 
 @dataclass(frozen=True)
@@ -76,26 +77,43 @@ class Config:
         try:
             return self._values[name]
         except KeyError:
-            raise AttributeError(f"arignote.config has no flag {name!r}; "
-                                 f"known flags: {', '.join(sorted(self._flags))}") from None
+            raise AttributeError(self._unknown(name, "arignote.config")) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._values[name] = self._validate(name, value)
 
-    def _validate(self, name: str, value: Any) -> Any:
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._flags))
+
+    def _validate(self, name: str, value: Any, source: str = "arignote.config") -> Any:
         flag = self._flags.get(name)
         if flag is None:
-            raise AttributeError(f"arignote.config has no flag {name!r}; "
-                                 f"known flags: {', '.join(sorted(self._flags))}")
+            raise AttributeError(self._unknown(name, source))
         try:
             return flag.check(value)
         except ValueError as err:
-            raise ValueError(f"config flag {name}={value!r} is invalid: {err}") from None
+            raise ValueError(f"{source}: flag {name}={value!r} is invalid: {err}") from None
+
+    def _unknown(self, name: str, source: str) -> str:
+        close = difflib.get_close_matches(name, list(self._flags), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return (f"{source}: there is no flag {name!r}; {hint}"
+                f"known flags: {', '.join(sorted(self._flags))}")
+
+    def change_flags(self, changes: Mapping[str, Any] | None = None, **more: Any
+                     ) -> contextlib.AbstractContextManager[None]:
+        """Set flags for the duration of a ``with`` block (or of a decorated
+        function), then restore them, also when an exception leaves the block.
+
+        ``config.change_flags(floatX="float32")`` or
+        ``config.change_flags({"floatX": "float32"})``. Every value is checked
+        before any flag changes.
+        """
+        return self._changed({**(changes or {}), **more})
 
     @contextlib.contextmanager
-    def change_flags(self, **changes: Any) -> Iterator[None]:
-        """Set flags for the duration of a ``with`` block, then restore them."""
-        new = {name: self._validate(name, value) for name, value in changes.items()}
+    def _changed(self, changes: dict[str, Any]) -> Iterator[None]:
+        new = {name: self._validate(name, value, "change_flags") for name, value in changes.items()}
         old = {name: self._values[name] for name in new}
         self._values.update(new)
         try:
@@ -107,30 +125,48 @@ class Config:
         return "\n".join(f"{name} = {self._values[name]!r}  # {flag.doc}"
                          for name, flag in self._flags.items())
 
-    def load(self, environ: dict[str, str]) -> None:
-        """Apply the config file, then ``ARIGNOTE_FLAGS``, from ``environ``."""
-        path = environ.get("ARIGNOTERC", os.path.expanduser("~/.arignoterc"))
-        for item in path.split(os.pathsep):
-            if item and os.path.isfile(item):
-                parser = configparser.ConfigParser()
-                parser.read(item)
-                if parser.has_section("global"):
-                    for name, value in parser.items("global"):
-                        setattr(self, self._canonical(name, item), value)
+    def load(self, environ: Mapping[str, str]) -> None:
+        """Apply the config file, then ``ARIGNOTE_FLAGS``, from ``environ``.
+
+        ``ARIGNOTERC`` names the config file (several, separated by
+        ``os.pathsep``, later ones winning); without it ``~/.arignoterc`` is read
+        if it exists. Flags go in its ``[global]`` section. ``ARIGNOTE_FLAGS``
+        is ``name=value`` pairs separated by commas. An unknown flag or an invalid
+        value raises ValueError naming where it came from.
+        """
+        explicit = "ARIGNOTERC" in environ
+        paths = environ.get("ARIGNOTERC", os.path.expanduser("~/.arignoterc"))
+        for path in filter(None, paths.split(os.pathsep)):
+            if not os.path.isfile(path):
+                if explicit:
+                    raise ValueError(f"ARIGNOTERC names {path!r}, which is not a file: "
+                                     "fix the path or unset ARIGNOTERC")
+                continue
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.optionxform = str  # keep the case, so errors quote the flag as written
+            try:
+                parser.read(path)
+            except configparser.Error as err:
+                reason = "; ".join(str(err).splitlines())
+                raise ValueError(f"config file {path}: cannot parse it ({reason})") from None
+            if parser.has_section("global"):
+                for name, value in parser.items("global"):
+                    self._set_from(f"config file {path} [global]", name, value)
         for item in environ.get("ARIGNOTE_FLAGS", "").split(","):
             if item.strip():
                 name, sep, value = item.partition("=")
                 if not sep:
-                    raise ValueError(f"ARIGNOTE_FLAGS entry {item!r} is not of the form name=value")
-                setattr(self, self._canonical(name.strip(), "ARIGNOTE_FLAGS"), value.strip())
+                    raise ValueError(f"ARIGNOTE_FLAGS entry {item.strip()!r} is not of the form "
+                                     "name=value (for example ARIGNOTE_FLAGS=floatX=float32,"
+                                     "warn_float64=warn)")
+                self._set_from("ARIGNOTE_FLAGS", name.strip(), value.strip())
 
-    def _canonical(self, name: str, source: str) -> str:
-        # configparser lower-cases keys; map them back to flag names such as floatX.
-        for known in self._flags:
-            if known.lower() == name.lower():
-                return known
-        raise AttributeError(f"{source}: unknown flag {name!r}; "
-                             f"known flags: {', '.join(sorted(self._flags))}")
+    def _set_from(self, source: str, name: str, value: str) -> None:
+        # Flag names are matched without case: floatx=... sets floatX.
+        canonical = next((known for known in self._flags if known.lower() == name.lower()), None)
+        if canonical is None:
+            raise ValueError(self._unknown(name, source))
+        self._values[canonical] = self._validate(canonical, value, source)
 
 
 config = Config()

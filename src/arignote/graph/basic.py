@@ -237,4 +237,18 @@ def _user_frame() -> str | None:
     return None
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that points at the user's line.
+
+    Call it in the function that calls ``warnings.warn``: the count skips every
+    frame inside arignote, however deep the library's own calls went.
+    """
+    level = 1
+    frame = sys._getframe(1)
+    while frame is not None and _PACKAGE_DIR in frame.f_code.co_filename:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from arignote.config import config
-from arignote.graph.basic import Type, Variable
+from arignote.graph.basic import Type, Variable, user_stacklevel
 from arignote.scalar.dtypes import ALL
 
 _NDIM_NAMES = {0: "scalar", 1: "vector", 2: "matrix", 3: "tensor3", 4: "tensor4"}
@@ -180,7 +180,7 @@ def _warn_if_float64(dtype: str, name: str | None) -> None:
                "warn_float64 is set: float64 keeps work off GPUs without fp64 and halves "
                "throughput on most others; use config.floatX or an explicit float32")
     if config.warn_float64 == "warn":
-        warnings.warn(message, stacklevel=4)
+        warnings.warn(message, stacklevel=user_stacklevel())
     elif config.warn_float64 == "raise":
         raise TypeError(message)
     else:
