@@ -322,66 +322,6 @@ def test_zero_d_results_are_arrays():
     assert type(out) is np.ndarray and out.shape == () and out.dtype == np.float32
 
 
-# ------------------------------------------------------------------ cast, round, clip, switch
-@pytest.mark.parametrize("source", ALL)
-def test_cast_to_every_dtype(source, rng):
-    values = make_values(rng, (2, 3), source)
-    if source in FLOATS + COMPLEX:
-        values = np.abs(values)  # casting negatives to unsigned is undefined behaviour in C
-    x = TensorType(source, (False, False))("x")
-    for target in ALL:
-        if source in COMPLEX and target not in COMPLEX:
-            with pytest.raises(TypeError, match="real"):
-                tensor.cast(x, target)
-            continue
-        out = tensor.cast(x, target)
-        assert out.dtype == target
-        assert_matches(run([x], out, values), values.astype(target))
-
-
-def test_cast_to_the_same_dtype_adds_no_node_and_floatx_is_resolved():
-    x = tensor.fvector("x")
-    assert tensor.cast(x, "float32") is x
-    assert tensor.cast(x, "floatX").dtype == "float64"
-    assert x.astype("int16").dtype == "int16"
-    assert str(tensor.cast(x, "int8").owner.op) == "Elemwise{convert_to_int8,no_inplace}"
-
-
-def test_round_modes():
-    x = tensor.dvector("x")
-    values = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999999999999994, -0.49999999999999994])
-    away = run([x], tensor.round(x), values)
-    assert_matches(away, np.array([-3, -2, -1, 1, 2, 3, 0, 0], "float64"))
-    assert_matches(run([x], x.round("half_to_even"), values), np.rint(values))
-    assert_matches(run([x], x.round("half_away_from_zero"), values), away)
-    with pytest.raises(ValueError, match="half_to_even"):
-        tensor.round(x, "up")
-
-
-def test_round_of_integers_is_float():
-    x = tensor.bvector("x")
-    assert tensor.round(x).dtype == "float32"
-
-
-def test_clip_and_its_method():
-    x = tensor.fmatrix("x")
-    values = np.linspace(-2, 2, 12, dtype="float32").reshape(3, 4)
-    assert_matches(run([x], x.clip(-1, 0.5), values), np.clip(values, -1, 0.5))
-    lo = tensor.fvector("lo")
-    assert_matches(run([x, lo], tensor.clip(x, lo, 1.0), values, np.array([0, -1, 1, 0], "f")),
-                   np.clip(values, np.array([0, -1, 1, 0], "f"), 1.0))
-
-
-def test_switch_and_where_with_broadcasting():
-    c, a, b = tensor.bcol("c"), tensor.fmatrix("a"), tensor.dscalar("b")
-    assert tensor.where is tensor.switch
-    cond = np.array([[1], [0]], "int8")
-    av = np.arange(6, dtype="float32").reshape(2, 3)
-    out = run([c, a, b], tensor.switch(c, a, b), cond, av, np.float64(-1))
-    assert_matches(out, np.where(cond, av, np.float64(-1)))
-    assert tensor.switch(c, a, 2).dtype == "float32"
-
-
 # ------------------------------------------------------------------ the ops themselves
 def test_elemwise_identity_and_repr():
     assert Elemwise(TABLE["exp"]) == Elemwise(TABLE["exp"])
@@ -407,22 +347,6 @@ def test_inputs_of_fewer_dimensions_are_padded_on_the_left():
 def test_wrong_number_of_inputs():
     with pytest.raises(TypeError, match="takes 2 inputs, got 1"):
         Elemwise(TABLE["add"])(tensor.vector())
-
-
-def test_associative_functions_take_many_inputs():
-    xs = [tensor.dvector(f"x{i}") for i in range(4)]
-    values = [np.full(2, float(i + 1)) for i in range(4)]
-    assert_matches(run(xs, tensor.add(*xs), *values), np.full(2, 10.0))
-    assert_matches(run(xs, tensor.maximum(*xs), *values), np.full(2, 4.0))
-    with pytest.raises(TypeError, match="at least 2"):
-        tensor.mul(xs[0])
-
-
-def test_theano_aliases():
-    for alias, name in [("abs_", "abs"), ("true_divide", "true_div"), ("floor_div", "int_div"),
-                        ("tensor_copy", "identity"), ("bitwise_and", "and_"), ("bitwise_not", "invert"),
-                        ("power", "pow"), ("sign", "sgn"), ("reciprocal", "inv")]:
-        assert getattr(tensor, alias) is getattr(tensor, name)
 
 
 def test_perform_reuses_the_output_buffer_only_when_it_fits():
