@@ -59,7 +59,7 @@ def test_debugprint_char_ids_go_past_z():
 def test_debugprint_compiled_function_shows_execution_order_and_updates():
     x = T.vector("x")
     s = shared(np.float64(1.0), "s")
-    f = function([x], T.exp(x) * s, updates={s: s + 1})
+    f = function([x], T.exp(x) * s, updates={s: s + 1}, mode="FAST_COMPILE")
     text = debugprint(f, file="str")
     order = {str(n.op): i for i, n in enumerate(f.maker.fgraph.toposort())}
     first = text.splitlines()[0]

@@ -202,7 +202,7 @@ def test_copy_has_its_own_stored_values():
 # -------------------------------------------------------- introspection
 def test_maker_fgraph_toposort_lists_the_nodes_in_execution_order():
     x = T.vector("x")
-    f = function([x], T.exp(x) + T.log(x))
+    f = function([x], T.exp(x) + T.log(x), mode="FAST_COMPILE")  # unfused: three nodes
     nodes = f.maker.fgraph.toposort()
     assert all(isinstance(n, Apply) for n in nodes)
     assert str(nodes[-1].op) == "Elemwise{add,no_inplace}"
@@ -246,7 +246,7 @@ def test_error_inside_a_thunk_does_not_keep_the_callers_arrays():
 def test_allow_gc_frees_intermediate_buffers(allow_gc):
     x = T.vector("x")
     with config.change_flags(allow_gc=allow_gc):
-        f = function([x], T.exp(x) * 2)
+        f = function([x], T.exp(x) * 2, mode="FAST_COMPILE")  # unfused: exp(x) is a buffer
     f(np.ones(3))
     intermediate = f.maker.fgraph.toposort()[0].outputs[0]  # exp(x)
     assert (f.storage_map[intermediate][0] is None) == allow_gc

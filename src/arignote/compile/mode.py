@@ -1,47 +1,69 @@
-"""Modes: which rewrites run and which linker builds the thunks."""
+"""Modes: which rewrites run and which linker builds the thunks.
+
+A mode names tags of the rewrite database: ``FAST_RUN`` takes every rewrite
+tagged ``fast_run`` (canonicalize, stabilize, specialize, fusion, in-place),
+``FAST_COMPILE`` only the cheap ones tagged ``fast_compile``, and
+``Mode(optimizer=None)`` none. ``including``/``excluding`` derive new modes.
+"""
 from __future__ import annotations
 
 from typing import Any, Callable
 
+import arignote.tensor.rewrites  # noqa: F401  (registers the tensor rewrites)
 from arignote.config import config
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.db import rewrites
 
-Rewriter = Callable[[FunctionGraph], Any]
+_PRESETS = {"fast_run": ("fast_run",), "fast_compile": ("fast_compile",)}
 
 
 class Mode:
-    """A rewrite pipeline (``optimizer``) plus a linker name.
+    """A rewrite selection plus a linker.
 
-    ``optimizer`` is None (no rewrites), a callable taking the FunctionGraph, or
-    the name of a predefined pipeline.
+    ``optimizer`` is ``'fast_run'``, ``'fast_compile'``, None (no rewrites), or
+    a callable that rewrites a FunctionGraph in place.
     """
 
-    def __init__(self, linker: str = "cpu", optimizer: Rewriter | str | None = "fast_run",
-                 name: str | None = None):
+    def __init__(self, linker: str = "cpu", optimizer: str | Callable[[FunctionGraph], Any] | None = "fast_run",
+                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), name: str | None = None):
         if linker not in ("cpu", "py"):
             raise ValueError(f"unknown linker {linker!r}: use 'cpu'")
+        if isinstance(optimizer, str) and optimizer not in _PRESETS:
+            raise ValueError(f"unknown optimizer {optimizer!r}: use 'fast_run', 'fast_compile', "
+                             "None, or a callable")
         self.linker = linker
-        self.optimizer_name = optimizer if isinstance(optimizer, str) or optimizer is None else None
-        self.optimizer = _PIPELINES[optimizer] if isinstance(optimizer, str) else optimizer
-        self.name = name or f"Mode(linker={linker!r}, optimizer={self.optimizer_name!r})"
+        self.optimizer = optimizer
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self.name = name
+
+    def including(self, *tags: str) -> "Mode":
+        """This mode plus the rewrites carrying any of ``tags``."""
+        return Mode(self.linker, self.optimizer, self.include + tags, tuple(t for t in self.exclude if t not in tags))
+
+    def excluding(self, *tags: str) -> "Mode":
+        """This mode without the rewrites carrying any of ``tags`` (a phase, a name, or a tag)."""
+        return Mode(self.linker, self.optimizer, tuple(t for t in self.include if t not in tags), self.exclude + tags)
 
     def rewrite(self, fgraph: FunctionGraph) -> None:
-        if self.optimizer is not None:
+        if self.optimizer is None and not self.include:
+            return
+        if callable(self.optimizer):
             self.optimizer(fgraph)
+            if not self.include:
+                return
+        preset = _PRESETS.get(self.optimizer, ()) if isinstance(self.optimizer, str) else ()
+        rewrites.query(preset + self.include, self.exclude).apply(fgraph)
 
     def __repr__(self) -> str:
-        return self.name
+        if self.name and not self.include and not self.exclude:
+            return self.name
+        return (f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r}, "
+                f"include={self.include}, exclude={self.exclude})")
 
 
-def _no_rewrites(fgraph: FunctionGraph) -> None:
-    """Until the rewrite pipeline lands, both named modes run the graph as built."""
-
-
-_PIPELINES: dict[str, Rewriter] = {"fast_run": _no_rewrites, "fast_compile": _no_rewrites}
-
-
-def register_pipeline(name: str, rewriter: Rewriter) -> None:
-    _PIPELINES[name] = rewriter
+FAST_RUN = Mode("cpu", "fast_run", name="FAST_RUN")
+FAST_COMPILE = Mode("cpu", "fast_compile", name="FAST_COMPILE")
 
 
 def get_mode(mode: Mode | str | None) -> Mode:
@@ -50,9 +72,9 @@ def get_mode(mode: Mode | str | None) -> Mode:
         return mode
     name = config.mode if mode is None else mode
     if name == "FAST_RUN":
-        return Mode("cpu", "fast_run", "FAST_RUN")
+        return FAST_RUN
     if name == "FAST_COMPILE":
-        return Mode("cpu", "fast_compile", "FAST_COMPILE")
+        return FAST_COMPILE
     if name == "Mode":
         return Mode()
     raise ValueError(f"unknown mode {name!r}: use 'FAST_RUN', 'FAST_COMPILE' or a Mode instance")

@@ -14,6 +14,7 @@ from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
 
 MAX_INPUTS = 32  # beyond this, kernels with one argument per input get unwieldy on GPUs
+MAX_STEPS = 256  # longer chains become several fused nodes
 
 
 class FusionRewriter(GraphRewriter):
@@ -46,20 +47,29 @@ def _fuse(fgraph: FunctionGraph, out: Variable) -> Variable | None:
         return (node is not None and _fusable(node) and var.broadcastable == pattern
                 and var not in outputs and len(fgraph.clients.get(var, [])) == 1)
 
-    def visit(var: Variable, root: bool = False) -> tuple:
-        if root or absorbable(var):
-            node = var.owner
-            refs = [visit(i) for i in node.inputs]
-            op = node.op.scalar_op
-            if isinstance(op, Composite):
-                return _inline(op, refs, steps)
-            steps.append((op, refs))
-            return ("step", len(steps) - 1)
-        if var not in externals:
-            externals.append(var)
-        return ("in", externals.index(var))
+    def visit(root: Variable) -> tuple:
+        # Iterative post-order walk, so long chains cannot hit the recursion limit.
+        refs: dict[Variable, tuple] = {}
+        stack = [(root, False)]
+        while stack:
+            var, expanded = stack.pop()
+            if var in refs:
+                continue
+            absorb = var is root or (absorbable(var) and len(steps) + len(stack) < MAX_STEPS)
+            if not absorb:
+                if var not in externals:
+                    externals.append(var)
+                refs[var] = ("in", externals.index(var))
+            elif not expanded:
+                stack.append((var, True))
+                stack.extend((i, False) for i in reversed(var.owner.inputs) if i not in refs)
+            else:
+                args = [refs[i] for i in var.owner.inputs]
+                op = var.owner.op.scalar_op
+                refs[var] = _inline(op, args, steps) if isinstance(op, Composite) else _step(op, args, steps)
+        return refs[root]
 
-    result = visit(out, root=True)
+    result = visit(out)
     if len(steps) < 2 or len(externals) > MAX_INPUTS:
         return None
     n = len(externals)
@@ -73,6 +83,11 @@ def _fuse(fgraph: FunctionGraph, out: Variable) -> Variable | None:
     if fused.type != out.type:
         return None
     return fused
+
+
+def _step(op, args: list[tuple], steps: list[tuple]) -> tuple:
+    steps.append((op, args))
+    return ("step", len(steps) - 1)
 
 
 def _inline(composite: Composite, refs: list[tuple], steps: list[tuple]) -> tuple:
