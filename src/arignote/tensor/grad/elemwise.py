@@ -1,0 +1,286 @@
+"""Gradient rules for the scalar table, keyed by scalar op name.
+
+Each rule takes the Elemwise node's inputs, its output and the output
+gradient (all tensors, broadcast as in the forward pass) and returns one
+gradient per input, or None where the input has none. ``Elemwise.grad`` sums
+each result back over the dimensions the input was broadcast along.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from arignote.tensor import math as tm
+from arignote.tensor.variable import constant
+
+Rule = Callable[[list, object, object], list]
+RULES: dict[str, Rule] = {}
+
+
+def rule(*names: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            RULES[name] = fn
+        return fn
+    return register
+
+
+def c(value: float, like) -> object:
+    """A constant of ``like``'s dtype, so rules never upcast float32 graphs."""
+    return constant(np.asarray(value, dtype=like.dtype))
+
+
+def _zero(x) -> object:
+    return tm.mul(x, c(0, x))
+
+
+# Piecewise-constant or boolean-valued functions: zero gradient where defined.
+@rule("lt", "gt", "le", "ge", "eq", "neq", "and_", "or_", "xor", "invert", "isnan", "isinf",
+      "sgn", "floor", "ceil", "trunc", "round_half_to_even", "round_half_away_from_zero",
+      "int_div")
+def _flat(inputs, out, gz):
+    return [_zero(x) for x in inputs]
+
+
+@rule("add")
+def _add(inputs, out, gz):
+    return [gz, gz]
+
+
+@rule("sub")
+def _sub(inputs, out, gz):
+    return [gz, -gz]
+
+
+@rule("mul")
+def _mul(inputs, out, gz):
+    x, y = inputs
+    return [gz * y, gz * x]
+
+
+@rule("true_div")
+def _true_div(inputs, out, gz):
+    x, y = inputs
+    return [gz / y, -gz * out / y]
+
+
+@rule("mod")
+def _mod(inputs, out, gz):
+    x, y = inputs
+    return [gz, -gz * tm.floor(x / y)]
+
+
+@rule("pow")
+def _pow(inputs, out, gz):
+    x, y = inputs
+    # d/dy is undefined for x <= 0 (log); it is zero wherever the gradient is zero.
+    return [gz * y * x ** (y - c(1, y)), gz * out * tm.log(tm.switch(tm.gt(x, c(0, x)), x, c(1, x)))]
+
+
+@rule("maximum", "minimum")
+def _extremum(inputs, out, gz):
+    x, y = inputs
+    pick_x = tm.eq(out, x)
+    return [gz * pick_x, gz * (c(1, gz) - pick_x)]
+
+
+@rule("arctan2")
+def _arctan2(inputs, out, gz):
+    y, x = inputs
+    r2 = x * x + y * y
+    return [gz * x / r2, -gz * y / r2]
+
+
+@rule("neg")
+def _neg(inputs, out, gz):
+    return [-gz]
+
+
+@rule("abs")
+def _abs(inputs, out, gz):
+    return [gz * tm.sgn(inputs[0])]
+
+
+@rule("identity")
+def _identity(inputs, out, gz):
+    return [gz]
+
+
+@rule("sqr")
+def _sqr(inputs, out, gz):
+    return [gz * c(2, gz) * inputs[0]]
+
+
+@rule("sqrt")
+def _sqrt(inputs, out, gz):
+    return [gz * c(0.5, gz) / out]
+
+
+@rule("inv")
+def _inv(inputs, out, gz):
+    return [-gz * out * out]
+
+
+@rule("exp")
+def _exp(inputs, out, gz):
+    return [gz * out]
+
+
+@rule("exp2")
+def _exp2(inputs, out, gz):
+    return [gz * out * c(np.log(2.0), gz)]
+
+
+@rule("expm1")
+def _expm1(inputs, out, gz):
+    return [gz * (out + c(1, out))]
+
+
+@rule("log")
+def _log(inputs, out, gz):
+    return [gz / inputs[0]]
+
+
+@rule("log2")
+def _log2(inputs, out, gz):
+    return [gz / (inputs[0] * c(np.log(2.0), gz))]
+
+
+@rule("log10")
+def _log10(inputs, out, gz):
+    return [gz / (inputs[0] * c(np.log(10.0), gz))]
+
+
+@rule("log1p")
+def _log1p(inputs, out, gz):
+    return [gz / (c(1, gz) + inputs[0])]
+
+
+@rule("sin")
+def _sin(inputs, out, gz):
+    return [gz * tm.cos(inputs[0])]
+
+
+@rule("cos")
+def _cos(inputs, out, gz):
+    return [-gz * tm.sin(inputs[0])]
+
+
+@rule("tan")
+def _tan(inputs, out, gz):
+    return [gz * (c(1, out) + out * out)]
+
+
+@rule("arcsin")
+def _arcsin(inputs, out, gz):
+    x = inputs[0]
+    return [gz / tm.sqrt(c(1, gz) - x * x)]
+
+
+@rule("arccos")
+def _arccos(inputs, out, gz):
+    x = inputs[0]
+    return [-gz / tm.sqrt(c(1, gz) - x * x)]
+
+
+@rule("arctan")
+def _arctan(inputs, out, gz):
+    x = inputs[0]
+    return [gz / (c(1, gz) + x * x)]
+
+
+@rule("sinh")
+def _sinh(inputs, out, gz):
+    return [gz * tm.cosh(inputs[0])]
+
+
+@rule("cosh")
+def _cosh(inputs, out, gz):
+    return [gz * tm.sinh(inputs[0])]
+
+
+@rule("tanh")
+def _tanh(inputs, out, gz):
+    return [gz * (c(1, out) - out * out)]
+
+
+@rule("arcsinh")
+def _arcsinh(inputs, out, gz):
+    x = inputs[0]
+    return [gz / tm.sqrt(x * x + c(1, gz))]
+
+
+@rule("arccosh")
+def _arccosh(inputs, out, gz):
+    x = inputs[0]
+    return [gz / tm.sqrt(x * x - c(1, gz))]
+
+
+@rule("arctanh")
+def _arctanh(inputs, out, gz):
+    x = inputs[0]
+    return [gz / (c(1, gz) - x * x)]
+
+
+@rule("deg2rad")
+def _deg2rad(inputs, out, gz):
+    return [gz * c(np.pi / 180, gz)]
+
+
+@rule("rad2deg")
+def _rad2deg(inputs, out, gz):
+    return [gz * c(180 / np.pi, gz)]
+
+
+@rule("sigmoid")
+def _sigmoid(inputs, out, gz):
+    return [gz * out * (c(1, out) - out)]
+
+
+@rule("softplus")
+def _softplus(inputs, out, gz):
+    return [gz * tm.sigmoid(inputs[0])]
+
+
+@rule("erf")
+def _erf(inputs, out, gz):
+    x = inputs[0]
+    return [gz * c(2 / np.sqrt(np.pi), gz) * tm.exp(-x * x)]
+
+
+@rule("erfc")
+def _erfc(inputs, out, gz):
+    x = inputs[0]
+    return [-gz * c(2 / np.sqrt(np.pi), gz) * tm.exp(-x * x)]
+
+
+@rule("erfinv")
+def _erfinv(inputs, out, gz):
+    return [gz * c(np.sqrt(np.pi) / 2, gz) * tm.exp(out * out)]
+
+
+@rule("erfcinv")
+def _erfcinv(inputs, out, gz):
+    return [-gz * c(np.sqrt(np.pi) / 2, gz) * tm.exp(out * out)]
+
+
+@rule("gammaln")
+def _gammaln(inputs, out, gz):
+    return [gz * tm.psi(inputs[0])]
+
+
+@rule("switch")
+def _switch(inputs, out, gz):
+    cond, a, b = inputs
+    zero = c(0, gz)
+    return [None, tm.switch(cond, gz, zero), tm.switch(cond, zero, gz)]
+
+
+@rule("clip")
+def _clip(inputs, out, gz):
+    x, lo, hi = inputs
+    inside = tm.and_(tm.ge(x, lo), tm.le(x, hi))
+    zero = c(0, gz)
+    return [tm.switch(inside, gz, zero), tm.switch(tm.lt(x, lo), gz, zero),
+            tm.switch(tm.gt(x, hi), gz, zero)]
