@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from arignote.backends.cpu import make_thunk
+from arignote.compile.callgen import generate_call
 from arignote.compile.io import In
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
@@ -67,6 +68,7 @@ class Function:
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
+        self._call = generate_call(self)
 
     # --------------------------------------------------------------- linking
     def _link_inputs(self, fgraph: Any, n_explicit: int, roots_of: Any) -> None:
@@ -141,48 +143,12 @@ class Function:
 
     # ------------------------------------------------------------------ call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        cells = self._input_cells
-        if len(args) != len(cells) or kwargs:
-            args = self._merge_keywords(args, kwargs)
-        if self.trust_input:
-            for cell, value in zip(cells, args):
-                cell[0] = value
-        else:
-            for cell, value, (ttype, dtype, ndim, plain, strict, downcast, name) in zip(
-                    cells, args, self._specs):
-                if type(value) is np.ndarray and value.dtype == dtype and value.ndim == ndim and plain:
-                    cell[0] = value
-                else:
-                    cell[0] = ttype.filter(value, strict=strict, allow_downcast=downcast, name=name)
-        for i in self._copy_inputs:
-            cells[i][0] = cells[i][0].copy()
+        return self._call(*args, **kwargs)
 
-        thunks = self._thunks
-        try:
-            for i in range(len(thunks)):
-                thunks[i]()
-        except Exception as err:
-            _describe_failure(err, self._nodes[i], self.storage_map)
-            self._clear()
-            raise
-
-        results = [cell[0] for cell in self._output_cells]
-        for k in self._copy_outputs:
-            results[k] = results[k].copy()
-        if self._update_cells:
-            values = [cell[0] for cell in self._update_cells]
-            for j in self._copy_updates:
-                values[j] = values[j].copy()
-            for target, value in zip(self._update_targets, values):
-                target[0] = value
+    def _fail(self, err: BaseException, index: int) -> None:
+        """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""
+        _describe_failure(err, self._nodes[index], self.storage_map)
         self._clear()
-
-        keys = self.maker.output_keys
-        if keys is None:
-            return results[0]
-        if isinstance(keys, int):
-            return results
-        return dict(zip(keys, results))
 
     def _clear(self) -> None:
         """Forget the caller's arrays and the buffers handed out by this call."""

@@ -1,97 +1,96 @@
-"""The CPU thunk for Elemwise: everything decidable at link time is decided there.
+"""The CPU thunk for Elemwise, generated per node at link time.
 
-Per call it only reads the input cells, calls the numpy ufunc (into the
-previous output buffer when the executor left it to reuse), and fixes the dtype.
+Everything decidable before the first call is decided here and baked into a
+small straight-line function: constants bound as 0-d values (numpy broadcasts
+a 0-d operand much faster than a (1,)-shaped one), which inputs can set the
+output shape, whether inputs need a cast first (numpy's exp of int8 is
+float16; ours is float32), and whether the last call's output buffer (or, in
+place, the destroyed input) can be written into.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
-from arignote.graph.basic import Apply
+from arignote.graph.basic import Apply, Constant
 from arignote.tensor.elemwise import Elemwise
 
 
 @make_thunk.register(Elemwise)
 def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
-    ufunc = op.scalar_op.ufunc
-    if op.inplace_pattern:
-        return _inplace_thunk(op, node, input_cells, output_cells)
-    if ufunc is None or len(node.outputs) != 1:
+    scalar_op = op.scalar_op
+    out_type = node.outputs[0].type
+    if scalar_op.ufunc is None and not op.inplace_pattern:
         return perform_thunk(op, node, input_cells, output_cells)
-    out_dtype = node.outputs[0].type.numpy_dtype
+    out_dtype = out_type.numpy_dtype
+    ufunc = scalar_op.ufunc
     compute = None
-    if _numpy_result_dtype(ufunc, node) != out_dtype:
-        compute = op.scalar_op.compute_dtype(out_dtype.name, *[i.type.dtype for i in node.inputs])
-    cell = output_cells[0]
-    ndarray = np.ndarray
-
-    def finish(result: object) -> None:
-        if type(result) is not ndarray:
-            result = np.asarray(result)
-        if result.dtype != out_dtype:
-            result = result.astype(out_dtype)
-        cell[0] = result
-
+    in_dtypes = [i.type.dtype for i in node.inputs]
+    if ufunc is None or _numpy_result_dtype(ufunc, in_dtypes) != out_dtype:
+        compute = scalar_op.compute_dtype(out_dtype.name, *in_dtypes)
+    ns: dict[str, Any] = {"F": ufunc,
+                          "IMPL": scalar_op.impl, "OUT": output_cells[0], "DT": out_dtype,
+                          "ndarray": np.ndarray, "asarray": np.asarray, "copyto": np.copyto,
+                          "broadcast_shapes": np.broadcast_shapes}
+    body: list[str] = []
+    args: list[str] = []
+    shapers: list[str] = []  # operands that can set the output shape
+    for k, (var, cell) in enumerate(zip(node.inputs, input_cells)):
+        if isinstance(var, Constant) and all(var.type.broadcastable) and len(node.inputs) > 1:
+            value = np.asarray(var.data).reshape(())
+            if compute is not None:
+                value = value.astype(compute)
+            ns[f"K{k}"] = value
+            args.append(f"K{k}")
+            continue
+        ns[f"C{k}"] = cell
+        fetch = f"C{k}[0]" if compute is None else f"asarray(C{k}[0], dtype=CD)"
+        body.append(f"    x{k} = {fetch}")
+        args.append(f"x{k}")
+        if not all(var.type.broadcastable) or not node.outputs[0].type.ndim:
+            shapers.append(f"x{k}")
     if compute is not None:
-        def thunk() -> None:
-            finish(ufunc(*[np.asarray(c[0], dtype=compute) for c in input_cells]))
-    elif len(input_cells) == 1:
-        (a,) = input_cells
-
-        def thunk() -> None:
-            x = a[0]
-            out = cell[0]
-            if out is not None and out.shape == x.shape:
-                ufunc(x, out=out)
-            else:
-                finish(ufunc(x))
-    elif len(input_cells) == 2:
-        a, b = input_cells
-
-        def thunk() -> None:
-            x = a[0]
-            y = b[0]
-            out = cell[0]
-            if out is not None and out.shape == (x.shape if x.shape == y.shape
-                                                 else np.broadcast_shapes(x.shape, y.shape)):
-                ufunc(x, y, out=out)
-            else:
-                finish(ufunc(x, y))
+        ns["CD"] = np.dtype(compute)
+    if not shapers:
+        shapers = [a for a in args if a.startswith("x")] or args[:1]
+    if len(shapers) == 1:
+        shape = f"{shapers[0]}.shape"
     else:
-        def thunk() -> None:
-            finish(ufunc(*[c[0] for c in input_cells]))
+        first = f"{shapers[0]}.shape"
+        same = " and ".join(f"{s}.shape == {first}" for s in shapers[1:])
+        shape = f"({first} if {same} else broadcast_shapes({', '.join(s + '.shape' for s in shapers)}))"
+    call = ", ".join(args)
+    if op.inplace_pattern:
+        target = args[op.inplace_pattern[0][1]]
+        body.append(f"    target = {target}")
+    else:
+        body.append("    target = OUT[0]")
+    fast = "F" if ns["F"] is not None else None
+    body.append(f"    if target is not None and target.shape == {shape}:")
+    if fast:
+        body.append(f"        OUT[0] = F({call}, out=target)")
+    else:
+        body.append(f"        copyto(target, IMPL({call}), casting='unsafe')")
+        body.append("        OUT[0] = target")
+    body.append("    else:")
+    body.append(f"        r = {'F' if fast else 'IMPL'}({call})")
+    body.append("        if type(r) is not ndarray:")
+    body.append("            r = asarray(r)")
+    body.append("        if r.dtype != DT:")
+    body.append("            r = r.astype(DT)")
+    body.append("        OUT[0] = r")
+    source = "def thunk():\n" + "\n".join(body) + "\n"
+    exec(compile(source, f"<thunk {op}>", "exec"), ns)
+    thunk = ns["thunk"]
+    thunk.source = source
     return thunk
 
 
-def _numpy_result_dtype(ufunc: np.ufunc, node: Apply) -> np.dtype:
+def _numpy_result_dtype(ufunc: np.ufunc, dtypes: list[str]) -> np.dtype:
     """What numpy itself returns for these input dtypes (casting first is needed
     only where it differs from our dtype rule, e.g. exp(int8) is float16 in numpy)."""
-    probes = [np.ones(1, dtype=i.type.numpy_dtype) for i in node.inputs]
+    probes = [np.ones(1, dtype=d) for d in dtypes]
     with np.errstate(all="ignore"):
         return np.asarray(ufunc(*probes)).dtype
-
-
-def _inplace_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
-    """Write into the destroyed input; fall back to a new buffer when broadcasting at run
-    time makes the output larger than that input (a length-1 dim not declared broadcastable)."""
-    impl = op.scalar_op.ufunc or op.scalar_op.impl
-    target_cell = input_cells[op.inplace_pattern[0][1]]
-    cell = output_cells[0]
-    out_dtype = node.outputs[0].type.numpy_dtype
-    is_ufunc = op.scalar_op.ufunc is not None and _numpy_result_dtype(op.scalar_op.ufunc, node) == out_dtype
-
-    def thunk() -> None:
-        values = [c[0] for c in input_cells]
-        target = target_cell[0]
-        shape = values[0].shape if all(v.shape == values[0].shape for v in values) else \
-            np.broadcast_shapes(*[v.shape for v in values])
-        if target.shape != shape:
-            result = np.asarray(impl(*values)).astype(out_dtype, copy=False)
-        elif is_ufunc:
-            result = impl(*values, out=target)
-        else:
-            np.copyto(target, impl(*values), casting="unsafe")
-            result = target
-        cell[0] = result
-    return thunk

@@ -1,0 +1,85 @@
+"""Generates each Function's call path as straight-line Python.
+
+The generic call loops over cells, specs and thunks; here those loops are
+unrolled once at link time into one function whose locals are the cells,
+thunks and checks themselves. What the generated code does is exactly what
+the link-time decisions in executor.py say: fill and check inputs, run the
+thunks, copy what must be copied, write the updates, release handed-out
+buffers.
+"""
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from arignote.compile.executor import Function
+
+
+def generate_call(fn: "Function") -> Callable[..., Any]:
+    ns: dict[str, Any] = {"ndarray": np.ndarray, "fn": fn, "merge": fn._merge_keywords,
+                          "fail": fn._fail}
+    n = len(fn._input_cells)
+    lines = ["def call(*args, **kwargs):",
+             f"    if kwargs or len(args) != {n}:",
+             "        args = merge(args, kwargs)"]
+    names = [f"a{i}" for i in range(n)]
+    if n:
+        lines.append(f"    {', '.join(names)}, = args")
+        lines.append("    if not fn.trust_input:")
+        for i, (ttype, dtype, ndim, plain, strict, downcast, label) in enumerate(fn._specs):
+            ns[f"F{i}"] = functools.partial(ttype.filter, strict=strict, allow_downcast=downcast,
+                                            name=label)
+            if dtype is not None and plain and not strict:
+                ns[f"D{i}"] = dtype
+                lines.append(f"        if type(a{i}) is not ndarray or a{i}.dtype is not D{i} "
+                             f"or a{i}.ndim != {ndim}:")
+                lines.append(f"            a{i} = F{i}(a{i})")
+            else:
+                lines.append(f"        a{i} = F{i}(a{i})")
+        copies = set(fn._copy_inputs)
+        for i, cell in enumerate(fn._input_cells):
+            ns[f"I{i}"] = cell
+            lines.append(f"    I{i}[0] = a{i}{'.copy()' if i in copies else ''}")
+    if fn._thunks:
+        lines.append("    i = 0")
+        lines.append("    try:")
+        for k, thunk in enumerate(fn._thunks):
+            ns[f"T{k}"] = thunk
+            if k:
+                lines.append(f"        i = {k}")
+            lines.append(f"        T{k}()")
+        lines.append("    except Exception as err:")
+        lines.append("        fail(err, i)")
+        lines.append("        raise")
+    copy_out = set(fn._copy_outputs)
+    for k, cell in enumerate(fn._output_cells):
+        ns[f"O{k}"] = cell
+        lines.append(f"    r{k} = O{k}[0]{'.copy()' if k in copy_out else ''}")
+    copy_upd = set(fn._copy_updates)
+    for j, (cell, target) in enumerate(zip(fn._update_cells, fn._update_targets)):
+        ns[f"U{j}"], ns[f"UT{j}"] = cell, target
+        lines.append(f"    u{j} = U{j}[0]{'.copy()' if j in copy_upd else ''}")
+    for j in range(len(fn._update_cells)):
+        lines.append(f"    UT{j}[0] = u{j}")
+    for m, cell in enumerate(fn._release_cells):
+        ns[f"R{m}"] = cell
+        lines.append(f"    R{m}[0] = None")
+    for i in range(n):
+        lines.append(f"    I{i}[0] = None")
+    keys = fn.maker.output_keys
+    results = [f"r{k}" for k in range(len(fn._output_cells))]
+    if keys is None:
+        lines.append(f"    return {results[0]}")
+    elif isinstance(keys, int):
+        lines.append(f"    return [{', '.join(results)}]")
+    else:
+        ns["KEYS"] = tuple(keys)
+        lines.append(f"    return dict(zip(KEYS, ({', '.join(results)}{',' if len(results) == 1 else ''})))")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<arignote call of {fn.name or 'function'}>", "exec"), ns)
+    call = ns["call"]
+    call.source = source
+    return call
