@@ -2,15 +2,16 @@
 
 The CPU evaluates it tile by tile: each step writes into a tile-sized scratch
 buffer, so the intermediates of a long chain stay in cache instead of becoming
-full-size temporaries. GPU kernel renderers read ``steps`` and ``c_code``.
+full-size temporaries. GPU kernel renderers call ``c_block``.
 """
 from __future__ import annotations
 
-from typing import Sequence
+import functools
+from typing import Callable, Sequence
 
 import numpy as np
 
-from arignote.scalar.ops import ScalarOp
+from arignote.scalar.ops import ScalarOp, c_convert
 
 TILE = 32768  # elements per tile: measured best on the seed machine (fewer Python steps per element, still cache-sized)
 
@@ -37,8 +38,7 @@ class Composite(ScalarOp):
         self.step_dtypes = dtypes[n_inputs:]
         self.out_dtype = dtypes[output]
         name = "Composite{" + self.expression() + "}"
-        super().__init__(name, n_inputs, self._evaluate, lambda *d: self.out_dtype,
-                         c_expr=self.c_code())
+        super().__init__(name, n_inputs, self._evaluate, lambda *d: self.out_dtype)
 
     def key(self) -> tuple:
         return (self.n_inputs, self.input_dtypes, self.steps, self.output)
@@ -53,63 +53,105 @@ class Composite(ScalarOp):
             names.append(f"{op.name}({', '.join(names[a] for a in args)})")
         return names[self.output]
 
-    def c_code(self) -> str | None:
-        exprs = [f"{{{k}}}" for k in range(self.n_inputs)]
-        for (op, args), dtype in zip(self.steps, self.step_dtypes):
-            if op.c_expr is None:
+    def c_block(self, args: Sequence[str], dtypes: Sequence[str], out_dtype: str,
+                ctype: Callable[[str], str]) -> tuple[list[str], str] | None:
+        """One C statement per step (a value used twice is computed once), each
+        converting to its step's dtype as the CPU path does; None when a step
+        has no kernel expression."""
+        names = list(args)
+        all_dtypes = list(dtypes)
+        lines = []
+        for k, ((op, refs), dtype) in enumerate(zip(self.steps, self.step_dtypes)):
+            expr = op.c_code([names[a] for a in refs], [all_dtypes[a] for a in refs], dtype, ctype)
+            if expr is None:
                 return None
-            exprs.append("(" + op.c_expr.format(*[exprs[a] for a in args]) + ")")
-        return exprs[self.output]
+            lines.append(f"const {ctype(dtype)} s{k} = {expr};")
+            names.append(f"s{k}")
+            all_dtypes.append(dtype)
+        return lines, c_convert(names[self.output], out_dtype, ctype)
 
     # ---------------------------------------------------------- evaluation
     def _evaluate(self, *inputs: np.ndarray) -> np.ndarray:
         shape = np.broadcast_shapes(*[np.shape(i) for i in inputs])
-        out = np.empty(shape, dtype=self.out_dtype)
+        return self.evaluate_into(inputs, np.empty(shape, dtype=self.out_dtype))
+
+    def evaluate_into(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> np.ndarray:
+        """Compute into ``out`` (already of the broadcast shape), tile by tile when large."""
+        shape = out.shape
         if out.size <= TILE:
-            self._run(inputs, out, None)
+            self._kernel(*inputs, out, *self._no_scratch)
             return out
-        if all(np.shape(i) == shape and i.flags.c_contiguous for i in inputs):
-            flat_in = [i.reshape(-1) for i in inputs]
+        scratch = [np.empty(TILE, dtype=d) for d in self.step_dtypes]
+        # Operands of one element broadcast against any tile: pass them as 0-d.
+        inputs = [i.reshape(()) if np.size(i) == 1 else i for i in inputs]
+        if all(np.ndim(i) == 0 or (np.shape(i) == shape and i.flags.c_contiguous) for i in inputs):
+            flat_in = [i if np.ndim(i) == 0 else i.reshape(-1) for i in inputs]
             flat_out = out.reshape(-1)
-            scratch = self._scratch(TILE)
             for start in range(0, flat_out.size, TILE):
                 stop = min(start + TILE, flat_out.size)
-                self._run([i[start:stop] for i in flat_in], flat_out[start:stop], scratch)
+                self._kernel(*[i if np.ndim(i) == 0 else i[start:stop] for i in flat_in],
+                             flat_out[start:stop], *[t[:stop - start] for t in scratch])
             return out
         # Broadcasting inputs: tile along the first axis, where slices stay views.
-        rows = max(1, TILE // max(1, out[0].size if out.ndim else 1))
-        scratch = None
+        rows = max(1, TILE // max(1, out[0].size))
         for start in range(0, shape[0], rows):
             stop = min(start + rows, shape[0])
             parts = [i[start:stop] if np.ndim(i) and np.shape(i)[0] != 1 else i for i in inputs]
-            self._run(parts, out[start:stop], scratch)
+            tile = out[start:stop]
+            fits = tile.size <= TILE
+            self._kernel(*parts, tile, *[t[:tile.size].reshape(tile.shape) if fits else None
+                                         for t in scratch])
         return out
 
-    def _scratch(self, size: int) -> list[np.ndarray]:
-        return [np.empty(size, dtype=d) for d in self.step_dtypes]
+    @property
+    def _no_scratch(self) -> tuple:
+        return (None,) * len(self.steps)
 
-    def _run(self, inputs: Sequence[np.ndarray], out: np.ndarray, scratch: list | None) -> None:
-        values = list(inputs)
-        last = len(self.steps) - 1
+    @functools.cached_property
+    def _kernel(self) -> Callable[..., None]:
+        """The steps as one generated function ``kernel(i0, ..., out, s0, ...)``.
+
+        Step k writes into scratch buffer ``s{k}`` when one is given (a tile of
+        a large array) and allocates otherwise; the output step writes into
+        ``out``. The generated source is kept on the function (``.source``).
+        """
+        n = self.n_inputs
+        ns: dict[str, object] = {"asarray": np.asarray, "copyto": np.copyto}
+        params = [f"i{k}" for k in range(n)] + ["out"] + [f"s{k}" for k in range(len(self.steps))]
+        lines = [f"def kernel({', '.join(params)}):"]
+        names = [f"i{k}" for k in range(n)]
         for k, ((op, args), compute) in enumerate(zip(self.steps, self.compute_dtypes)):
-            target = out if self.n_inputs + k == self.output else None
-            if target is None and scratch is not None and k != last:
-                target = scratch[k][:out.size].reshape(out.shape)
-            operands = [values[a] for a in args]
+            operands = [names[a] for a in args]
             if compute is not None:
-                operands = [np.asarray(v, dtype=compute) for v in operands]
-            if op.ufunc is not None and target is not None and target.shape == out.shape:
-                result = op.ufunc(*operands, out=target, casting="unsafe")
+                ns[f"CD{k}"] = np.dtype(compute)
+                operands = [f"asarray({o}, dtype=CD{k})" for o in operands]
+            call = ", ".join(operands)
+            is_output = n + k == self.output
+            dest = "out" if is_output else f"s{k}"
+            if op.ufunc is not None:
+                ns[f"F{k}"] = op.ufunc
+                if is_output:
+                    lines.append(f"    F{k}({call}, out=out, casting='unsafe')")
+                else:
+                    lines.append(f"    t{k} = F{k}({call}) if s{k} is None else "
+                                 f"F{k}({call}, out=s{k}, casting='unsafe')")
             else:
-                result = np.asarray(op.impl(*operands))
-                if target is not None and target.shape == result.shape:
-                    np.copyto(target, result, casting="unsafe")
-                    result = target
-                elif result.dtype != self.step_dtypes[k]:
-                    result = result.astype(self.step_dtypes[k])
-            values.append(result)
-        if values[self.output] is not out:
-            np.copyto(out, values[self.output], casting="unsafe")
+                ns[f"G{k}"] = op.impl
+                ns[f"DT{k}"] = np.dtype(self.step_dtypes[k])
+                if is_output:
+                    lines.append(f"    copyto(out, G{k}({call}), casting='unsafe')")
+                else:
+                    lines.append(f"    t{k} = asarray(G{k}({call}), dtype=DT{k})")
+            if is_output:
+                break
+            names.append(f"t{k}")
+        if self.output < n:
+            lines.append(f"    copyto(out, i{self.output}, casting='unsafe')")
+        source = "\n".join(lines) + "\n"
+        exec(compile(source, f"<{self.name}>", "exec"), ns)
+        kernel = ns["kernel"]
+        kernel.source = source
+        return kernel
 
 
 def _numpy_dtype(op: ScalarOp, dtypes: Sequence[str]) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
 from arignote.graph.basic import Apply, Constant
+from arignote.scalar.composite import TILE, Composite
 from arignote.tensor.elemwise import Elemwise
 
 
@@ -22,13 +23,14 @@ from arignote.tensor.elemwise import Elemwise
 def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
     scalar_op = op.scalar_op
     out_type = node.outputs[0].type
-    if scalar_op.ufunc is None and not op.inplace_pattern:
+    composite = isinstance(scalar_op, Composite)
+    if scalar_op.ufunc is None and not op.inplace_pattern and not composite:
         return perform_thunk(op, node, input_cells, output_cells)
     out_dtype = out_type.numpy_dtype
     ufunc = scalar_op.ufunc
     compute = None
     in_dtypes = [i.type.dtype for i in node.inputs]
-    if ufunc is None or _numpy_result_dtype(ufunc, in_dtypes) != out_dtype:
+    if not composite and (ufunc is None or _numpy_result_dtype(ufunc, in_dtypes) != out_dtype):
         compute = scalar_op.compute_dtype(out_dtype.name, *in_dtypes)
     ns: dict[str, Any] = {"F": ufunc,
                           "IMPL": scalar_op.impl, "OUT": output_cells[0], "DT": out_dtype,
@@ -67,6 +69,17 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         body.append(f"    target = {target}")
     else:
         body.append("    target = OUT[0]")
+    if composite:
+        ns.update(KERNEL=scalar_op._kernel, NOSCRATCH=(None,) * len(scalar_op.steps),
+                  TILED=scalar_op.evaluate_into, TILE=TILE, empty=np.empty)
+        body.append(f"    if target is None or target.shape != {shape}:")
+        body.append("        target = empty(" + shape + ", DT)")
+        body.append("    if target.size <= TILE:")
+        body.append(f"        KERNEL({call}, target, *NOSCRATCH)")
+        body.append("    else:")
+        body.append(f"        TILED(({call},), target)")
+        body.append("    OUT[0] = target")
+        return _compile(body, op, ns)
     fast = "F" if ns["F"] is not None else None
     body.append(f"    if target is not None and target.shape == {shape}:")
     if fast:
@@ -81,6 +94,10 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     body.append("        if r.dtype != DT:")
     body.append("            r = r.astype(DT)")
     body.append("        OUT[0] = r")
+    return _compile(body, op, ns)
+
+
+def _compile(body: list[str], op: Elemwise, ns: dict[str, Any]) -> Thunk:
     source = "def thunk():\n" + "\n".join(body) + "\n"
     exec(compile(source, f"<thunk {op}>", "exec"), ns)
     thunk = ns["thunk"]
