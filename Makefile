@@ -19,9 +19,17 @@ check: venv
 test: venv
 	$(BIN)/python -m pytest
 
-bench: venv
-	$(BIN)/python benchmarks/call_overhead.py
-	$(BIN)/python benchmarks/seed_loop.py
+# The benchmark peers (PyTensor, JAX) and matplotlib go into their own
+# environment: they are never dependencies of the library.
+BENCH ?= .venv-bench
+
+$(BENCH)/bin/python:
+	$(PYTHON) -m venv $(BENCH)
+	$(BENCH)/bin/python -m pip install -q --upgrade pip
+
+bench: $(BENCH)/bin/python
+	$(BENCH)/bin/python -m pip install -q -e . pytensor jax matplotlib
+	$(BENCH)/bin/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(BENCH) build src/*.egg-info .pytest_cache .hypothesis

@@ -13,8 +13,6 @@ import numpy as np
 
 from arignote.scalar.ops import ScalarOp, c_convert
 
-TILE = 32768  # elements per tile: measured best on the seed machine (fewer Python steps per element, still cache-sized)
-
 # A step is (scalar op, argument refs); a ref < n_inputs is an input, otherwise
 # the result of step (ref - n_inputs).
 Step = tuple[ScalarOp, tuple[int, ...]]
@@ -72,43 +70,14 @@ class Composite(ScalarOp):
 
     # ---------------------------------------------------------- evaluation
     def _evaluate(self, *inputs: np.ndarray) -> np.ndarray:
+        """The reference: the whole chain on whole arrays (the CPU backend tiles it)."""
         shape = np.broadcast_shapes(*[np.shape(i) for i in inputs])
-        return self.evaluate_into(inputs, np.empty(shape, dtype=self.out_dtype))
-
-    def evaluate_into(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> np.ndarray:
-        """Compute into ``out`` (already of the broadcast shape), tile by tile when large."""
-        shape = out.shape
-        if out.size <= TILE:
-            self._kernel(*inputs, out, *self._no_scratch)
-            return out
-        scratch = [np.empty(TILE, dtype=d) for d in self.step_dtypes]
-        # Operands of one element broadcast against any tile: pass them as 0-d.
-        inputs = [i.reshape(()) if np.size(i) == 1 else i for i in inputs]
-        if all(np.ndim(i) == 0 or (np.shape(i) == shape and i.flags.c_contiguous) for i in inputs):
-            flat_in = [i if np.ndim(i) == 0 else i.reshape(-1) for i in inputs]
-            flat_out = out.reshape(-1)
-            for start in range(0, flat_out.size, TILE):
-                stop = min(start + TILE, flat_out.size)
-                self._kernel(*[i if np.ndim(i) == 0 else i[start:stop] for i in flat_in],
-                             flat_out[start:stop], *[t[:stop - start] for t in scratch])
-            return out
-        # Broadcasting inputs: tile along the first axis, where slices stay views.
-        rows = max(1, TILE // max(1, out[0].size))
-        for start in range(0, shape[0], rows):
-            stop = min(start + rows, shape[0])
-            parts = [i[start:stop] if np.ndim(i) and np.shape(i)[0] != 1 else i for i in inputs]
-            tile = out[start:stop]
-            fits = tile.size <= TILE
-            self._kernel(*parts, tile, *[t[:tile.size].reshape(tile.shape) if fits else None
-                                         for t in scratch])
+        out = np.empty(shape, dtype=self.out_dtype)
+        self.kernel(*inputs, out, *(None,) * len(self.steps))
         return out
 
-    @property
-    def _no_scratch(self) -> tuple:
-        return (None,) * len(self.steps)
-
     @functools.cached_property
-    def _kernel(self) -> Callable[..., None]:
+    def kernel(self) -> Callable[..., None]:
         """The steps as one generated function ``kernel(i0, ..., out, s0, ...)``.
 
         Step k writes into scratch buffer ``s{k}`` when one is given (a tile of

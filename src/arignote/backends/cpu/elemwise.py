@@ -15,7 +15,8 @@ import numpy as np
 
 from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
 from arignote.graph.basic import Apply, Constant
-from arignote.scalar.composite import TILE, Composite
+from arignote.backends.cpu.tiling import TILE, run_tiled
+from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
 
 
@@ -70,14 +71,14 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     else:
         body.append("    target = OUT[0]")
     if composite:
-        ns.update(KERNEL=scalar_op._kernel, NOSCRATCH=(None,) * len(scalar_op.steps),
-                  TILED=scalar_op.evaluate_into, TILE=TILE, empty=np.empty)
+        ns.update(KERNEL=scalar_op.kernel, NOSCRATCH=(None,) * len(scalar_op.steps),
+                  TILED=run_tiled, STEP_DTYPES=tuple(scalar_op.step_dtypes), TILE=TILE, empty=np.empty)
         body.append(f"    if target is None or target.shape != {shape}:")
         body.append("        target = empty(" + shape + ", DT)")
         body.append("    if target.size <= TILE:")
         body.append(f"        KERNEL({call}, target, *NOSCRATCH)")
         body.append("    else:")
-        body.append(f"        TILED(({call},), target)")
+        body.append(f"        TILED(KERNEL, ({call},), target, STEP_DTYPES)")
         body.append("    OUT[0] = target")
         return _compile(body, op, ns)
     fast = "F" if ns["F"] is not None else None

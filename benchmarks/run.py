@@ -1,0 +1,239 @@
+"""Run every workload against numpy, PyTensor and JAX; write a table and a chart.
+
+Usage: python benchmarks/run.py [--quick]. Each thread setting runs in its own
+process (thread counts must be fixed before numpy loads its BLAS); inside it,
+the frameworks of a workload are timed round-robin and the median of the
+rounds is kept, so drift on a shared machine hits all of them alike. Every
+result is checked against numpy's before it is timed. Writes
+benchmarks/results/latest.md and latest.png.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+
+def thread_env(threads: int) -> dict:
+    env = dict(os.environ)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "ARIGNOTE_NUM_THREADS"):
+        env[name] = str(threads)
+    env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
+                        f"intra_op_parallelism_threads={threads}")
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = str(HERE.parent / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+# ------------------------------------------------------------------ worker side
+def worker(quick: bool) -> dict:
+    import numpy as np
+    sys.path.insert(0, str(HERE))
+    from workloads import WORKLOADS, available
+    rounds = 3 if quick else 7
+    out: dict = {}
+    for key, (desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
+        for dtype in dtypes:
+            runs = {}
+            reference = None
+            for name, setup in setups.items():
+                if not available(name.split(" ")[0]):
+                    continue
+                check_run, check_result = setup(dtype)
+                check_run()
+                value = np.asarray(check_result())
+                if reference is None:
+                    reference = value
+                elif rtol == 0:
+                    np.testing.assert_array_equal(value, reference, err_msg=f"{key} {name}")
+                else:
+                    np.testing.assert_allclose(value, reference, rtol=rtol, atol=rtol,
+                                               err_msg=f"{key} {name} differs from numpy")
+                run, _ = setup(dtype)
+                run()
+                runs[name] = run
+            n = max(1, calls // (10 if quick else 1))
+            samples = {name: [] for name in runs}
+            for _ in range(rounds):
+                for name, run in runs.items():
+                    start = time.perf_counter()
+                    for _ in range(n):
+                        run()
+                    samples[name].append((time.perf_counter() - start) / n)
+            out[f"{key} {dtype}"] = {name: statistics.median(v) for name, v in samples.items()}
+    return out
+
+
+def cold_compile(framework: str) -> dict:
+    """W5: import time and cold compile of the W4 step, in this fresh process."""
+    start = time.perf_counter()
+    if framework == "arignote":
+        import arignote  # noqa: F401
+    elif framework == "pytensor":
+        import pytensor  # noqa: F401
+    else:
+        import jax  # noqa: F401
+    imported = time.perf_counter()
+    sys.path.insert(0, str(HERE))
+    import workloads
+    run, _ = getattr(workloads, f"w4_{framework}")("float32")
+    run()  # JAX compiles on the first call
+    done = time.perf_counter()
+    return {"import": imported - start, "compile": done - imported}
+
+
+def peak_memory(framework: str, workload: str) -> float:
+    """Peak bytes numpy allocates during one call, after a warm-up (tracemalloc)."""
+    import tracemalloc
+    sys.path.insert(0, str(HERE))
+    import workloads
+    run, _ = getattr(workloads, f"{workload.lower()}_{framework}")("float32")
+    run()
+    tracemalloc.start()
+    run()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+# ------------------------------------------------------------------ driver side
+def spawn(args: list[str], threads: int) -> dict:
+    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                          env=thread_env(threads), timeout=3600)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark worker failed ({' '.join(args)}):\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def versions() -> dict:
+    code = ("import json, importlib.metadata as m, numpy as np\n"
+            "out = {}\n"
+            "for p in ('arignote', 'numpy', 'scipy', 'pytensor', 'jax', 'jaxlib'):\n"
+            "    try: out[p] = m.version(p)\n"
+            "    except m.PackageNotFoundError: pass\n"
+            "blas = np.show_config(mode='dicts')['Build Dependencies']['blas']\n"
+            "out['BLAS'] = blas.get('name', '?') + ' ' + blas.get('version', '')\n"
+            "print(json.dumps(out))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=thread_env(1))
+    return json.loads(done.stdout)
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (smoke test)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--cold", help=argparse.SUPPRESS)
+    parser.add_argument("--memory", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.quick)))
+        return
+    if args.cold:
+        print(json.dumps(cold_compile(args.cold)))
+        return
+    if args.memory:
+        print(json.dumps(peak_memory(*args.memory)))
+        return
+
+    sys.path.insert(0, str(HERE))
+    from workloads import WORKLOADS, available
+    cores = os.cpu_count() or 1
+    quick = ["--quick"] if args.quick else []
+    timings = {threads: spawn(["--worker", *quick], threads) for threads in sorted({1, cores})}
+    frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
+    cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
+    memory = {(f, w): spawn(["--memory", f, w], 1) for w in ("W3", "W4")
+              for f in ("numpy", "arignote", "pytensor") if available(f)}
+    report(timings, cold, memory, WORKLOADS, cores)
+
+
+def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    info = versions()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"# Benchmarks ({now})", "",
+             f"Machine: {cpu_model()}, {cores} cores, {platform.system()} {platform.machine()}; "
+             + ", ".join(f"{k} {v}" for k, v in info.items()), "",
+             "Median seconds per unit of work; ratio = time / numpy's time in the same run "
+             "(lower is better).", ""]
+    chart = []
+    for threads, table in timings.items():
+        lines += [f"## {threads} thread{'s' * (threads > 1)}", "",
+                  "| workload | framework | time | ratio to numpy |", "|---|---|---|---|"]
+        for key, row in table.items():
+            base = row["numpy"]
+            desc = workloads[key.split()[0]][0]
+            for name, seconds in row.items():
+                lines.append(f"| {key}: {desc} | {name} | {_fmt(seconds)} | {seconds / base:.2f} |")
+                if name != "numpy":
+                    chart.append((f"{key} {threads}t", name, seconds / base))
+        lines.append("")
+    lines += ["## W5: cold start (fresh process, W4 step)", "", "| framework | import | build + compile |",
+              "|---|---|---|"]
+    for name, runs in cold.items():
+        lines.append(f"| {name} | {_fmt(statistics.median(r['import'] for r in runs))} | "
+                     f"{_fmt(statistics.median(r['compile'] for r in runs))} |")
+    lines += ["", "## Peak memory during one call (numpy allocations, tracemalloc)", "",
+              "| workload | framework | peak |", "|---|---|---|"]
+    for (name, workload), peak in memory.items():
+        lines.append(f"| {workload} | {name} | {peak / 2**20:.1f} MiB |")
+    (RESULTS / "latest.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    _chart(chart, RESULTS / "latest.png")
+
+
+def _fmt(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.2f} µs"
+
+
+def _chart(rows: list, path: Path) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart")
+        return
+    groups = sorted({g for g, _, _ in rows}, key=lambda g: (g.split()[0], g))
+    names = sorted({n for _, n, _ in rows})
+    fig, ax = plt.subplots(figsize=(12, 5))
+    width = 0.8 / max(1, len(names))
+    for k, name in enumerate(names):
+        xs = [i + k * width for i, g in enumerate(groups)]
+        ys = [next((r for g2, n, r in rows if g2 == g and n == name), 0) for g in groups]
+        ax.bar(xs, ys, width, label=name)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))], groups, rotation=45, ha="right")
+    ax.set_ylabel("time / numpy time (lower is better)")
+    ax.set_yscale("log")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""The benchmark workloads, each written once per framework.
+
+A workload maps a framework name to a ``setup(dtype)`` returning ``(run,
+result)``: ``run()`` does one unit of work, ``result()`` returns what the last
+run produced, as a numpy array, for the correctness check against numpy.
+Frameworks that are not installed are skipped.
+"""
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Callable
+
+import numpy as np
+
+Setup = Callable[[str], tuple[Callable[[], Any], Callable[[], np.ndarray]]]
+SEED_LEN = 10 * 30 * 768
+
+
+def available(framework: str) -> bool:
+    module = {"arignote": "arignote", "numpy": "numpy", "pytensor": "pytensor", "jax": "jax"}[framework]
+    return importlib.util.find_spec(module) is not None
+
+
+# ------------------------------------------------------------------ W1 seed loop
+def w1_numpy(dtype):
+    x = np.random.RandomState(22).rand(SEED_LEN).astype(dtype)
+    box = {}
+    def run():
+        box["r"] = np.exp(x)
+    return run, lambda: box["r"]
+
+
+def w1_numpy_out(dtype):
+    x = np.random.RandomState(22).rand(SEED_LEN).astype(dtype)
+    buf = np.empty_like(x)
+    return (lambda: np.exp(x, out=buf)), lambda: buf
+
+
+def w1_arignote(dtype):
+    from arignote import function, shared, tensor
+    x = shared(np.random.RandomState(22).rand(SEED_LEN).astype(dtype))
+    f = function([], tensor.exp(x))
+    box = {}
+    def run():
+        box["r"] = f()
+    return run, lambda: box["r"]
+
+
+def w1_pytensor(dtype):
+    import pytensor
+    import pytensor.tensor as pt
+    x = pytensor.shared(np.random.RandomState(22).rand(SEED_LEN).astype(dtype))
+    f = pytensor.function([], pt.exp(x))
+    box = {}
+    def run():
+        box["r"] = f()
+    return run, lambda: np.asarray(box["r"])
+
+
+def w1_jax(dtype):
+    import jax
+    import jax.numpy as jnp
+    x = jnp.asarray(np.random.RandomState(22).rand(SEED_LEN).astype(dtype))
+    f = jax.jit(jnp.exp)
+    box = {}
+    def run():
+        box["r"] = f(x).block_until_ready()
+    return run, lambda: np.asarray(box["r"])
+
+
+# -------------------------------------------------------------- W2 call overhead
+def _w2_value(dtype):
+    return np.arange(10, dtype=dtype)
+
+
+def w2_numpy(dtype):
+    x = _w2_value(dtype)
+    box = {}
+    def run():
+        box["r"] = x + 1
+    return run, lambda: box["r"]
+
+
+def w2_arignote(dtype, trust=False):
+    from arignote import function, tensor
+    v = tensor.vector("x", dtype=dtype)
+    f = function([v], v + 1, trust_input=trust)
+    x = _w2_value(dtype)
+    box = {}
+    def run():
+        box["r"] = f(x)
+    return run, lambda: box["r"]
+
+
+def w2_arignote_trusted(dtype):
+    return w2_arignote(dtype, trust=True)
+
+
+def w2_pytensor(dtype):
+    import pytensor
+    import pytensor.tensor as pt
+    v = pt.vector("x", dtype=dtype)
+    f = pytensor.function([v], v + 1)
+    x = _w2_value(dtype)
+    box = {}
+    def run():
+        box["r"] = f(x)
+    return run, lambda: np.asarray(box["r"])
+
+
+def w2_jax(dtype):
+    import jax
+    import jax.numpy as jnp
+    f = jax.jit(lambda v: v + 1)
+    x = jnp.asarray(_w2_value(dtype))
+    box = {}
+    def run():
+        box["r"] = f(x).block_until_ready()
+    return run, lambda: np.asarray(box["r"])
+
+
+# ------------------------------------------------------------- W3 fused chain
+def _w3_values(dtype):
+    rng = np.random.RandomState(3)
+    return rng.randn(1_000_000).astype(dtype), np.asarray(1.5, dtype), np.asarray(-0.5, dtype)
+
+
+def w3_numpy(dtype):
+    x, a, b = _w3_values(dtype)
+    box = {}
+    def run():
+        box["r"] = np.tanh(a * x + b) * dtype_(0.5, dtype) + np.exp(-x * x)
+    return run, lambda: box["r"]
+
+
+def dtype_(value, dtype):
+    return np.asarray(value, dtype)[()]
+
+
+def w3_arignote(dtype):
+    from arignote import function, tensor as T
+    xv, av, bv = _w3_values(dtype)
+    x, a, b = T.vector("x", dtype=dtype), T.scalar("a", dtype=dtype), T.scalar("b", dtype=dtype)
+    f = function([x, a, b], T.tanh(a * x + b) * 0.5 + T.exp(-x * x))
+    box = {}
+    def run():
+        box["r"] = f(xv, av, bv)
+    return run, lambda: box["r"]
+
+
+def w3_pytensor(dtype):
+    import pytensor
+    import pytensor.tensor as pt
+    xv, av, bv = _w3_values(dtype)
+    x, a, b = pt.vector("x", dtype=dtype), pt.scalar("a", dtype=dtype), pt.scalar("b", dtype=dtype)
+    f = pytensor.function([x, a, b], pt.tanh(a * x + b) * 0.5 + pt.exp(-x * x))
+    box = {}
+    def run():
+        box["r"] = f(xv, av, bv)
+    return run, lambda: np.asarray(box["r"])
+
+
+def w3_jax(dtype):
+    import jax
+    import jax.numpy as jnp
+    xv, av, bv = (jnp.asarray(v) for v in _w3_values(dtype))
+    f = jax.jit(lambda x, a, b: jnp.tanh(a * x + b) * 0.5 + jnp.exp(-x * x))
+    box = {}
+    def run():
+        box["r"] = f(xv, av, bv).block_until_ready()
+    return run, lambda: np.asarray(box["r"])
+
+
+# ------------------------------------------------------ W4 one MLP SGD step
+def _w4_data(dtype):
+    rng = np.random.RandomState(4)
+    x = rng.rand(128, 784).astype(dtype)
+    y = rng.randint(0, 10, size=128)
+    params = [(rng.randn(784, 500) * 0.01).astype(dtype), np.zeros(500, dtype),
+              (rng.randn(500, 10) * 0.01).astype(dtype), np.zeros(10, dtype)]
+    return x, y, params
+
+
+LR = 0.1
+
+
+def w4_numpy(dtype):
+    x, y, (w1, b1, w2, b2) = _w4_data(dtype)
+    params = [w1.copy(), b1.copy(), w2.copy(), b2.copy()]
+    onehot = np.eye(10, dtype=dtype)[y]
+    lr = np.asarray(LR, dtype)
+
+    def run():
+        w1, b1, w2, b2 = params
+        h = np.tanh(x @ w1 + b1)
+        z = h @ w2 + b2
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        p = e / e.sum(axis=1, keepdims=True)
+        dz = (p - onehot) / np.asarray(x.shape[0], dtype)
+        dw2 = h.T @ dz
+        db2 = dz.sum(axis=0)
+        dh = (dz @ w2.T) * (1 - h * h)
+        dw1 = x.T @ dh
+        db1 = dh.sum(axis=0)
+        w1 -= lr * dw1
+        b1 -= lr * db1
+        w2 -= lr * dw2
+        b2 -= lr * db2
+    return run, lambda: params[2]
+
+
+def w4_arignote(dtype):
+    import arignote
+    from arignote import function, shared, tensor as T
+    xv, yv, values = _w4_data(dtype)
+    w1, b1, w2, b2 = params = [shared(v.copy()) for v in values]
+    x, y = T.matrix("x", dtype=dtype), T.ivector("y")
+    h = T.tanh(T.dot(x, w1) + b1)
+    p = T.nnet.softmax(T.dot(h, w2) + b2)
+    cost = T.nnet.categorical_crossentropy(p, y).mean()
+    grads = arignote.grad(cost, params)
+    lr = np.asarray(LR, dtype)
+    step = function([x, y], [], updates=[(q, q - lr * g) for q, g in zip(params, grads)])
+    y32 = yv.astype("int32")
+    return (lambda: step(xv, y32)), lambda: w2.get_value()
+
+
+def w4_pytensor(dtype):
+    import pytensor
+    import pytensor.tensor as pt
+    xv, yv, values = _w4_data(dtype)
+    w1, b1, w2, b2 = params = [pytensor.shared(v.copy()) for v in values]
+    x, y = pt.matrix("x", dtype=dtype), pt.ivector("y")
+    h = pt.tanh(pt.dot(x, w1) + b1)
+    p = pt.special.softmax(pt.dot(h, w2) + b2, axis=-1)
+    cost = -pt.mean(pt.log(p)[pt.arange(y.shape[0]), y])
+    grads = pytensor.grad(cost, params)
+    lr = np.asarray(LR, dtype)
+    step = pytensor.function([x, y], [], updates=[(q, q - lr * g) for q, g in zip(params, grads)])
+    y32 = yv.astype("int32")
+    return (lambda: step(xv, y32)), lambda: w2.get_value()
+
+
+def w4_jax(dtype):
+    import jax
+    import jax.numpy as jnp
+    xv, yv, values = _w4_data(dtype)
+    state = {"params": [jnp.asarray(v) for v in values]}
+    x, y = jnp.asarray(xv), jnp.asarray(yv)
+
+    def loss(params):
+        w1, b1, w2, b2 = params
+        h = jnp.tanh(x @ w1 + b1)
+        logp = jax.nn.log_softmax(h @ w2 + b2)
+        return -jnp.mean(logp[jnp.arange(y.shape[0]), y])
+
+    @jax.jit
+    def step(params):
+        grads = jax.grad(loss)(params)
+        return [q - LR * g for q, g in zip(params, grads)]
+
+    def run():
+        state["params"] = step(state["params"])
+        state["params"][0].block_until_ready()
+    return run, lambda: np.asarray(state["params"][2])
+
+
+# ------------------------------------------------------ W6 matmul and reduce
+def _w6_values(dtype):
+    rng = np.random.RandomState(6)
+    return rng.rand(1000, 1000).astype(dtype), rng.rand(1000, 1000).astype(dtype)
+
+
+def w6_numpy(dtype):
+    X, W = _w6_values(dtype)
+    box = {}
+    def run():
+        box["r"] = np.asarray((X @ W).sum(axis=1).max())
+    return run, lambda: box["r"]
+
+
+def w6_arignote(dtype):
+    from arignote import function, tensor as T
+    Xv, Wv = _w6_values(dtype)
+    X, W = T.matrix("X", dtype=dtype), T.matrix("W", dtype=dtype)
+    f = function([X, W], T.dot(X, W).sum(axis=1).max())
+    box = {}
+    def run():
+        box["r"] = f(Xv, Wv)
+    return run, lambda: box["r"]
+
+
+def w6_pytensor(dtype):
+    import pytensor
+    import pytensor.tensor as pt
+    Xv, Wv = _w6_values(dtype)
+    X, W = pt.matrix("X", dtype=dtype), pt.matrix("W", dtype=dtype)
+    f = pytensor.function([X, W], pt.dot(X, W).sum(axis=1).max())
+    box = {}
+    def run():
+        box["r"] = f(Xv, Wv)
+    return run, lambda: np.asarray(box["r"])
+
+
+def w6_jax(dtype):
+    import jax
+    import jax.numpy as jnp
+    Xv, Wv = (jnp.asarray(v) for v in _w6_values(dtype))
+    f = jax.jit(lambda X, W: (X @ W).sum(axis=1).max())
+    box = {}
+    def run():
+        box["r"] = f(Xv, Wv).block_until_ready()
+    return run, lambda: np.asarray(box["r"])
+
+
+# name -> (description, dtypes, calls per timing, {framework: setup}, rtol for the check)
+WORKLOADS: dict[str, tuple] = {
+    "W1": ("seed loop: exp of a 230,400-element vector", ("float32", "float64"), 50,
+           {"numpy": w1_numpy, "numpy (out=)": w1_numpy_out, "arignote": w1_arignote,
+            "pytensor": w1_pytensor, "jax": w1_jax}, 1e-5),
+    "W2": ("call overhead: x + 1 on a 10-element vector", ("float64",), 20000,
+           {"numpy": w2_numpy, "arignote": w2_arignote, "arignote (trust_input)": w2_arignote_trusted,
+            "pytensor": w2_pytensor, "jax": w2_jax}, 0),
+    "W3": ("fused chain tanh(a*x+b)*0.5 + exp(-x*x), 1e6 elements", ("float32",), 10,
+           {"numpy": w3_numpy, "arignote": w3_arignote, "pytensor": w3_pytensor, "jax": w3_jax}, 1e-5),
+    "W4": ("one SGD step, 784-500-10 tanh/softmax MLP, batch 128", ("float32",), 5,
+           {"numpy": w4_numpy, "arignote": w4_arignote, "pytensor": w4_pytensor, "jax": w4_jax}, 1e-4),
+    "W6": ("(X @ W).sum(axis=1).max(), 1000x1000", ("float32",), 5,
+           {"numpy": w6_numpy, "arignote": w6_arignote, "pytensor": w6_pytensor, "jax": w6_jax}, 1e-4),
+}
