@@ -8,9 +8,15 @@ from arignote.graph import Apply, Constant, FunctionGraph, MissingInputError, Op
 from arignote import tensor
 from arignote.compile import In, Mode, Out, SharedVariable, UnusedInputError, function, shared
 from arignote import sandbox
+from arignote import gradient
+from arignote.gradient import Lop, Rop, grad, hessian, jacobian, verify_grad
 from arignote.printing import debugprint, pp
+from arignote.backends.gpu import explain
+from arignote import scan_module
+from arignote.scan_module import foldl, foldr, map, reduce, scan  # noqa: A004 - Theano's names
 
 __version__ = "0.1.0"
 __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mode",
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
-           "MissingInputError", "UnusedInputError", "debugprint", "pp"]
+           "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
+           "reduce", "foldl", "foldr", "explain"]

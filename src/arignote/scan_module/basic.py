@@ -1,0 +1,284 @@
+"""``scan``: Theano's loop, built as one Scan node over an inner graph.
+
+The step function is called once, on symbolic per-step variables, to build the
+inner graph. Everything the inner graph uses that does not change from step to
+step (shared variables, outer variables, expressions of them) becomes an input
+of the loop, computed once outside it; shared variables the step updates (its
+returned updates, and the default updates of random states it draws from)
+become carried states, and their final values come back as ``updates``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from arignote.compile.sharedvalue import SharedVariable
+from arignote.graph.basic import Constant, Variable
+from arignote.graph.traversal import ancestors, clone_get_equiv, io_toposort
+from arignote.scan_module.op import Scan
+from arignote.tensor import math as tm
+from arignote.tensor.shape import shape_i
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable
+
+
+class until:
+    """Returned by a step function (``return outputs, until(cond)``): stop after a step where
+    ``cond`` is true. That step's outputs are kept; the loop then has fewer than n_steps steps."""
+
+    def __init__(self, condition: Any):
+        condition = as_tensor_variable(condition)
+        if condition.ndim != 0:
+            raise TypeError(f"until: the condition must be a scalar, got {condition.type.describe()}: "
+                            "reduce it, e.g. until(tensor.all(x > 0))")
+        self.condition = condition
+
+
+def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None,
+         non_sequences: Any = None, n_steps: Any = None, truncate_gradient: int = -1,
+         go_backwards: bool = False, mode: Any = None, name: str | None = None,
+         strict: bool = False, return_list: bool = False) -> tuple[Any, dict]:
+    """Run ``fn`` once per step; return ``(outputs, updates)``.
+
+    ``fn`` receives, in order: for each sequence its values at the step (one
+    argument per tap; ``dict(input=s, taps=[-2, 0, 1])`` reads ``s[t-2]``,
+    ``s[t]``, ``s[t+1]``), for each entry of ``outputs_info`` that is fed back
+    its earlier values (``dict(initial=x0, taps=[-2, -1])`` gives the values two
+    steps and one step back; a plain ``x0`` means taps ``[-1]``; ``None`` means
+    the output is not fed back), then the ``non_sequences``. It returns the
+    outputs, and optionally a dict of shared-variable updates and an ``until``
+    stopping condition. The number of steps is ``n_steps`` or, without it, the
+    longest run the sequences allow. ``updates`` must be passed to
+    ``function(..., updates=updates)`` for the step's updates to take effect.
+    ``truncate_gradient=k`` back-propagates through the last ``k`` steps only.
+    """
+    seq_specs = [_sequence_spec(s, i) for i, s in enumerate(_as_list(sequences))]
+    if go_backwards:
+        seq_specs = [(seq[::-1], taps) for seq, taps in seq_specs]
+    non_seqs = [v if isinstance(v, Variable) else as_tensor_variable(v) for v in _as_list(non_sequences)]
+    infos = None if outputs_info is None else [_output_spec(o, i) for i, o in enumerate(_as_list(outputs_info))]
+
+    steps = _n_steps(n_steps, seq_specs)
+
+    # The per-step variables fn is called with.
+    seq_vars = [[_row_type(seq)(_tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
+    state_vars = [[(init.type if taps == (-1,) else _row_type(init))(_tap_name(init, k)) for k in taps]
+                  for init, taps in (infos or []) if taps]
+    args = [v for group in seq_vars + state_vars for v in group] + non_seqs
+    outputs, step_updates, condition = _split_return(fn(*args))
+
+    if infos is None:
+        infos = [(None, ())] * len(outputs)
+    if len(outputs) != len(infos):
+        raise ValueError(f"scan: the step function returned {len(outputs)} output(s) but "
+                         f"outputs_info has {len(infos)} entries: give one entry per output "
+                         "(None for an output that is not fed back)")
+    state_idx = [i for i, (_, taps) in enumerate(infos) if taps]
+    nit_idx = [i for i, (_, taps) in enumerate(infos) if not taps]
+    for i in state_idx:
+        _check_state(outputs[i], *infos[i], i)
+
+    step_updates = _with_default_updates(step_updates, outputs + ([condition] if condition is not None else []))
+    shared_targets = list(step_updates)
+    carry_vars = [s.type(f"{s.name or 'shared'}[t-1]") for s in shared_targets]
+    roots = ([outputs[i] for i in state_idx] + [outputs[i] for i in nit_idx]
+             + [step_updates[s] for s in shared_targets]
+             + ([condition] if condition is not None else []))
+    explicit = [v for group in seq_vars + state_vars for v in group]
+    hoisted = _free_variables(roots, explicit + shared_targets)
+    if strict:
+        _check_strict(hoisted, non_seqs)
+    hoisted_vars = [v.type() for v in hoisted]
+    replace = dict(zip(shared_targets, carry_vars))
+    replace.update(zip(hoisted, hoisted_vars))
+    equiv = clone_get_equiv(explicit + list(replace), roots, copy_inputs=False, replace=replace)
+    inner_outputs = [equiv[r] for r in roots]
+
+    op = Scan(explicit + carry_vars + hoisted_vars, inner_outputs,
+              seq_taps=[taps for _, taps in seq_specs],
+              state_taps=[infos[i][1] for i in state_idx], n_nit=len(nit_idx),
+              n_carry=len(shared_targets), n_nonseq=len(hoisted), as_while=condition is not None,
+              truncate_gradient=truncate_gradient, name=name, mode=mode)
+    inits = [_initial_buffer(infos[i][0], infos[i][1]) for i in state_idx]
+    node = op.make_node(steps, *[s for s, _ in seq_specs], *inits, *shared_targets, *hoisted)
+
+    results: list[Variable | None] = [None] * len(outputs)
+    for k, i in enumerate(state_idx):
+        results[i] = node.outputs[k][-min(infos[i][1]):]
+    for k, i in enumerate(nit_idx):
+        results[i] = node.outputs[len(state_idx) + k]
+    for i, var in enumerate(results):
+        if name and var.name is None:
+            var.name = f"{name}[{i}]"
+    finals = node.outputs[len(state_idx) + len(nit_idx):]
+    updates = dict(zip(shared_targets, finals))
+    if len(results) == 1 and not return_list:
+        return results[0], updates
+    return results, updates
+
+
+# ------------------------------------------------------------------ arguments
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _sequence_spec(item: Any, i: int) -> tuple[Variable, tuple[int, ...]]:
+    if isinstance(item, Mapping):
+        if "input" not in item:
+            raise ValueError(f"scan: sequence {i} is a dict without 'input': write "
+                             "dict(input=x, taps=[...])")
+        seq, taps = item["input"], item.get("taps", [0])
+        taps = [0] if taps is None else list(taps)
+    else:
+        seq, taps = item, [0]
+    seq = seq if isinstance(seq, Variable) else as_tensor_variable(seq)
+    if seq.ndim < 1:
+        raise TypeError(f"scan: sequence {i} ({seq.describe()}) is a scalar; a sequence needs a "
+                        "leading dimension to iterate over (pass scalars as non_sequences)")
+    if not taps:
+        raise ValueError(f"scan: sequence {i} has an empty list of taps")
+    return seq, tuple(int(k) for k in taps)
+
+
+def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
+    """(initial value, taps); no taps for an output that is not fed back."""
+    if item is None:
+        return None, ()
+    if isinstance(item, Mapping):
+        initial = item.get("initial")
+        if initial is None:
+            return None, ()
+        taps = item.get("taps", [-1])
+        taps = [-1] if taps is None else list(taps)
+        if not taps or any(int(k) >= 0 for k in taps):
+            raise ValueError(f"scan: outputs_info[{i}] has taps {taps}; the taps of an output are the "
+                             "steps back it is read from, so they must be negative (e.g. [-2, -1])")
+    else:
+        initial, taps = item, [-1]
+    initial = initial if isinstance(initial, Variable) else as_tensor_variable(initial)
+    taps = tuple(int(k) for k in taps)
+    if taps != (-1,) and initial.ndim < 1:
+        raise TypeError(f"scan: outputs_info[{i}] has taps {list(taps)}, so its initial value needs one "
+                        f"row per step back ({-min(taps)} rows), got {initial.type.describe()}")
+    return initial, taps
+
+
+def _initial_buffer(initial: Variable, taps: tuple[int, ...]) -> Variable:
+    """The first rows of the state's buffer: ``x0`` as one row, or the first ``m`` rows given."""
+    if taps == (-1,):
+        return initial.dimshuffle("x", *range(initial.ndim))
+    return initial[:-min(taps)]
+
+
+def _row_type(var: Variable) -> TensorType:
+    return TensorType(var.type.dtype, var.type.broadcastable[1:])
+
+
+def _tap_name(var: Variable, k: int) -> str | None:
+    return f"{var.name}[t{k:+d}]" if var.name else None
+
+
+def _n_steps(n_steps: Any, seq_specs: list) -> Variable:
+    lengths = []
+    for seq, taps in seq_specs:
+        span = max(max(taps), 0) - min(min(taps), 0)
+        length = shape_i(seq, 0)
+        lengths.append(length - span if span else length)
+    if n_steps is not None:
+        return tm.cast(as_tensor_variable(n_steps), "int64")
+    if not lengths:
+        raise ValueError("scan: without sequences the number of steps is unknown: pass n_steps")
+    steps = lengths[0]
+    for length in lengths[1:]:
+        steps = tm.minimum(steps, length)
+    return tm.cast(steps, "int64")
+
+
+def _split_return(value: Any) -> tuple[list[Variable], dict, Variable | None]:
+    """The step's outputs, its updates, and its stopping condition, in whatever order given."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    updates: dict = {}
+    condition = None
+    outputs: list = []
+    for item in items:
+        if isinstance(item, until):
+            condition = item.condition
+        elif isinstance(item, Mapping):
+            updates.update(item)
+        elif isinstance(item, (list, tuple)) and len(items) <= 3 and any(
+                isinstance(other, (Mapping, until)) for other in items):
+            outputs.extend(item)
+        else:
+            outputs.append(item)
+    result = []
+    for k, out in enumerate(outputs):
+        if out is None:
+            raise TypeError(f"scan: the step function returned None as output {k}; return a symbolic "
+                            "expression for every output")
+        result.append(out if isinstance(out, Variable) else as_tensor_variable(out))
+    for target in updates:
+        if not isinstance(target, SharedVariable):
+            raise TypeError(f"scan: the step function's updates must have shared variables as keys, "
+                            f"got {target!r}")
+    return result, {k: as_tensor_variable(v) for k, v in updates.items()}, condition
+
+
+def _check_state(output: Variable, initial: Variable, taps: tuple[int, ...], i: int) -> None:
+    want_ndim = initial.ndim if taps == (-1,) else initial.ndim - 1
+    if output.dtype != initial.dtype or output.ndim != want_ndim:
+        raise TypeError(f"scan: output {i} of the step function is {output.type.describe()}, but its "
+                        f"initial value in outputs_info ({initial.describe()}) is "
+                        f"{initial.type.describe()}: they must have the same dtype and number of "
+                        f"dimensions; cast one, e.g. tensor.cast(x, {initial.dtype!r})")
+
+
+def _with_default_updates(updates: dict, roots: list[Variable]) -> dict:
+    """The step's updates plus the default updates of shared variables the step reads
+    (random states draw anew each step, as in Theano)."""
+    result = dict(updates)
+    done = {s.origin for s in result}
+    frontier = list(roots) + list(result.values())
+    while frontier:
+        found = []
+        for var in ancestors(frontier):
+            if isinstance(var, SharedVariable) and var.default_update is not None and var.origin not in done:
+                done.add(var.origin)
+                expr = as_tensor_variable(var.default_update)
+                result[var] = expr
+                found.append(expr)
+        frontier = found
+    return result
+
+
+def _free_variables(roots: list[Variable], inner: list[Variable]) -> list[Variable]:
+    """Variables the inner graph reads that do not change between steps (computed outside)."""
+    varying = set(inner)
+    nodes = io_toposort(inner, roots)
+    for node in nodes:
+        if any(i in varying for i in node.inputs):
+            varying.update(node.outputs)
+    free: list[Variable] = []
+    seen: set[Variable] = set()
+
+    def take(var: Variable) -> None:
+        if var not in varying and var not in seen and not isinstance(var, Constant):
+            seen.add(var)
+            free.append(var)
+
+    for node in nodes:
+        if any(o in varying for o in node.outputs):
+            for var in node.inputs:
+                take(var)
+    for var in roots:
+        take(var)
+    return free
+
+
+def _check_strict(hoisted: list[Variable], non_seqs: list[Variable]) -> None:
+    allowed = set(non_seqs)
+    for var in ancestors(hoisted, blockers=allowed):
+        if var.owner is None and var not in allowed and not isinstance(var, Constant):
+            raise ValueError(
+                f"scan(strict=True): the step function uses {var.describe()}, which is not among "
+                "the non_sequences: pass it in non_sequences, or drop strict=True")

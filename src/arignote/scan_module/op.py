@@ -1,0 +1,224 @@
+"""The Scan Op: a loop whose body is an inner graph, compiled once and run per step.
+
+Outer inputs, in order: ``n_steps`` (int64 scalar); the sequences (whole
+arrays; step ``t`` reads ``seq[t + tap - lo]`` for each of its taps, with ``lo
+= min(taps, 0)``); the recurrent states' initial buffers (``m`` rows for taps
+reaching ``m`` steps back); the carried states' initial values; the non-sequences.
+
+Outer outputs, in order: one buffer per recurrent state (``m + n`` rows: the
+initial rows, then one row per step, so each step reads earlier rows of the
+same buffer); one array per output that is not fed back (``n`` rows); the last
+value of each carried state (used for the updates of shared variables changed
+inside the loop, whose history no one needs).
+
+Inner inputs follow the same order: one variable per sequence tap, one per
+state tap, one per carried state, one per non-sequence. Inner outputs: one per
+state, one per plain output, one per carried state, then the stopping condition
+when the loop is a do-while (``until``).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from arignote.compile.function import function
+from arignote.compile.io import Out
+from arignote.graph.basic import Apply, Op, Variable
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable
+from arignote.tensor import math as tm
+
+
+class Scan(Op):
+    """A loop over ``n_steps`` running the inner graph ``inner_inputs -> inner_outputs``."""
+
+    __props__ = ("inner_inputs", "inner_outputs", "seq_taps", "state_taps", "n_nit", "n_carry",
+                 "n_nonseq", "as_while", "truncate_gradient", "name", "mode")
+
+    def __init__(self, inner_inputs: Sequence[Variable], inner_outputs: Sequence[Variable],
+                 seq_taps: Sequence[Sequence[int]], state_taps: Sequence[Sequence[int]],
+                 n_nit: int, n_carry: int, n_nonseq: int, as_while: bool = False,
+                 truncate_gradient: int = -1, name: str | None = None, mode: Any = None):
+        self.inner_inputs = tuple(inner_inputs)
+        self.inner_outputs = tuple(inner_outputs)
+        self.seq_taps = tuple(tuple(int(k) for k in taps) for taps in seq_taps)
+        self.state_taps = tuple(tuple(int(k) for k in taps) for taps in state_taps)
+        self.n_nit = n_nit
+        self.n_carry = n_carry
+        self.n_nonseq = n_nonseq
+        self.as_while = as_while
+        self.truncate_gradient = truncate_gradient
+        self.name = name
+        self.mode = mode
+        for taps in self.state_taps:
+            if not taps or max(taps) >= 0:
+                raise ValueError(f"scan: the taps of a recurrent output must be negative, got {list(taps)}")
+        n_in = sum(map(len, self.seq_taps)) + sum(map(len, self.state_taps)) + n_carry + n_nonseq
+        n_out = len(self.state_taps) + n_nit + n_carry + int(as_while)
+        if len(self.inner_inputs) != n_in or len(self.inner_outputs) != n_out:
+            raise ValueError(f"scan: the inner graph has {len(self.inner_inputs)} inputs and "
+                             f"{len(self.inner_outputs)} outputs; the loop layout needs {n_in} and {n_out}")
+        self._fn = None
+
+    def __str__(self) -> str:
+        return f"Scan{{{self.name}}}" if self.name else "Scan"
+
+    # ------------------------------------------------------------ layout
+    @property
+    def n_seqs(self) -> int:
+        return len(self.seq_taps)
+
+    @property
+    def n_states(self) -> int:
+        return len(self.state_taps)
+
+    def split_outer_inputs(self, inputs: Sequence[Any]) -> tuple[Any, list, list, list, list]:
+        """(n_steps, sequences, state buffers, carried states, non-sequences)."""
+        a = 1 + self.n_seqs
+        b = a + self.n_states
+        c = b + self.n_carry
+        return inputs[0], list(inputs[1:a]), list(inputs[a:b]), list(inputs[b:c]), list(inputs[c:])
+
+    def split_inner_inputs(self) -> tuple[list[list], list[list], list, list]:
+        """Inner inputs grouped: per sequence its taps' variables, per state its taps', carried, non-seqs."""
+        rest = list(self.inner_inputs)
+        seqs = []
+        for taps in self.seq_taps:
+            seqs.append(rest[:len(taps)])
+            rest = rest[len(taps):]
+        states = []
+        for taps in self.state_taps:
+            states.append(rest[:len(taps)])
+            rest = rest[len(taps):]
+        return seqs, states, rest[:self.n_carry], rest[self.n_carry:]
+
+    # ------------------------------------------------------------ graph
+    def make_node(self, n_steps: Any, *inputs: Any) -> Apply:
+        n_steps = tm.cast(as_tensor_variable(n_steps), "int64")
+        if n_steps.ndim != 0:
+            raise TypeError(f"scan: n_steps must be a scalar, got {n_steps.type.describe()}")
+        inputs = [as_tensor_variable(v) if not isinstance(v, Variable) else v for v in inputs]
+        expected = self.n_seqs + self.n_states + self.n_carry + self.n_nonseq
+        if len(inputs) != expected:
+            raise TypeError(f"{self} takes n_steps and {expected} inputs, got {len(inputs)}")
+        _, seqs, inits, carries, nonseqs = self.split_outer_inputs([n_steps] + inputs)
+        in_seqs, in_states, in_carries, in_nonseqs = self.split_inner_inputs()
+        for outer, inner_vars in zip(seqs, in_seqs):
+            for inner in inner_vars:
+                _check_row(outer, inner, "sequence")
+        for outer, inner_vars in zip(inits, in_states):
+            for inner in inner_vars:
+                _check_row(outer, inner, "initial state")
+        for outer, inner in zip(carries + nonseqs, in_carries + in_nonseqs):
+            if outer.type != inner.type:
+                raise TypeError(f"{self}: outer input {outer.describe()} is {outer.type}, but the inner "
+                                f"graph expects {inner.type}")
+        outs = self.inner_outputs
+        for k, (outer, out) in enumerate(zip(inits + carries, outs[:self.n_states] + outs[
+                self.n_states + self.n_nit:self.n_states + self.n_nit + self.n_carry])):
+            want_ndim = outer.type.ndim - (k < self.n_states)
+            if out.type.dtype != outer.type.dtype or out.type.ndim != want_ndim:
+                raise TypeError(
+                    f"scan: the step function returns {out.type.describe()} for the recurrent value "
+                    f"whose initial value {outer.describe()} is {outer.type.describe()}"
+                    + (" (one row per step)" if k < self.n_states else "")
+                    + ": the two must have the same dtype and number of dimensions; cast the step's "
+                    f"result with tensor.cast(..., {outer.type.dtype!r}) or change the initial value")
+        outputs = []
+        for init, out in zip(inits, outs):
+            outputs.append(TensorType(init.type.dtype, (False,) + init.type.broadcastable[1:])())
+        for out in outs[self.n_states:self.n_states + self.n_nit]:
+            outputs.append(TensorType(out.type.dtype, (False,) + out.type.broadcastable)())
+        for carry in carries:
+            outputs.append(carry.type())
+        return Apply(self, [n_steps] + inputs, outputs)
+
+    # ------------------------------------------------------------ running
+    def _compiled(self) -> Any:
+        """The inner function, compiled on first use and kept for every later step and call."""
+        if self._fn is None:
+            outs = self.inner_outputs
+            keep = self.n_states + self.n_nit
+            # Rows are copied into the output buffers at once, so the inner
+            # function may hand back its internal buffers; carried values live
+            # on into the next step and must be the loop's own.
+            specs = [Out(o, borrow=k < keep) for k, o in enumerate(outs)]
+            self._fn = function(list(self.inner_inputs), specs, mode=self.mode,
+                                on_unused_input="ignore", accept_inplace=True)
+        return self._fn
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        fn = self._compiled()
+        n_steps, seqs, inits, carries, nonseqs = self.split_outer_inputs(inputs)
+        n = int(n_steps)
+        if n < 0:
+            raise ValueError(f"{self}: n_steps is {n}; it must be 0 or more (to run backwards, "
+                             "pass go_backwards=True)")
+        seq_reads = []
+        for j, (seq, taps) in enumerate(zip(seqs, self.seq_taps)):
+            lo, hi = min(min(taps), 0), max(max(taps), 0)
+            if seq.shape[0] < n + hi - lo:
+                raise ValueError(f"{self}: sequence {j} ({node.inputs[1 + j]}) has {seq.shape[0]} "
+                                 f"entries, but {n} steps with taps {list(taps)} need {n + hi - lo}: "
+                                 "pass a longer sequence or fewer n_steps")
+            seq_reads.append([(seq, k - lo) for k in taps])
+        buffers = []
+        for i, (init, taps) in enumerate(zip(inits, self.state_taps)):
+            m = -min(taps)
+            if init.shape[0] != m:
+                raise ValueError(f"{self}: the initial value of recurrent output {i} has "
+                                 f"{init.shape[0]} rows, but taps {list(taps)} need exactly {m}")
+            buf = np.empty((m + n,) + init.shape[1:], dtype=init.dtype)
+            buf[:m] = init
+            buffers.append(buf)
+        nits: list[np.ndarray | None] = [None] * self.n_nit
+        carried = list(carries)
+        steps = n
+        for t in range(n):
+            args = [seq[t + offset, ...] for reads in seq_reads for seq, offset in reads]
+            for buf, taps in zip(buffers, self.state_taps):
+                m = -min(taps)
+                args.extend(buf[m + t + k, ...] for k in taps)
+            results = fn(*args, *carried, *nonseqs)
+            for i, buf in enumerate(buffers):
+                row = results[i]
+                if row.shape != buf.shape[1:]:
+                    raise ValueError(f"{self}: step {t} of recurrent output {i} has shape {row.shape}, "
+                                     f"but its initial value's rows have shape {buf.shape[1:]}: the "
+                                     "step function must keep the shape of each recurrent output")
+                buf[-min(self.state_taps[i]) + t] = row
+            for j in range(self.n_nit):
+                row = results[self.n_states + j]
+                if nits[j] is None:
+                    nits[j] = np.empty((n,) + row.shape, dtype=row.dtype)
+                elif row.shape != nits[j].shape[1:]:
+                    raise ValueError(f"{self}: step {t} of output {self.n_states + j} has shape "
+                                     f"{row.shape}, but step 0 had {nits[j].shape[1:]}: every step "
+                                     "must give the same shape")
+                nits[j][t] = row
+            carried = results[self.n_states + self.n_nit:self.n_states + self.n_nit + self.n_carry]
+            if self.as_while and results[-1]:
+                steps = t + 1
+                break
+        outputs = [buf[:-min(taps) + steps] for buf, taps in zip(buffers, self.state_taps)]
+        for j, arr in enumerate(nits):
+            if arr is None:
+                var = self.inner_outputs[self.n_states + j]
+                arr = np.empty((0,) * (var.type.ndim + 1), dtype=var.type.dtype)
+            outputs.append(arr[:steps])
+        outputs.extend(carried)
+        for cell, value in zip(output_storage, outputs):
+            cell[0] = value
+
+
+def _check_row(outer: Variable, inner: Variable, what: str) -> None:
+    """``inner`` must be the type of one row of ``outer``."""
+    otype = outer.type
+    if not isinstance(otype, TensorType) or otype.ndim < 1:
+        raise TypeError(f"scan: the {what} {outer.describe()} must have a leading time dimension, "
+                        f"got {getattr(otype, 'describe', lambda: str(otype))()}")
+    row = TensorType(otype.dtype, otype.broadcastable[1:])
+    if row != inner.type:
+        raise TypeError(f"scan: one step of the {what} {outer.describe()} is {row.describe()}, but "
+                        f"the inner graph expects {inner.type.describe()}")
