@@ -6,7 +6,12 @@ other rules of its family under ``tensor/grad/``), so ops stay free of
 gradient code; an Op without a rule may still define ``grad(inputs,
 output_grads)``. A rule returns one symbolic gradient per input, or None where
 the input is not differentiable (integers, indices) or not connected.
-Gradients accumulate by addition, and each has its variable's dtype.
+Gradients accumulate by addition, and each has its variable's exact type.
+
+A few compositions whose textbook gradient overflows (``log(sigmoid(x))``,
+``log(1 - sigmoid(x))``, ``log(softmax(x))``...) are differentiated through a
+stable equivalent instead: ``STABLE_FORMS`` holds the functions that
+recognise them (see ``register_stable_form``).
 """
 from __future__ import annotations
 
@@ -16,17 +21,25 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from arignote.compile.function import function
-from arignote.graph.basic import Variable
-from arignote.graph.traversal import ancestors, io_toposort
+from arignote.graph.basic import Op, Variable
+from arignote.graph.traversal import ancestors, clone_get_equiv, graph_inputs, io_toposort
 from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import zeros_like
+from arignote.tensor.reduction import sum as _sum
+from arignote.tensor.shape import patternbroadcast
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
+__all__ = ["grad", "Lop", "Rop", "jacobian", "hessian", "verify_grad", "register_grad",
+           "register_stable_form", "backpropagate", "GradientError", "DisconnectedInputError",
+           "GRAD_RULES", "STABLE_FORMS"]
 
 GradRule = Callable[[Any, list, list, list], list]
 GRAD_RULES: dict[type, GradRule] = {}
+# A stable form maps a node to (equivalent output, its inputs) or None; see register_stable_form.
+StableForm = Callable[[Any], "tuple[Variable, list[Variable]] | None"]
+STABLE_FORMS: list[StableForm] = []
 
 
 def register_grad(*op_types: type) -> Callable[[GradRule], GradRule]:
@@ -38,17 +51,29 @@ def register_grad(*op_types: type) -> Callable[[GradRule], GradRule]:
     return register
 
 
+def register_stable_form(form: StableForm) -> StableForm:
+    """Register ``form(node) -> (output, sources) | None``.
+
+    When ``form`` recognises ``node`` (say ``log(sigmoid(z))``), it returns a
+    fresh graph computing the same value stably from earlier variables of the
+    graph (``-softplus(-z)``, sources ``[z]``); the gradient then flows from
+    the node's output straight to those sources through the fresh graph,
+    skipping the unstable intermediate.
+    """
+    STABLE_FORMS.append(form)
+    return form
+
+
 def input_grads(node: Any, output_grads: list) -> list:
     """The gradients of ``node``'s inputs given its outputs' gradients."""
     for cls in type(node.op).__mro__:
         rule = GRAD_RULES.get(cls)
         if rule is not None:
             return rule(node.op, list(node.inputs), list(node.outputs), output_grads)
-    try:
-        return node.op.grad(list(node.inputs), output_grads)
-    except NotImplementedError:
+    if type(node.op).grad is Op.grad:
         raise NotImplementedError(f"no gradient is defined for {node.op} (node {node}); "
-                                  "register one with arignote.gradient.register_grad") from None
+                                  "register one with arignote.gradient.register_grad")
+    return node.op.grad(list(node.inputs), output_grads)
 
 
 class DisconnectedInputError(ValueError):
@@ -56,9 +81,10 @@ class DisconnectedInputError(ValueError):
 
 
 class GradientError(AssertionError):
-    """``verify_grad`` found the symbolic gradient and finite differences disagree."""
+    """``verify_grad`` found that the symbolic gradient and finite differences disagree."""
 
 
+# ------------------------------------------------------------------------ grad
 def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
          consider_constant: Sequence[Variable] | None = None,
          disconnected_inputs: str = "raise", known_grads: dict | None = None,
@@ -69,42 +95,88 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
     through them); ``known_grads`` seeds gradients of intermediate variables
     (then ``cost`` may be None); ``disconnected_inputs`` says what to do when a
     ``wrt`` does not influence the cost: 'raise', 'warn' or 'ignore' (then its
-    gradient is zeros, or None with ``return_disconnected='none'``).
+    gradient is zeros, or None with ``return_disconnected='none'``). A ``wrt``
+    that reaches the cost only through integer values gets zeros: integers
+    carry no gradient.
     """
+    if disconnected_inputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"grad: disconnected_inputs={disconnected_inputs!r}; use 'raise', "
+                         "'warn' or 'ignore'")
+    if return_disconnected not in ("zero", "none"):
+        raise ValueError(f"grad: return_disconnected={return_disconnected!r}; use 'zero' or 'none'")
     single = not isinstance(wrt, (list, tuple))
     wrt_list = [wrt] if single else list(wrt)
+    seeds = _seeds(cost, known_grads)
+    for var in wrt_list:
+        # Tensors, and arrays on a device (their type has a host twin).
+        if not isinstance(var, Variable) or not (isinstance(var.type, TensorType)
+                                                 or hasattr(var.type, "host_type")):
+            raise TypeError(f"grad: wrt must hold symbolic tensor variables, got "
+                            f"{type(var).__name__} {var!r}")
+        if var.type.dtype in DISCRETE:
+            raise TypeError(f"grad: {var.describe()} is {var.type.dtype}: integer and boolean "
+                            "variables are not differentiable; take the gradient with respect "
+                            "to a float variable (cast the integer to float where it is made)")
+    blocked = list(consider_constant or [])
+    grads = backpropagate(seeds, wrt_list, blocked)
+    connected = _connected(seeds, wrt_list, blocked)
+    result = []
+    for var in wrt_list:
+        g = grads.get(var)
+        if g is None and var in connected:
+            g = zeros_like(var)
+        elif g is None:
+            g = _disconnected(var, disconnected_inputs, return_disconnected)
+        result.append(g)
+    return result[0] if single else result
+
+
+def _seeds(cost: Any, known_grads: dict | None) -> dict[Variable, Variable]:
     seeds: dict[Variable, Variable] = {}
     if cost is not None:
         cost = as_tensor_variable(cost)
         if cost.ndim != 0:
-            raise TypeError(f"grad: the cost {cost} has {cost.ndim} dimensions, but must be a scalar: "
-                            "reduce it (cost.sum(), cost.mean()), or use jacobian() / Lop()")
+            raise TypeError(f"grad: the cost {cost.describe()} has {cost.ndim} dimensions, but "
+                            "must be a scalar: reduce it (cost.sum(), cost.mean()), or use "
+                            "jacobian() / Lop() for the gradient of each element")
         if cost.dtype in DISCRETE:
-            raise TypeError(f"grad: the cost {cost} is {cost.dtype}, which has no gradient: "
-                            "cast it to a float dtype")
+            raise TypeError(f"grad: the cost {cost.describe()} is {cost.dtype}, which has no "
+                            "gradient: cast it to a float dtype")
         seeds[cost] = constant(np.ones((), dtype=cost.dtype))
     for var, g in (known_grads or {}).items():
+        if not isinstance(var, Variable):
+            raise TypeError(f"grad: known_grads keys must be symbolic variables, got {var!r}")
         g = as_tensor_variable(g)
         if g.ndim != var.ndim:
-            raise ValueError(f"grad: known_grads for {var} has {g.ndim} dimensions, expected {var.ndim}")
-        seeds[var] = _cast_like(g, var)
+            raise ValueError(f"grad: the known gradient of {var.describe()} has {g.ndim} "
+                             f"dimensions, but {var.describe()} has {var.ndim}")
+        seeds[var] = fit_to(g, var) if var not in seeds else tm.add(seeds[var], fit_to(g, var))
     if not seeds:
         raise ValueError("grad: give a cost, or known_grads")
-    for var in wrt_list:
-        if not isinstance(var, Variable):
-            raise TypeError(f"grad: wrt must hold symbolic variables, got {type(var).__name__} {var!r}")
-        if var.type.dtype in DISCRETE:
-            raise TypeError(f"grad: {var.describe()} is {var.type.dtype}: integer and boolean "
-                            "variables are not differentiable; take the gradient with respect "
-                            "to a float variable")
-    grads = backpropagate(seeds, wrt_list, consider_constant or [])
-    result = []
-    for var in wrt_list:
-        g = grads.get(var)
-        if g is None:
-            g = _disconnected(var, disconnected_inputs, return_disconnected)
-        result.append(g)
-    return result[0] if single else result
+    return seeds
+
+
+def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable]) -> set[Variable]:
+    """The ``wrt`` variables on some path to a seed (whatever the dtypes on the way)."""
+    stop = set(blocked)
+    reach = set(wrt) - stop
+    for node in io_toposort([], list(seeds)):
+        if any(i in reach for i in node.inputs):
+            reach.update(node.outputs)
+    if not any(s in reach for s in seeds):
+        return set()
+    # Walk back from the seeds through reached variables only.
+    live: set[Variable] = {s for s in seeds if s in reach}
+    stack = list(live)
+    while stack:
+        var = stack.pop()
+        if var.owner is None or var in stop:
+            continue
+        for inp in var.owner.inputs:
+            if inp in reach and inp not in live:
+                live.add(inp)
+                stack.append(inp)
+    return live & set(wrt)
 
 
 def _disconnected(var: Variable, policy: str, return_disconnected: str) -> Variable | None:
@@ -114,25 +186,23 @@ def _disconnected(var: Variable, policy: str, return_disconnected: str) -> Varia
         raise DisconnectedInputError(message)
     if policy == "warn":
         warnings.warn(message, stacklevel=3)
-    elif policy != "ignore":
-        raise ValueError(f"disconnected_inputs={policy!r}: use 'raise', 'warn' or 'ignore'")
-    if return_disconnected == "none":
-        return None
-    return _zeros_like(var)
+    return None if return_disconnected == "none" else zeros_like(var)
 
 
 def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                   consider_constant: Sequence[Variable] = ()) -> dict[Variable, Variable]:
-    """Gradients of every variable between ``wrt`` and the seeds, by reverse accumulation."""
+    """Gradients of every variable between ``wrt`` and the seeds, by reverse accumulation.
+
+    Integer and boolean variables never receive a gradient; a node none of
+    whose inputs depends on ``wrt`` is not differentiated at all.
+    """
     blocked = set(consider_constant)
     wrt_set = set(wrt)
-    # Only nodes that lie on a path from some wrt to some seed need a gradient.
     nodes = io_toposort([], list(seeds))
-    depends: set[Variable] = set(wrt_set)
+    depends: set[Variable] = set(wrt)
     for node in nodes:
         if any(i in depends and i not in blocked for i in node.inputs):
             depends.update(node.outputs)
-    needed = set(ancestors(list(seeds)))
     grads: dict[Variable, Variable] = {}
     for var, g in seeds.items():
         _accumulate(grads, var, g)
@@ -141,129 +211,193 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
             continue
         if not any(i in depends and i not in blocked for i in node.inputs):
             continue
-        output_grads = [grads.get(o) for o in node.outputs]
-        output_grads = [g if g is not None else _zeros_like(o) for g, o in zip(output_grads, node.outputs)]
-        in_grads = input_grads(node, output_grads)
-        if len(in_grads) != len(node.inputs):
-            raise ValueError(f"the gradient of {node.op} returned {len(in_grads)} gradients for "
-                             f"{len(node.inputs)} inputs")
-        for inp, g in zip(node.inputs, in_grads):
-            if g is None or inp in blocked or inp not in depends or inp not in needed:
-                continue
-            if inp.type.dtype in DISCRETE:
+        output_grads = [grads[o] if o in grads else zeros_like(o) for o in node.outputs]
+        pairs = _stable_pairs(node, output_grads, depends, blocked, wrt_set)
+        if pairs is None:
+            in_grads = input_grads(node, output_grads)
+            if len(in_grads) != len(node.inputs):
+                raise ValueError(f"the gradient of {node.op} returned {len(in_grads)} gradients "
+                                 f"for {len(node.inputs)} inputs")
+            pairs = zip(node.inputs, in_grads)
+        for inp, g in pairs:
+            if g is None or inp in blocked or inp not in depends or inp.type.dtype in DISCRETE:
                 continue
             g = as_tensor_variable(g)
             if g.ndim != inp.ndim:
-                raise ValueError(f"{node.op}.grad gave a {g.ndim}-d gradient for the "
-                                 f"{inp.ndim}-d input {inp}")
-            _accumulate(grads, inp, _cast_like(g, inp))
+                raise ValueError(f"the gradient rule of {node.op} gave a {g.ndim}-d gradient "
+                                 f"for the {inp.ndim}-d input {inp.describe()}")
+            _accumulate(grads, inp, fit_to(g, inp))
     return grads
+
+
+def _stable_pairs(node: Any, output_grads: list, depends: set, blocked: set,
+                  wrt: set) -> list | None:
+    """(source, gradient) pairs through a stable form of ``node``, or None if none applies.
+
+    A form is not used when a variable it would skip is asked for in ``wrt``
+    or held constant: that variable must see (or stop) its gradient.
+    """
+    if len(node.outputs) != 1:
+        return None
+    for form in STABLE_FORMS:
+        found = form(node)
+        if found is None:
+            continue
+        output, sources = found
+        skipped = set(ancestors(node.inputs, blockers=sources)) - set(sources)
+        if skipped & (blocked | wrt):
+            return None
+        sources = [s for s in sources if s in depends and s not in blocked]
+        inner = backpropagate({output: fit_to(output_grads[0], output)}, sources)
+        return [(s, inner[s]) for s in sources if s in inner]
+    return None
 
 
 def _accumulate(grads: dict, var: Variable, g: Variable) -> None:
     grads[var] = g if var not in grads else tm.add(grads[var], g)
 
 
-def _cast_like(g: Variable, var: Variable) -> Variable:
-    dtype = var.type.dtype
-    return g if g.dtype == dtype else tm.cast(g, dtype)
+def fit_to(g: Variable, var: Variable) -> Variable:
+    """``g`` (of ``var``'s number of dimensions) given exactly ``var``'s type.
 
-
-def _zeros_like(var: Variable) -> Variable:
-    return zeros_like(var)
+    Dimensions ``var`` broadcasts along are summed (keeping them, so they stay
+    length 1); the broadcastable pattern and dtype are then made ``var``'s.
+    """
+    summed = [d for d in range(var.ndim) if var.broadcastable[d] and not g.broadcastable[d]]
+    if summed:
+        g = _sum(g, summed, keepdims=True)
+    if g.broadcastable != var.broadcastable:
+        g = patternbroadcast(g, var.broadcastable)
+    return g if g.dtype == var.type.dtype else tm.cast(g, var.type.dtype)
 
 
 # ------------------------------------------------------------ derived products
 def Lop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
         eval_points: Variable | Sequence[Variable], consider_constant: Sequence[Variable] | None = None,
         disconnected_inputs: str = "raise") -> Any:
-    """The vector-Jacobian product ``eval_points`` x d``f``/d``wrt``."""
-    fs = f if isinstance(f, (list, tuple)) else [f]
-    points = eval_points if isinstance(eval_points, (list, tuple)) else [eval_points]
+    """The vector-Jacobian product ``eval_points`` x d``f``/d``wrt`` (reverse mode).
+
+    ``eval_points`` has ``f``'s shape (one per expression when ``f`` is a
+    list); the result has ``wrt``'s shape (a list when ``wrt`` is a list).
+    """
+    fs = list(f) if isinstance(f, (list, tuple)) else [f]
+    points = list(eval_points) if isinstance(eval_points, (list, tuple)) else [eval_points]
     if len(fs) != len(points):
-        raise ValueError(f"Lop: {len(fs)} expressions but {len(points)} eval_points")
-    return grad(None, wrt, consider_constant=consider_constant, known_grads=dict(zip(fs, points)),
-                disconnected_inputs=disconnected_inputs)
+        raise ValueError(f"Lop: {len(fs)} expressions but {len(points)} eval_points; give one "
+                         "point of each expression's shape")
+    return grad(None, wrt, consider_constant=consider_constant,
+                known_grads=dict(zip(fs, points)), disconnected_inputs=disconnected_inputs)
 
 
 def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
         eval_points: Variable | Sequence[Variable]) -> Any:
-    """The Jacobian-vector product d``f``/d``wrt`` x ``eval_points``.
+    """The Jacobian-vector product d``f``/d``wrt`` x ``eval_points`` (forward mode).
 
     Computed as the transpose of a Lop: with ``u`` a dummy of ``f``'s type,
-    ``Lop(f, wrt, u)`` is linear in ``u``, so its gradient with respect to ``u``
-    after a dot with ``eval_points`` is the Rop. This needs no per-op rule.
+    ``Lop(f, wrt, u)`` is linear in ``u``, so the gradient with respect to
+    ``u`` of its dot with ``eval_points`` is the Rop. This needs no per-op rule;
+    the result does not depend on ``u``'s value, so ``u`` is replaced by zeros.
     """
     single_f = not isinstance(f, (list, tuple))
     fs = [f] if single_f else list(f)
-    wrts = wrt if isinstance(wrt, (list, tuple)) else [wrt]
-    points = eval_points if isinstance(eval_points, (list, tuple)) else [eval_points]
+    wrts = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
+    points = list(eval_points) if isinstance(eval_points, (list, tuple)) else [eval_points]
     if len(wrts) != len(points):
-        raise ValueError(f"Rop: {len(wrts)} wrt variables but {len(points)} eval_points")
-    dummies = [out.type() for out in fs]
+        raise ValueError(f"Rop: {len(wrts)} wrt variables but {len(points)} eval_points; give "
+                         "one point of each wrt's shape")
+    fs = [as_tensor_variable(out) for out in fs]
+    dummies = [out.type(f"rop_dummy_{k}") for k, out in enumerate(fs)]
     vjps = grad(None, wrts, known_grads=dict(zip(fs, dummies)), disconnected_inputs="ignore")
-    inner = tm.add(*[(v * as_tensor_variable(p)).sum() for v, p in zip(vjps, points)]) \
-        if len(vjps) > 1 else (vjps[0] * as_tensor_variable(points[0])).sum()
+    terms = [_sum(tm.mul(v, as_tensor_variable(p))) for v, p in zip(vjps, points)]
+    inner = terms[0] if len(terms) == 1 else tm.add(*terms)
     results = grad(inner, dummies, disconnected_inputs="ignore")
+    left = set(graph_inputs(results)) & set(dummies)
+    if left:
+        equiv = clone_get_equiv([], results, copy_inputs=False,
+                                replace={d: zeros_like(out) for d, out in zip(dummies, fs) if d in left})
+        results = [equiv[r] for r in results]
     return results[0] if single_f else results
 
 
-def verify_grad(fun: Callable[..., Variable], pt: Sequence[np.ndarray], n_tests: int = 2,
+# ----------------------------------------------------------------- verify_grad
+def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2,
                 rng: np.random.RandomState | np.random.Generator | None = None,
-                eps: float | None = None, abs_tol: float | None = None, rel_tol: float | None = None,
-                mode: Any = None) -> None:
-    """Check ``grad`` of ``fun`` at the points ``pt`` against central finite differences.
+                eps: float | None = None, abs_tol: float | None = None,
+                rel_tol: float | None = None, mode: Any = None) -> None:
+    """Check ``grad`` of ``fun`` at the point ``pt`` against central finite differences.
 
-    ``fun`` takes symbolic inputs (one per array in ``pt``) and returns a
-    symbolic output of any shape; the output is projected on a random tensor
-    to get a scalar. Raises GradientError naming the input and the largest
-    difference when they disagree.
+    ``fun`` takes one symbolic input per array in ``pt`` (float arrays) and
+    returns a symbolic output of any shape; the output is projected on a random
+    tensor to get a scalar, ``n_tests`` times. An element passes when
+    ``|symbolic - numeric| <= abs_tol + rel_tol * |numeric|``; defaults depend
+    on the precision (float64: eps 1e-6, tolerances 1e-5; float32/16: eps 1e-3,
+    tolerances 1e-2). Raises GradientError naming the input and the worst element.
     """
     rng = rng if rng is not None else np.random.RandomState(42)
     pt = [np.array(p) for p in pt]
     for i, p in enumerate(pt):
-        if p.dtype.kind not in "fc":
-            raise TypeError(f"verify_grad: point {i} is {p.dtype}; pass float arrays")
-    inputs = [TensorType(p.dtype.name, (False,) * p.ndim)(f"input_{i}") for i, p in enumerate(pt)]
+        if p.dtype.kind != "f":
+            raise TypeError(f"verify_grad: point {i} is {p.dtype}; only float points have a "
+                            "gradient: pass float arrays")
+    # As in Theano, a length-1 dimension of a point is broadcastable, so it broadcasts.
+    inputs = [TensorType(p.dtype.name, tuple(n == 1 for n in p.shape))(f"input_{i}")
+              for i, p in enumerate(pt)]
     output = as_tensor_variable(fun(*inputs))
-    low_precision = any(p.dtype in (np.float16, np.float32) for p in pt) or output.dtype in ("float16", "float32")
-    eps = eps or (1e-2 if low_precision else 1e-6)
-    abs_tol = abs_tol if abs_tol is not None else (1e-2 if low_precision else 1e-5)
-    rel_tol = rel_tol if rel_tol is not None else (1e-2 if low_precision else 1e-5)
-    f_out = function(inputs, output, mode=mode, on_unused_input="ignore")
-    out_shape = np.shape(f_out(*pt))
+    if output.dtype in DISCRETE:
+        raise TypeError(f"verify_grad: fun returned {output.describe()} of dtype {output.dtype}, "
+                        "which has no gradient")
+    low = any(p.dtype.itemsize < 8 for p in pt) or output.dtype in ("float16", "float32")
+    eps = eps or (1e-3 if low else 1e-6)
+    abs_tol = abs_tol if abs_tol is not None else (1e-2 if low else 1e-5)
+    rel_tol = rel_tol if rel_tol is not None else (1e-2 if low else 1e-5)
+    projection = TensorType(output.dtype, (False,) * output.ndim)("projection")
+    cost = _sum(tm.mul(output, projection))
+    cost_fn = function(inputs + [projection], cost, mode=mode, on_unused_input="ignore")
+    grad_fn = function(inputs + [projection], grad(cost, inputs, disconnected_inputs="ignore"),
+                       mode=mode, on_unused_input="ignore")
+    out_shape = np.shape(function(inputs, output, mode=mode, on_unused_input="ignore")(*pt))
+    draw = rng.random_sample if isinstance(rng, np.random.RandomState) else rng.random
     for _ in range(n_tests):
-        draw = rng.random_sample if isinstance(rng, np.random.RandomState) else rng.random
-        projection = np.asarray(draw(out_shape) + 0.5, dtype=output.dtype)
-        proj_var = as_tensor_variable(projection)
-        cost = (output * proj_var).sum() if output.ndim else output * proj_var
-        symbolic = function(inputs, grad(cost, inputs, disconnected_inputs="ignore"),
-                            mode=mode, on_unused_input="ignore")(*pt)
-        cost_fn = function(inputs, cost, mode=mode, on_unused_input="ignore")
+        proj = np.asarray(draw(out_shape) + 0.5, dtype=output.dtype)
+        symbolic = grad_fn(*pt, proj)
         for i, p in enumerate(pt):
-            numeric = _finite_difference(cost_fn, pt, i, eps)
-            analytic = np.asarray(symbolic[i], dtype=np.float64)
-            err = np.abs(analytic - numeric)
-            tol = abs_tol + rel_tol * np.abs(numeric)
-            if np.any(err > tol) or not np.all(np.isfinite(analytic)) and np.all(np.isfinite(numeric)):
-                worst = np.unravel_index(np.argmax(err - tol), err.shape) if err.ndim else ()
-                raise GradientError(
-                    f"verify_grad: the gradient with respect to input {i} (shape {p.shape}) disagrees "
-                    f"with finite differences: at index {worst} symbolic {analytic[worst]!r} vs "
-                    f"numeric {numeric[worst]!r} (abs_tol={abs_tol}, rel_tol={rel_tol}, eps={eps})")
+            numeric = _finite_difference(lambda *args: cost_fn(*args, proj), pt, i, eps)
+            _compare(i, p, np.asarray(symbolic[i], dtype=np.float64), numeric,
+                     abs_tol, rel_tol, eps)
+
+
+def _compare(i: int, p: np.ndarray, analytic: np.ndarray, numeric: np.ndarray,
+             abs_tol: float, rel_tol: float, eps: float) -> None:
+    with np.errstate(invalid="ignore"):
+        err = np.abs(analytic - numeric)
+        excess = np.where(np.isfinite(err), err - (abs_tol + rel_tol * np.abs(numeric)), np.inf)
+    nonfinite = ~np.isfinite(analytic) & np.isfinite(numeric)
+    if not (np.any(excess > 0) or np.any(nonfinite)):
+        return
+    worst = tuple(int(k) for k in np.unravel_index(int(np.argmax(excess)), excess.shape))
+    raise GradientError(
+        f"verify_grad: the gradient with respect to input {i} (shape {p.shape}) disagrees with "
+        f"finite differences: at index {worst} symbolic {float(analytic[worst])!r} vs numeric "
+        f"{float(numeric[worst])!r} (abs_tol={abs_tol}, rel_tol={rel_tol}, eps={eps})")
 
 
 def _finite_difference(cost_fn: Callable, pt: list[np.ndarray], i: int, eps: float) -> np.ndarray:
     point = [p.copy() for p in pt]
-    x = point[i]
-    flat = x.reshape(-1)
-    result = np.zeros(x.size, dtype=np.float64)
-    for k in range(x.size):
+    flat = point[i].reshape(-1)
+    result = np.zeros(flat.size, dtype=np.float64)
+    for k in range(flat.size):
         original = flat[k]
         flat[k] = original + eps
         plus = float(cost_fn(*point))
         flat[k] = original - eps
         minus = float(cost_fn(*point))
         flat[k] = original
-        result[k] = (plus - minus) / (2 * eps)
-    return result.reshape(x.shape)
+        # The step actually taken, which float32 rounding may have changed.
+        step = float(np.asarray(original + eps, flat.dtype)) - float(np.asarray(original - eps, flat.dtype))
+        result[k] = (plus - minus) / step
+    return result.reshape(pt[i].shape)
+
+
+# The rules and jacobian/hessian import this module's names, so they come last.
+from arignote.tensor import grad as _rules  # noqa: E402,F401  (registers every rule)
+from arignote.tensor.grad.jacobian import hessian, jacobian  # noqa: E402

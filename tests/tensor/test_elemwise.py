@@ -127,6 +127,7 @@ REFERENCE = {
     "erfcinv": (sp.erfcinv, to_float, REAL, False),
     "gammaln": (sp.gammaln, to_float, REAL, False),
     "psi": (sp.digamma, to_float, REAL, False),
+    "tri_gamma": (lambda x: sp.polygamma(1, x), to_float, REAL, False),
     "real": (np.real, real_of, ALL, False),
     "imag": (np.imag, real_of, ALL, False),
     "angle": (np.angle, lambda d: real_of(to_float(d)), ALL, False),

@@ -288,6 +288,8 @@ erfinv = _register("erfinv", 1, sp.erfinv, upgrade_to_float, None, accepts=REAL)
 erfcinv = _register("erfcinv", 1, sp.erfcinv, upgrade_to_float, None, accepts=REAL)
 gammaln = _register("gammaln", 1, sp.gammaln, upgrade_to_float, "lgamma({0})", accepts=REAL)
 psi = _register("psi", 1, sp.psi, upgrade_to_float, None, accepts=REAL)
+tri_gamma = _register("tri_gamma", 1, lambda x: sp.polygamma(1, x), upgrade_to_float, None,
+                      accepts=REAL)  # psi's derivative, for psi's gradient
 real = _register("real", 1, _real, _real_of, None)
 imag = _register("imag", 1, _imag, _real_of, None)
 angle = _register("angle", 1, np.angle, lambda d: _real_of(upgrade_to_float(d)), None)

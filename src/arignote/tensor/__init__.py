@@ -17,3 +17,7 @@ from arignote.tensor.subtensor import *  # noqa: F401,F403
 from arignote.tensor import nnet  # noqa: F401
 
 globals().update(CONSTRUCTORS)
+
+# Last: gradient builds on every module above (and this binds tensor.grad, the
+# function, over the arignote.tensor.grad package of rules, as Theano had it).
+from arignote.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: E402,F401

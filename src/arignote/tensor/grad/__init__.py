@@ -1,2 +1,8 @@
-"""Gradient rules, one module per op family; importing this package registers them."""
-from arignote.tensor.grad import elemwise  # noqa: F401
+"""Gradient rules, one module per op family; importing this package registers them.
+
+``arignote.gradient`` imports this package after defining ``register_grad``,
+which every rule module imports, so the rules are in place whenever gradients
+are used.
+"""
+from arignote.tensor.grad import (alloc, blas, dimshuffle, elemwise, join, nnet,  # noqa: F401
+                                  reduction, shape, subtensor)

@@ -1,9 +1,11 @@
-"""Gradient rules for the scalar table, keyed by scalar op name.
+"""Gradient rules for Elemwise: the scalar table's rules, keyed by scalar op name.
 
 Each rule takes the Elemwise node's inputs, its output and the output
 gradient (all tensors, broadcast as in the forward pass) and returns one
-gradient per input, or None where the input has none. ``Elemwise.grad`` sums
-each result back over the dimensions the input was broadcast along.
+gradient per input, or None where the input has none. The Elemwise rule
+registered below looks the scalar op up here (casts and fused Composites
+have rules of their own) and sums each result back over the dimensions the
+input was broadcast along.
 """
 from __future__ import annotations
 
@@ -11,7 +13,13 @@ from typing import Callable
 
 import numpy as np
 
+from arignote.gradient import backpropagate, register_grad
+from arignote.scalar.composite import Composite
+from arignote.scalar.dtypes import DISCRETE
+from arignote.scalar.ops import Cast
 from arignote.tensor import math as tm
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.variable import constant
 
 Rule = Callable[[list, object, object], list]
@@ -270,6 +278,24 @@ def _gammaln(inputs, out, gz):
     return [gz * tm.psi(inputs[0])]
 
 
+@rule("psi")
+def _psi(inputs, out, gz):
+    return [gz * tm.tri_gamma(inputs[0])]
+
+
+@rule("tri_gamma")
+def _tri_gamma(inputs, out, gz):
+    raise NotImplementedError(f"the gradient of tri_gamma ({out.describe()}) would need "
+                              "polygamma(2, x), which the scalar table does not have yet: "
+                              "differentiate psi at most once")
+
+
+@rule("second")
+def _second(inputs, out, gz):
+    # fill(model, value): only the model's shape is read, so it gets no gradient.
+    return [None, gz]
+
+
 @rule("switch")
 def _switch(inputs, out, gz):
     cond, a, b = inputs
@@ -284,3 +310,43 @@ def _clip(inputs, out, gz):
     zero = c(0, gz)
     return [tm.switch(inside, gz, zero), tm.switch(tm.lt(x, lo), gz, zero),
             tm.switch(tm.gt(x, hi), gz, zero)]
+
+
+# ------------------------------------------------------------ the Elemwise rule
+@register_grad(Elemwise)
+def elemwise_grad(op, inputs, outputs, output_grads):
+    scalar, out, gz = op.scalar_op, outputs[0], output_grads[0]
+    if isinstance(scalar, Cast):
+        grads = _cast(inputs, out, gz)
+    elif isinstance(scalar, Composite):
+        grads = _composite(scalar, inputs, out, gz)
+    elif scalar.name in RULES:
+        grads = RULES[scalar.name](inputs, out, gz)
+    else:
+        raise NotImplementedError(f"no gradient is defined for the elementwise op {scalar.name} "
+                                  f"(computing {out.describe()}); add a rule to "
+                                  "arignote.tensor.grad.elemwise.RULES")
+    return [None if g is None or x.dtype in DISCRETE else sum_broadcast(g, x)
+            for g, x in zip(grads, inputs)]
+
+
+def sum_broadcast(g, x):
+    """``g`` summed over the dimensions ``x`` was broadcast along (kept, as length 1)."""
+    axes = [d for d in range(x.ndim) if x.broadcastable[d] and not g.broadcastable[d]]
+    return _sum(g, axes, keepdims=True) if axes else g
+
+
+def _cast(inputs, out, gz):
+    x = inputs[0]
+    if x.dtype in DISCRETE or out.dtype in DISCRETE:
+        return [None]  # through an integer, a change of x changes nothing differentiably
+    return [tm.cast(gz, x.dtype)]
+
+
+def _composite(scalar, inputs, out, gz):
+    """Rebuild the fused chain as separate Elemwise nodes and differentiate those."""
+    values = list(inputs)
+    for step, args in scalar.steps:
+        values.append(Elemwise(step)(*[values[a] for a in args]))
+    grads = backpropagate({values[scalar.output]: gz}, inputs)
+    return [grads.get(x) for x in inputs]

@@ -1,0 +1,50 @@
+"""Gradients of Join, Split, Repeat and Roll."""
+from __future__ import annotations
+
+from arignote.gradient import register_grad
+from arignote.tensor import math as tm
+from arignote.tensor.alloc import arange, zeros_like
+from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.join import Join, Repeat, Roll, Split
+from arignote.tensor.shape import flatten, reshape, shape_i
+from arignote.tensor.shape import shape as _shape
+from arignote.tensor.subtensor import AdvancedIncSubtensor1
+
+
+@register_grad(Join)
+def join_grad(op, inputs, outputs, output_grads):
+    """Each input gets its own stretch of the output gradient."""
+    sizes = [shape_i(x, op.axis) for x in inputs]
+    pieces = Split(len(inputs), op.axis)(output_grads[0], sizes)
+    return list(pieces) if len(inputs) > 1 else [pieces]
+
+
+@register_grad(Split)
+def split_grad(op, inputs, outputs, output_grads):
+    return [Join(op.axis)(*output_grads) if len(output_grads) > 1 else output_grads[0], None]
+
+
+@register_grad(Repeat)
+def repeat_grad(op, inputs, outputs, output_grads):
+    """Each element collects the gradients of its copies: an indexed sum."""
+    x, repeats = inputs
+    gz = output_grads[0]
+    axis = op.axis
+    if axis is None:
+        flat_x = flatten(x)
+        owner = Repeat(0)(arange(shape_i(flat_x, 0), dtype="int64"), repeats)
+        flat_g = AdvancedIncSubtensor1()(zeros_like(flat_x), gz, owner)
+        return [reshape(flat_g, _shape(x), ndim=x.ndim), None]
+    order = [axis] + [d for d in range(x.ndim) if d != axis]
+    back = [order.index(d) for d in range(x.ndim)]
+    moved_x = DimShuffle(x.broadcastable, order)(x)
+    moved_g = DimShuffle(gz.broadcastable, order)(gz)
+    owner = Repeat(0)(arange(shape_i(x, axis), dtype="int64"), repeats)
+    total = AdvancedIncSubtensor1()(zeros_like(moved_x), moved_g, owner)
+    return [DimShuffle(total.broadcastable, back)(total), None]
+
+
+@register_grad(Roll)
+def roll_grad(op, inputs, outputs, output_grads):
+    shift = tm.neg(tm.cast(inputs[1], "int64"))
+    return [Roll(op.axis)(output_grads[0], shift), None]
