@@ -12,6 +12,7 @@ import configparser
 import contextlib
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
@@ -43,10 +44,26 @@ def _boolean(value: Any) -> bool:
     raise ValueError("expected True or False")
 
 
+_DEVICE = re.compile(r"cpu|cuda\d*|opencl(\d+:\d+)?")
+
+
 def _device(value: Any) -> str:
     text = str(value).strip()
-    if text != "cpu":
-        raise ValueError("expected 'cpu' (GPU devices are not available in this build)")
+    if not _DEVICE.fullmatch(text):
+        raise ValueError("expected 'cpu', 'cuda' (first CUDA GPU), 'cudaN', 'opencl' (first "
+                         "OpenCL device) or 'openclP:D' (platform P, device D; see `arignote info`)")
+    return text
+
+
+def _contexts(value: Any) -> str:
+    """``name->device;name->device``: several GPUs, each under a name graphs can target."""
+    text = str(value).strip()
+    for item in filter(None, (i.strip() for i in text.split(";"))):
+        name, sep, device = item.partition("->")
+        if not sep or not name.strip():
+            raise ValueError(f"entry {item!r} is not of the form name->device "
+                             "(for example contexts=dev0->cuda0;dev1->opencl0:0)")
+        _device(device)
     return text
 
 
@@ -58,7 +75,11 @@ _FLAGS = [
          _choice("ignore", "warn", "raise", "pdb")),
     Flag("mode", "FAST_RUN", "default compilation mode of function()",
          _choice("FAST_RUN", "FAST_COMPILE", "Mode")),
-    Flag("device", "cpu", "where compiled functions run", _device),
+    Flag("device", "cpu", "where compiled functions run: cpu, cuda, cudaN, opencl or openclP:D",
+         _device),
+    Flag("contexts", "", "named GPU devices for several-GPU graphs: name->device;...", _contexts),
+    Flag("force_device", False, "raise when the requested device cannot be used, instead of "
+         "warning and running on the CPU", _boolean),
     Flag("allow_gc", False, "free intermediate buffers after each call "
          "(False keeps them for reuse, which is faster)", _boolean),
     Flag("on_unused_input", "raise", "default for function(on_unused_input=)",

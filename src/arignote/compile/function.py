@@ -94,6 +94,8 @@ class FunctionMaker:
         update_pairs = [(target, root) for (target, _), root
                         in zip(update_pairs, roots[len(self.outputs):])]
         update_pairs += _default_updates(roots, update_pairs, no_default_updates, givens_map)
+        # A shared variable living on a GPU takes its update there (GpuFromHost).
+        update_pairs = [(t, _to_target_type(t, e)) for t, e in update_pairs]
         roots = roots[:len(self.outputs)] + [u for _, u in update_pairs]
         for target, expr in update_pairs:
             _check_update_type(target, expr)
@@ -265,6 +267,11 @@ def _refuse_inplace(fgraph: FunctionGraph) -> None:
             raise TypeError(f"the graph contains {node}, which overwrites its input in place: "
                             "build it with the out-of-place op, or pass accept_inplace=True to "
                             "function() if overwriting is intended")
+
+
+def _to_target_type(target: Any, expr: Variable) -> Variable:
+    converted = target.type.convert_variable(expr) if isinstance(target, SharedVariable) else None
+    return expr if converted is None else converted
 
 
 def _check_update_type(target: Any, expr: Variable) -> None:

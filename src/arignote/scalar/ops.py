@@ -33,7 +33,8 @@ class ScalarOp:
     def __init__(self, name: str, nin: int, impl: Callable, dtype_rule: Callable[..., str],
                  c_expr: str | None = None, accepts: tuple[str, ...] | None = None,
                  identity: object = None, commutative: bool = False, associative: bool = False,
-                 bool_result: bool = True, cast_inputs: bool = True):
+                 bool_result: bool = True, cast_inputs: bool = True,
+                 c_exprs: dict[str, str | None] | None = None):
         self.name = name
         self.nin = nin
         self.impl = impl
@@ -46,6 +47,7 @@ class ScalarOp:
         self.associative = associative
         self.bool_result = bool_result
         self.cast_inputs = cast_inputs
+        self.c_exprs = c_exprs or {}
 
     def key(self) -> tuple:
         return (self.name,)
@@ -92,6 +94,41 @@ class ScalarOp:
             return out_dtype
         return None
 
+    def c_code(self, args: Sequence[str], dtypes: Sequence[str], out_dtype: str,
+               ctype: Callable[[str], str]) -> str | None:
+        """A C expression of dtype ``out_dtype`` computing this op on the C
+        expressions ``args`` (of ``dtypes``); ``ctype`` names a dtype's C type in
+        the kernel's dialect. None when there is no kernel for these dtypes.
+
+        Operands are first converted to the dtype numpy computes in (the compute
+        dtype, else their upcast), so C's own promotions never decide a result;
+        ``c_exprs`` overrides ``c_expr`` per operand kind (numpy kind letters:
+        ``'b'`` bool, ``'iu'`` integers, ``'f'`` floats), where C's operators
+        mean something else than numpy's (integer floor division, NaN in max).
+        """
+        operand = out_dtype
+        if self.cast_inputs:
+            operand = self.compute_dtype(out_dtype, *dtypes) or upcast(*dtypes)
+            args = [a if d == operand else f"(({ctype(operand)}){a})" for a, d in zip(args, dtypes)]
+        kind = np.dtype(operand).kind
+        template = next((t for kinds, t in self.c_exprs.items() if kind in kinds), self.c_expr)
+        if template is None:
+            return None
+        return c_convert(template.format(*args), out_dtype, ctype)
+
+    def c_block(self, args: Sequence[str], dtypes: Sequence[str], out_dtype: str,
+                ctype: Callable[[str], str]) -> tuple[list[str], str] | None:
+        """Statements to run first and the result expression (see :meth:`c_code`)."""
+        expr = self.c_code(args, dtypes, out_dtype, ctype)
+        return None if expr is None else ([], expr)
+
+
+def c_convert(expr: str, dtype: str, ctype: Callable[[str], str]) -> str:
+    """``expr`` converted to ``dtype`` as numpy's astype does (bool: nonzero)."""
+    if dtype == "bool":
+        return f"(({expr}) != 0)"
+    return f"(({ctype(dtype)})({expr}))"
+
 
 def _describe_dtypes(dtypes: tuple[str, ...]) -> str:
     kinds = set(dtypes)
@@ -116,7 +153,7 @@ class Cast(ScalarOp):
     def __init__(self, dtype: str):
         self.dtype = np.dtype(dtype).name
         super().__init__(f"convert_to_{self.dtype}", 1, self._cast, lambda d: self.dtype,
-                         c_expr=f"(({self.dtype}){{0}})")
+                         c_expr="{0}", cast_inputs=False)
 
     def _cast(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(x).astype(self.dtype)
@@ -198,6 +235,13 @@ def _switch_impl(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 REAL = DISCRETE + FLOAT
 INTS = DISCRETE
+
+# numpy's integer // and % round toward minus infinity and give 0 for a zero
+# divisor; C truncates and traps (also on MIN // -1), hence the guards.
+_INT_FLOOR_DIV = ("({1} == 0 ? 0 : (({1} < 0 && {1} == -1) ? (0 - {0}) : "
+                  "({0} / {1} - ((({0} % {1}) != 0) & (({0} < 0) != ({1} < 0))))))")
+_INT_MOD = ("(({1} == 0 || ({1} < 0 && {1} == -1)) ? 0 : "
+            "((({0} % {1}) != 0 && ((({0} % {1}) < 0) != ({1} < 0))) ? ({0} % {1}) + {1} : ({0} % {1})))")
 TABLE: dict[str, ScalarOp] = {}
 
 
@@ -215,15 +259,19 @@ mul = _register("mul", 2, np.multiply, _same, "({0} * {1})", identity=1, commuta
 true_div = _register("true_div", 2, np.true_divide, _true_div, "({0} / {1})")
 # For integers the kernel renderer needs its own floor division; C truncates.
 int_div = _register("int_div", 2, np.floor_divide, _same, "floor({0} / {1})", accepts=REAL,
-                    bool_result=False)
+                    bool_result=False, c_exprs={"iu": _INT_FLOOR_DIV})
 # The result takes the sign of the divisor, as in numpy and Python (fmod takes the dividend's).
 mod = _register("mod", 2, np.mod, _same, "({0} - floor({0} / {1}) * {1})", accepts=REAL,
-                bool_result=False)
-pow = _register("pow", 2, np.power, _same, "pow({0}, {1})", bool_result=False)
+                bool_result=False, c_exprs={"iu": _INT_MOD})
+pow = _register("pow", 2, np.power, _same, "pow({0}, {1})", bool_result=False,
+                c_exprs={"biu": None})
+# C's max/min leave NaN undefined; numpy propagates it.
 maximum = _register("maximum", 2, np.maximum, _same, "max({0}, {1})", accepts=REAL,
-                    commutative=True, associative=True)
+                    commutative=True, associative=True,
+                    c_exprs={"f": "(({0} > {1} || isnan({0})) ? {0} : {1})"})
 minimum = _register("minimum", 2, np.minimum, _same, "min({0}, {1})", accepts=REAL,
-                    commutative=True, associative=True)
+                    commutative=True, associative=True,
+                    c_exprs={"f": "(({0} < {1} || isnan({0})) ? {0} : {1})"})
 arctan2 = _register("arctan2", 2, np.arctan2, upgrade_to_float, "atan2({0}, {1})", accepts=REAL)
 
 lt = _register("lt", 2, np.less, _boolean, "({0} < {1})", accepts=REAL)
@@ -239,13 +287,14 @@ or_ = _register("or_", 2, np.bitwise_or, _bitwise, "({0} | {1})", accepts=INTS,
                 commutative=True, associative=True)
 xor = _register("xor", 2, np.bitwise_xor, _bitwise, "({0} ^ {1})", accepts=INTS,
                 commutative=True, associative=True)
-invert = _register("invert", 1, np.invert, _same, "(~{0})", accepts=INTS)
-# numpy inverts bool logically; "~" in C does not, so kernels must render bool as "!".
+# numpy inverts bool logically; "~" in C does not.
+invert = _register("invert", 1, np.invert, _same, "(~{0})", accepts=INTS, c_exprs={"b": "(!{0})"})
 
 neg = _register("neg", 1, np.negative, _same, "(-{0})", bool_result=False)
-abs_ = _register("abs", 1, np.absolute, _real_of, "fabs({0})")
+abs_ = _register("abs", 1, np.absolute, _real_of, "fabs({0})",
+                 c_exprs={"b": "{0}", "iu": "({0} < 0 ? -{0} : {0})"})
 sgn = _register("sgn", 1, np.sign, _same, "(({0} > 0) - ({0} < 0))", accepts=REAL,
-                bool_result=False)
+                bool_result=False, c_exprs={"f": "({0} > 0 ? 1 : ({0} < 0 ? -1 : {0}))"})
 floor = _register("floor", 1, np.floor, upgrade_to_float, "floor({0})", accepts=REAL)
 ceil = _register("ceil", 1, np.ceil, upgrade_to_float, "ceil({0})", accepts=REAL)
 trunc = _register("trunc", 1, np.trunc, upgrade_to_float, "trunc({0})", accepts=REAL)
@@ -294,11 +343,12 @@ real = _register("real", 1, _real, _real_of, None)
 imag = _register("imag", 1, _imag, _real_of, None)
 angle = _register("angle", 1, np.angle, lambda d: _real_of(upgrade_to_float(d)), None)
 conj = _register("conj", 1, np.conjugate, _same, None)
-isnan = _register("isnan", 1, np.isnan, _boolean, "isnan({0})")
-isinf = _register("isinf", 1, np.isinf, _boolean, "isinf({0})")
+isnan = _register("isnan", 1, np.isnan, _boolean, "isnan({0})", c_exprs={"biu": "0"})
+isinf = _register("isinf", 1, np.isinf, _boolean, "isinf({0})", c_exprs={"biu": "0"})
 identity = _register("identity", 1, _copy, _same, "{0}")
 
 switch = _register("switch", 3, _switch_impl, _switch, "({0} ? {1} : {2})", cast_inputs=False)
-clip = _register("clip", 3, np.clip, _clip, "min(max({0}, {1}), {2})", accepts=REAL)
+clip = _register("clip", 3, np.clip, _clip, "min(max({0}, {1}), {2})", accepts=REAL,
+                 c_exprs={"f": "({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))"})
 
 

@@ -23,6 +23,10 @@ class _TensorOperators:
     __array_ufunc__ = None
     __array_priority__ = 1000
 
+    def transfer(self, target: str | None) -> Variable:
+        """This variable on ``target`` ('cpu', None for the GPU device, a context name)."""
+        return transfer(self, target)
+
     # ---------------------------------------------------------- arithmetic
     def __add__(self, other): return _math.add(self, other)
     def __radd__(self, other): return _math.add(other, self)
@@ -207,6 +211,29 @@ class TensorConstant(_TensorOperators, Constant):
         return text if len(text) <= 40 else text[:25] + "..." + text[-10:]
 
 
+# Backends register how to move a variable to a target they own (a GPU context name).
+_TRANSFERS: list = []
+
+
+def register_transfer(fn: Any) -> Any:
+    """``fn(var, target)`` returns ``var`` moved to ``target``, or None if the target is not its."""
+    _TRANSFERS.append(fn)
+    return fn
+
+
+def transfer(var: Any, target: str | None) -> Variable:
+    """``var`` on ``target``: ``'cpu'`` (the host), None (the default GPU device, so a
+    function's result stays there), or a GPU context name from ``config.contexts``."""
+    if target == "cpu":
+        return as_tensor_variable(var)
+    for fn in _TRANSFERS:
+        moved = fn(var, target)
+        if moved is not None:
+            return moved
+    raise ValueError(f"cannot transfer {var} to {target!r}: use 'cpu', None (the GPU device of "
+                     "config.device) or a context name from config.contexts")
+
+
 TensorType.variable_type = TensorVariable
 TensorType.constant_type = TensorConstant
 
@@ -215,6 +242,9 @@ def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
                        dtype: str | None = None) -> Variable:
     """Return ``x`` as a tensor Variable: constants are made for Python and numpy values."""
     if isinstance(x, Variable):
+        to_host = getattr(x.type, "host_variable", None)  # device types: their host twin
+        if to_host is not None:
+            x = to_host(x)
         if not isinstance(x.type, TensorType):
             raise TypeError(f"expected a tensor, got {x} of type {x.type}")
         var = x

@@ -2,7 +2,9 @@
 
 Phases run in a fixed order, each to equilibrium, with merging between them:
 ``canonicalize`` (put the graph in a standard form), ``stabilize`` (numerically
-safer forms), ``specialize`` (faster forms), ``fusion``, ``inplace``. A mode
+safer forms), ``specialize`` (faster forms), ``fusion``, ``placement`` (moving
+nodes to the GPU device: after fusion, so a fused chain becomes one kernel),
+``inplace``. A mode
 selects rewriters by tags (``fast_run``, ``fast_compile``, or a rewriter's
 own name) and can exclude any tag.
 """
@@ -16,7 +18,7 @@ from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, 
 from arignote.graph.rewriting.constant_folding import constant_folding
 from arignote.graph.rewriting.merge import MergeRewriter
 
-PHASES = ("canonicalize", "stabilize", "specialize", "fusion", "inplace")
+PHASES = ("canonicalize", "stabilize", "specialize", "fusion", "placement", "inplace")
 
 
 @dataclass
@@ -51,7 +53,7 @@ class RewriteDatabase:
                       and phase not in exclude]
             if not chosen:
                 continue
-            if phase in ("fusion", "inplace"):
+            if phase in ("fusion", "placement", "inplace"):
                 phases.extend(chosen)  # whole-graph passes, run once
             else:
                 phases.append(EquilibriumRewriter(chosen + ([MergeRewriter()] if "merge" not in exclude else []),

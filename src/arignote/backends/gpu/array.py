@@ -1,0 +1,82 @@
+"""GpuArray: an n-dimensional array in a device buffer, the same on every runtime.
+
+A GpuArray is a view: a buffer, an element offset, a shape and element
+strides. Views (transposes, slices, broadcast dimensions) share the buffer;
+``copy()`` and the transfer to the host make contiguous copies with a kernel
+when the view is strided. The runtime (``opencl.py``, ``cuda.py``) only moves
+bytes and launches kernels.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from arignote.backends.gpu.context import GpuContext
+
+
+def c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class GpuArray:
+    """An array on a GPU context. ``get()`` (or ``numpy.asarray``) copies it to the host."""
+
+    def __init__(self, context: "GpuContext", shape: Sequence[int], dtype: Any, buffer: Any = None,
+                 offset: int = 0, strides: Sequence[int] | None = None):
+        self.context = context
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.strides = c_strides(self.shape) if strides is None else tuple(int(s) for s in strides)
+        self.offset = int(offset)
+        self.buffer = context.device.alloc(self.size * self.dtype.itemsize) if buffer is None else buffer
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def is_c_contiguous(self) -> bool:
+        return all(s == c or n == 1 for s, c, n in zip(self.strides, c_strides(self.shape), self.shape))
+
+    def view(self, shape: Sequence[int], strides: Sequence[int], offset: int) -> "GpuArray":
+        return GpuArray(self.context, shape, self.dtype, self.buffer, offset, strides)
+
+    def copy(self) -> "GpuArray":
+        """A new contiguous array with the same values, made on the device."""
+        out = GpuArray(self.context, self.shape, self.dtype)
+        self.context.copy_into(out, self)
+        return out
+
+    def get(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The values, copied to a new (or the given contiguous) host array."""
+        source = self if self.is_c_contiguous else self.copy()
+        host = np.empty(self.shape, self.dtype) if out is None else out
+        if self.size:
+            self.context.device.download(host, source.buffer, source.offset * self.dtype.itemsize)
+        return host
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        host = self.get()
+        return host if dtype is None else host.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"GpuArray({self.get()!r}, context={self.context.name!r})"
+
+
+def to_gpu(context: "GpuContext", host: np.ndarray) -> GpuArray:
+    host = host if host.flags.c_contiguous else host.copy(order="C")  # keeps 0-d as 0-d
+    out = GpuArray(context, host.shape, host.dtype)
+    if host.size:
+        context.device.upload(out.buffer, host)
+    return out

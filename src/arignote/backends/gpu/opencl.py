@@ -1,0 +1,86 @@
+"""The OpenCL runtime (pyopencl): buffers, transfers, compiling and launching.
+
+With ``cuda.py`` this is one of the two files that import a driver library.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from arignote.backends.gpu.render import OPENCL
+
+
+def platforms() -> list[dict[str, Any]]:
+    """Every platform and device, for ``arignote info``."""
+    result = []
+    for platform in cl.get_platforms():
+        devices = []
+        for device in platform.get_devices():
+            devices.append({
+                "name": device.name.strip(), "type": cl.device_type.to_string(device.type),
+                "version": device.version.strip(), "memory": device.global_mem_size,
+                "fp64": bool(device.double_fp_config), "compute_units": device.max_compute_units})
+        result.append({"name": platform.name.strip(), "version": platform.version.strip(),
+                       "devices": devices})
+    return result
+
+
+def version() -> str:
+    return cl.VERSION_TEXT
+
+
+class Device:
+    dialect = OPENCL
+
+    def __init__(self, platform: int | None, device: int | None):
+        found = cl.get_platforms()
+        if platform is None:
+            pairs = [(p, d) for p, plat in enumerate(found) for d in range(len(plat.get_devices()))]
+            if not pairs:
+                raise RuntimeError("no OpenCL device found")
+            platform, device = pairs[0]
+        if platform >= len(found):
+            raise RuntimeError(f"there is no OpenCL platform {platform} ({len(found)} found)")
+        devices = found[platform].get_devices()
+        if device >= len(devices):
+            raise RuntimeError(f"OpenCL platform {platform} has no device {device} "
+                               f"({len(devices)} found)")
+        self.cl_device = devices[device]
+        self.name = f"opencl{platform}:{device}"
+        self.description = f"{self.cl_device.name.strip()} ({found[platform].name.strip()})"
+        self.fp64 = bool(self.cl_device.double_fp_config)
+        self.context = cl.Context([self.cl_device])
+        self.queue = cl.CommandQueue(self.context)
+        self._identity = f"{self.description}|{self.cl_device.driver_version}|{cl.VERSION_TEXT}"
+        self._kernels: dict[str, cl.Kernel] = {}
+
+    def alloc(self, nbytes: int) -> cl.Buffer:
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
+
+    def upload(self, buffer: cl.Buffer, host: np.ndarray) -> None:
+        cl.enqueue_copy(self.queue, buffer, host, is_blocking=True)
+
+    def download(self, host: np.ndarray, buffer: cl.Buffer, byte_offset: int) -> None:
+        cl.enqueue_copy(self.queue, host, buffer, src_offset=byte_offset, is_blocking=True)
+
+    def build(self, source: str, name: str, fp64: bool) -> cl.Kernel:
+        # Without fp64, double literals such as 0.5 in a float kernel would not compile.
+        options = [] if fp64 else ["-cl-single-precision-constant"]
+        key = hashlib.sha256("\0".join([source, name, self._identity, *options]).encode()).hexdigest()
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            program = cl.Program(self.context, source).build(options=options)
+            kernel = self._kernels[key] = getattr(program, name)
+        return kernel
+
+    def launch(self, kernel: cl.Kernel, global_size: tuple[int, ...],
+               local_size: tuple[int, ...] | None, args: list) -> None:
+        kernel(self.queue, global_size, local_size, *args)
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+    gemm = None  # no vendor BLAS here: the tiled GEMM kernel runs instead

@@ -1,0 +1,236 @@
+"""Placement: move what the GPU can run onto it, and record why the rest stays.
+
+The pass runs after fusion (so a fused Composite becomes one kernel) and
+before the in-place rewrites. For each node it asks the lowering registered
+for the op's class; a lowering returns the GPU outputs, or raises
+:class:`StaysOnCpu` with the reason. Every node left on the CPU gets a reason,
+which :func:`explain` prints.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+from arignote.backends.gpu import ops as gpu
+from arignote.backends.gpu.context import GpuContext, get_context
+from arignote.backends.gpu.type import (GpuArrayConstant, GpuArrayType, GpuFromHost, GpuToGpu,
+                                        HostFromGpu)
+from arignote.config import config
+from arignote.graph.basic import Apply, Constant, Variable, user_stacklevel
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import GraphRewriter
+from arignote.graph.rewriting.db import rewrites
+from arignote.tensor.alloc import Alloc
+from arignote.tensor.blas import Dot, TensorDot
+from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.reduction import CAReduce
+from arignote.tensor.subtensor import Subtensor
+from arignote.tensor.type import TensorType
+
+
+class StaysOnCpu(Exception):
+    """Raised by a lowering: the node stays on the CPU, for the reason given."""
+
+
+Lowering = Callable[[Apply, GpuContext, Callable[[Variable], Variable]], list]
+_LOWERINGS: dict[type, Lowering] = {}
+
+
+def register_lowering(op_class: type) -> Callable[[Lowering], Lowering]:
+    def wrap(fn: Lowering) -> Lowering:
+        _LOWERINGS[op_class] = fn
+        return fn
+    return wrap
+
+
+def _check_dtypes(ctx: GpuContext, variables: list[Variable]) -> None:
+    for var in variables:
+        reason = ctx.supports(var.type.dtype)
+        if reason is not None:
+            raise StaysOnCpu(reason + f" (variable {var.describe()})")
+
+
+TRANSFERS = (GpuFromHost, HostFromGpu, GpuToGpu)
+
+
+class Placement(GraphRewriter):
+    name = "gpu_placement"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        ctx = get_context(None)
+        reasons: dict[tuple, str] = {}
+        fgraph.placement = reasons
+        if ctx is None:
+            return 0
+        changes = 0
+        for node in fgraph.toposort():
+            if isinstance(node.op, (gpu.GpuOp, *TRANSFERS)):
+                continue
+            lowering = _LOWERINGS.get(type(node.op))
+            try:
+                if lowering is None:
+                    raise StaysOnCpu(f"no GPU kernel for {type(node.op).__name__}")
+                _check_dtypes(ctx, node.outputs)
+                new = lowering(node, ctx, _on_gpu)
+            except StaysOnCpu as why:
+                reasons[_key(node)] = str(why)
+                _warn_float64(node, str(why))
+                continue
+            for old, out in zip(node.outputs, new):
+                fgraph.replace(old, HostFromGpu()(out), reason=self.name)
+            changes += 1
+        for node in fgraph.toposort():  # GpuFromHost(HostFromGpu(x)) is x
+            source = node.inputs[0].owner if node.inputs else None
+            if (isinstance(node.op, GpuFromHost) and source is not None
+                    and isinstance(source.op, HostFromGpu)
+                    and source.inputs[0].type == node.outputs[0].type):
+                fgraph.replace(node.outputs[0], source.inputs[0], reason=self.name)
+        return changes
+
+
+def _key(node: Apply) -> tuple:
+    # The in-place rewrite later rebuilds nodes with the same op class and inputs.
+    return (type(node.op), tuple(node.inputs))
+
+
+def _on_gpu(var: Variable) -> Variable:
+    if isinstance(var.type, GpuArrayType):
+        return var
+    if var.owner is not None and isinstance(var.owner.op, HostFromGpu):
+        return var.owner.inputs[0]
+    if isinstance(var, Constant):
+        return GpuArrayConstant(GpuArrayType(var.type.dtype, var.type.broadcastable), var.data)
+    return GpuFromHost()(var)
+
+
+def _warn_float64(node: Apply, reason: str) -> None:
+    if config.warn_float64 == "ignore" or "float64" not in reason:
+        return
+    culprit = next((v for v in node.inputs + node.outputs
+                    if isinstance(v.type, TensorType) and v.type.dtype == "float64"), node.outputs[0])
+    message = (f"{node.op} stays on the CPU: {reason}; the float64 value is {culprit.describe()}")
+    if config.warn_float64 == "raise":
+        raise TypeError(message)
+    warnings.warn(message, stacklevel=user_stacklevel())
+
+
+def explain(fn: Any, file: Any = None) -> str:
+    """Print (and return) each node of compiled ``fn``: where it runs, and why not on the GPU."""
+    fgraph = fn.maker.fgraph
+    reasons = getattr(fgraph, "placement", {})
+    lines = []
+    for node in fgraph.toposort():
+        if isinstance(node.op, TRANSFERS):
+            where, why = "transfer", ""
+        elif isinstance(node.op, gpu.GpuOp):
+            ctx = node.outputs[0].type.context
+            where, why = f"gpu ({ctx.device.name})", ""
+        else:
+            where = "cpu"
+            why = reasons.get(_key(node)) or ("device is cpu" if config.device == "cpu"
+                                              else "placed after the GPU pass")
+        lines.append(f"{node}\n    device: {where}" + (f"\n    reason: {why}" if why else ""))
+    text = "\n".join(lines)
+    print(text, file=file)
+    return text
+
+
+# ------------------------------------------------------------------ lowerings
+@register_lowering(Elemwise)
+def _elemwise(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    op = node.op
+    _check_dtypes(ctx, node.inputs)
+    dtypes = [i.type.dtype for i in node.inputs]
+    try:
+        if op.scalar_op.c_block([f"x{k}" for k in range(len(dtypes))], dtypes,
+                                node.outputs[0].type.dtype, ctx.dialect.ctype) is None:
+            raise StaysOnCpu(f"no kernel expression for {op.scalar_op} on {', '.join(dtypes)}")
+    except TypeError as err:
+        raise StaysOnCpu(str(err)) from None
+    return [gpu.GpuElemwise(op.scalar_op)(*[on_gpu(i) for i in node.inputs])]
+
+
+@register_lowering(DimShuffle)
+def _dimshuffle(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    return [gpu.GpuDimShuffle(node.op.input_broadcastable, node.op.new_order)(on_gpu(node.inputs[0]))]
+
+
+@register_lowering(CAReduce)
+def _careduce(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    op = node.op
+    x = node.inputs[0]
+    _check_dtypes(ctx, [x])
+    name = op.scalar_op.name
+    if op.acc_dtype is not None:
+        acc = op.acc_dtype
+    elif name in ("and_", "or_"):
+        acc = "bool"
+    elif name in ("add", "mul"):
+        acc = op.dtype
+    else:
+        acc = x.type.dtype
+    if ctx.supports(acc) is not None:
+        raise StaysOnCpu(ctx.supports(acc) + " (the accumulator)")
+    return [gpu.GpuCAReduce(op.scalar_op, op.axis, op.dtype, acc)(on_gpu(x))]
+
+
+def _softmax(cls: type) -> Lowering:
+    def lower(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+        _check_dtypes(ctx, node.inputs)
+        return [cls(node.op.axis).make_node(on_gpu(node.inputs[0]), node.outputs[0].type.dtype).outputs[0]]
+    return lower
+
+
+register_lowering(Softmax)(_softmax(gpu.GpuSoftmax))
+register_lowering(LogSoftmax)(_softmax(gpu.GpuLogSoftmax))
+
+
+@register_lowering(Dot)
+def _dot(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    a, b = node.inputs
+    if a.type.ndim > 2 or b.type.ndim > 2:
+        raise StaysOnCpu("GpuDot takes vectors and matrices; higher ranks stay on the CPU")
+    _check_dot(ctx, a, b)
+    return [gpu.GpuDot()(on_gpu(a), on_gpu(b))]
+
+
+def _check_dot(ctx: GpuContext, a: Variable, b: Variable) -> None:
+    if a.type.dtype != b.type.dtype or a.type.dtype not in ("float32", "float64"):
+        raise StaysOnCpu(f"GpuDot multiplies float32 or float64 of one dtype, got "
+                         f"{a.type.dtype} and {b.type.dtype}")
+    _check_dtypes(ctx, [a, b])
+
+
+@register_lowering(TensorDot)
+def _tensordot(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    """One contracted axis of a matrix or vector on each side: a GpuDot of transposed views."""
+    (axes_a, axes_b) = node.op.axes
+    a, b = node.inputs
+    if len(axes_a) != 1 or a.type.ndim > 2 or b.type.ndim > 2:
+        raise StaysOnCpu("GpuDot takes one contracted axis of vectors and matrices")
+    order_a = [i for i in range(a.type.ndim) if i != axes_a[0]] + [axes_a[0]]
+    order_b = [axes_b[0]] + [i for i in range(b.type.ndim) if i != axes_b[0]]
+    a_view = gpu.GpuDimShuffle(a.type.broadcastable, order_a)(on_gpu(a))
+    b_view = gpu.GpuDimShuffle(b.type.broadcastable, order_b)(on_gpu(b))
+    _check_dot(ctx, a, b)
+    return [gpu.GpuDot()(a_view, b_view)]
+
+
+@register_lowering(Subtensor)
+def _subtensor(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    x, *entries = node.inputs
+    _check_dtypes(ctx, [x])
+    op = gpu.GpuSubtensor(node.op.idx_list)
+    return [op.make_node(on_gpu(x), node.outputs[0].type, *entries).outputs[0]]
+
+
+@register_lowering(Alloc)
+def _alloc(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    value, *shape = node.inputs
+    _check_dtypes(ctx, [value])
+    return [gpu.GpuAlloc().make_node(on_gpu(value), node.outputs[0].type.broadcastable,
+                                     *shape).outputs[0]]
+
+
+rewrites.register(Placement(), "placement", "fast_run", "fast_compile", "gpu")

@@ -1,0 +1,256 @@
+"""The one kernel renderer: C-family source for OpenCL C and CUDA C.
+
+Every kernel is written once against a :class:`Dialect`, a small table of the
+few things the two languages spell differently (qualifiers, thread indices,
+barriers, type names, the fp64 pragma). Kernels take element offsets and
+strides as arguments, so views (transposes, slices, broadcasting) need no
+copies, and one compiled program serves every shape of a node.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from arignote.scalar.ops import ScalarOp, c_convert
+
+LOCAL_SIZE = 256  # work-group size of the reduction kernels (a power of two)
+TILE = 16  # GEMM tile edge
+
+
+class UnsupportedDtype(TypeError):
+    """A dtype with no kernel type in this dialect (float16, complex)."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    kernel: str
+    global_: str
+    local: str
+    barrier: str
+    global_id: str
+    global_size: str
+    local_id: str
+    group_id: str
+    index: str
+    types: dict[str, str] = field(hash=False)
+    fp64_pragma: str = ""
+    inf: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def ctype(self, dtype: str) -> str:
+        try:
+            return self.types[dtype]
+        except KeyError:
+            raise UnsupportedDtype(f"{dtype} has no kernel type for {self.name}") from None
+
+    def prelude(self, dtypes: Sequence[str]) -> str:
+        lines = [self.fp64_pragma] if "float64" in dtypes and self.fp64_pragma else []
+        return "\n".join(lines + [f"typedef {self.index} index_t;", ""])
+
+
+OPENCL = Dialect(
+    name="OpenCL C", kernel="__kernel void", global_="__global ", local="__local ",
+    barrier="barrier(CLK_LOCAL_MEM_FENCE);", global_id="get_global_id(0)",
+    global_size="get_global_size(0)", local_id="get_local_id(0)", group_id="get_group_id(0)",
+    index="long",
+    types={"bool": "uchar", "int8": "char", "uint8": "uchar", "int16": "short",
+           "uint16": "ushort", "int32": "int", "uint32": "uint", "int64": "long",
+           "uint64": "ulong", "float32": "float", "float64": "double"},
+    fp64_pragma="#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
+    inf={"float32": "INFINITY", "float64": "((double)INFINITY)"})
+
+CUDA = Dialect(
+    name="CUDA C", kernel='extern "C" __global__ void', global_="", local="__shared__ ",
+    barrier="__syncthreads();",
+    global_id="((long long)blockIdx.x * blockDim.x + threadIdx.x)",
+    global_size="((long long)gridDim.x * blockDim.x)", local_id="threadIdx.x",
+    group_id="blockIdx.x", index="long long",
+    types={"bool": "unsigned char", "int8": "signed char", "uint8": "unsigned char",
+           "int16": "short", "uint16": "unsigned short", "int32": "int", "uint32": "unsigned int",
+           "int64": "long long", "uint64": "unsigned long long", "float32": "float",
+           "float64": "double"},
+    inf={"float32": "__int_as_float(0x7f800000)",
+         "float64": "__longlong_as_double(0x7ff0000000000000LL)"})
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """Source and entry point of one kernel; ``dtypes`` tells the runtime whether fp64 is used."""
+    name: str
+    source: str
+    dtypes: tuple[str, ...]
+
+
+def _ptr(d: Dialect, dtype: str, name: str, const: bool = False) -> str:
+    return f"{d.global_}{'const ' if const else ''}{d.ctype(dtype)} *{name}"
+
+
+def _offsets(ndim: int, n_arrays: int, index: str = "i") -> list[str]:
+    """Statements turning flat index ``index`` into each array's element offset."""
+    lines = [f"index_t rem = {index};"] + [f"index_t o{k} = off{k};" for k in range(n_arrays)]
+    for dim in reversed(range(ndim)):
+        lines.append(f"{{ const index_t c = rem % n{dim}; rem /= n{dim};")
+        lines += [f"  o{k} += c * st{k}_{dim};" for k in range(n_arrays)]
+        lines.append("}")
+    return lines
+
+
+def elemwise(d: Dialect, scalar_op: ScalarOp, in_dtypes: Sequence[str], out_dtype: str,
+             ndim: int, contiguous: bool) -> Kernel:
+    """``out = scalar_op(*inputs)``; array 0 is the output, arrays 1.. the inputs.
+
+    The contiguous form indexes every array by the flat index; the strided one
+    walks the output shape ``n0..`` with per-array strides ``stK_D`` (0 where
+    an input broadcasts).
+    """
+    n_in = len(in_dtypes)
+    block = scalar_op.c_block([f"x{k}" for k in range(n_in)], list(in_dtypes), out_dtype, d.ctype)
+    if block is None:
+        raise UnsupportedDtype(f"{scalar_op} has no kernel expression for {', '.join(in_dtypes)}")
+    lines, result = block
+    params = [_ptr(d, out_dtype, "a0"), "const index_t off0"]
+    for k, dtype in enumerate(in_dtypes, start=1):
+        params += [_ptr(d, dtype, f"a{k}", const=True), f"const index_t off{k}"]
+    params.append("const index_t size")
+    if contiguous:
+        index_lines = [f"const index_t o{k} = off{k} + i;" for k in range(n_in + 1)]
+    else:
+        params += [f"const index_t n{dim}" for dim in range(ndim)]
+        params += [f"const index_t st{k}_{dim}" for k in range(n_in + 1) for dim in range(ndim)]
+        index_lines = _offsets(ndim, n_in + 1)
+    name = f"elemwise_{'c' if contiguous else 's'}{ndim}"
+    body = index_lines + [f"const {d.ctype(dt)} x{k} = a{k + 1}[o{k + 1}];"
+                          for k, dt in enumerate(in_dtypes)]
+    body += lines + [f"a0[o0] = {result};"]
+    source = (f"{d.prelude((*in_dtypes, out_dtype))}{d.kernel} {name}({', '.join(params)}) {{\n"
+              f"  for (index_t i = {d.global_id}; i < size; i += {d.global_size}) {{\n"
+              + "".join(f"    {line}\n" for line in body) + "  }\n}\n")
+    return Kernel(name, source, (*in_dtypes, out_dtype))
+
+
+_REDUCE_EXPR = {"add": "(a + b)", "mul": "(a * b)", "and_": "(a && b)", "or_": "(a || b)"}
+
+
+def _reduce_parts(d: Dialect, op_name: str, acc: str) -> tuple[str, str]:
+    """(identity, combine expression of ``a`` and ``b``) of a reduction in dtype ``acc``."""
+    if op_name in ("maximum", "minimum"):
+        bigger = op_name == "maximum"
+        if acc in d.inf:
+            nan = " || isnan(a)"
+            identity = ("-" if bigger else "") + d.inf[acc]
+        else:
+            nan = ""
+            info = np.iinfo(acc) if acc != "bool" else None
+            value = (0 if bigger else 1) if info is None else (info.min if bigger else info.max)
+            identity = f"(({d.ctype(acc)}){value}{'ULL' if acc == 'uint64' else 'LL' if acc == 'int64' else ''})"
+        return identity, f"((a {'>' if bigger else '<'} b{nan}) ? a : b)"
+    identity = {"add": "0", "mul": "1", "and_": "1", "or_": "0"}[op_name]
+    return identity, _REDUCE_EXPR[op_name]
+
+
+def reduce(d: Dialect, op_name: str, in_dtype: str, acc_dtype: str, out_dtype: str,
+           n_kept: int, n_reduced: int) -> Kernel:
+    """One work-group per output element: threads stride over the reduced
+    elements, then a tree in local memory combines their partial results.
+
+    Kept dimensions (shape ``k0..``, input strides ``ks0..``, output strides
+    ``os0..``) come from the group id; reduced ones (``r0..``, ``rs0..``) from
+    the loop index.
+    """
+    identity, combine = _reduce_parts(d, op_name, acc_dtype)
+    acc = d.ctype(acc_dtype)
+    load = "(x[j] != 0)" if op_name in ("and_", "or_") else f"(({acc})x[j])"
+    params = [_ptr(d, out_dtype, "out"), "const index_t out_off", _ptr(d, in_dtype, "x", True),
+              "const index_t x_off", "const index_t n_reduced"]
+    params += [f"const index_t k{i}, const index_t ks{i}, const index_t os{i}" for i in range(n_kept)]
+    params += [f"const index_t r{i}, const index_t rs{i}" for i in range(n_reduced)]
+    group_lines = ["index_t g = " + d.group_id + ";", "index_t base = x_off;",
+                   "index_t dst = out_off;"]
+    for i in reversed(range(n_kept)):
+        group_lines += [f"{{ const index_t c = g % k{i}; g /= k{i}; base += c * ks{i}; dst += c * os{i}; }}"]
+    loop = ["index_t rem = t;", "index_t j = base;"]
+    for i in reversed(range(n_reduced)):
+        loop.append(f"{{ const index_t c = rem % r{i}; rem /= r{i}; j += c * rs{i}; }}")
+    combine_ab = f"{{ const {acc} a = part; const {acc} b = {load}; part = {combine}; }}"
+    source = (
+        f"{d.prelude((in_dtype, acc_dtype, out_dtype))}"
+        f"{d.kernel} reduce({', '.join(params)}) {{\n"
+        f"  {d.local}{acc} parts[{LOCAL_SIZE}];\n"
+        f"  const index_t lid = {d.local_id};\n"
+        + "".join(f"  {line}\n" for line in group_lines)
+        + f"  {acc} part = {identity};\n"
+        f"  for (index_t t = lid; t < n_reduced; t += {LOCAL_SIZE}) {{\n"
+        + "".join(f"    {line}\n" for line in loop)
+        + f"    {combine_ab}\n  }}\n"
+        f"  parts[lid] = part;\n  {d.barrier}\n"
+        f"  for (index_t s = {LOCAL_SIZE // 2}; s > 0; s >>= 1) {{\n"
+        f"    if (lid < s) {{ const {acc} a = parts[lid]; const {acc} b = parts[lid + s]; "
+        f"parts[lid] = {combine}; }}\n    {d.barrier}\n  }}\n"
+        f"  if (lid == 0) out[dst] = {c_convert('parts[0]', out_dtype, d.ctype)};\n}}\n")
+    return Kernel("reduce", source, (in_dtype, acc_dtype, out_dtype))
+
+
+def softmax(d: Dialect, in_dtype: str, out_dtype: str, n_kept: int, log: bool) -> Kernel:
+    """(Log)softmax along one axis: one work-group per slice, a local-memory
+    max then a local-memory sum of ``exp(x - max)``, then the write."""
+    t = d.ctype(out_dtype)
+    inf = d.inf[out_dtype]
+    params = [_ptr(d, out_dtype, "out"), "const index_t out_off", _ptr(d, in_dtype, "x", True),
+              "const index_t x_off", "const index_t n", "const index_t xs", "const index_t ys"]
+    params += [f"const index_t k{i}, const index_t ks{i}, const index_t os{i}" for i in range(n_kept)]
+    group_lines = ["index_t g = " + d.group_id + ";", "index_t base = x_off;", "index_t dst = out_off;"]
+    for i in reversed(range(n_kept)):
+        group_lines.append(f"{{ const index_t c = g % k{i}; g /= k{i}; base += c * ks{i}; dst += c * os{i}; }}")
+
+    def tree(op: str) -> str:
+        return (f"  for (index_t s = {LOCAL_SIZE // 2}; s > 0; s >>= 1) {{\n"
+                f"    if (lid < s) {{ const {t} a = parts[lid]; const {t} b = parts[lid + s]; "
+                f"parts[lid] = {op}; }}\n    {d.barrier}\n  }}\n")
+    value = f"(({t})x[base + j * xs])"
+    write = (f"(v - m) - log(total)" if log else "exp(v - m) / total")
+    source = (
+        f"{d.prelude((in_dtype, out_dtype))}{d.kernel} softmax({', '.join(params)}) {{\n"
+        f"  {d.local}{t} parts[{LOCAL_SIZE}];\n  const index_t lid = {d.local_id};\n"
+        + "".join(f"  {line}\n" for line in group_lines)
+        + f"  {t} part = -{inf};\n"
+        f"  for (index_t j = lid; j < n; j += {LOCAL_SIZE}) {{ const {t} a = part; const {t} b = {value}; "
+        f"part = (a > b || isnan(a)) ? a : b; }}\n"
+        f"  parts[lid] = part;\n  {d.barrier}\n" + tree("(a > b || isnan(a)) ? a : b")
+        + f"  const {t} m = parts[0];\n  {d.barrier}\n  part = 0;\n"
+        f"  for (index_t j = lid; j < n; j += {LOCAL_SIZE}) part += exp({value} - m);\n"
+        f"  parts[lid] = part;\n  {d.barrier}\n" + tree("a + b")
+        + f"  const {t} total = parts[0];\n"
+        f"  for (index_t j = lid; j < n; j += {LOCAL_SIZE}) {{ const {t} v = {value}; "
+        f"out[dst + j * ys] = {write}; }}\n}}\n")
+    return Kernel("softmax", source, (in_dtype, out_dtype))
+
+
+def gemm(d: Dialect, dtype: str) -> Kernel:
+    """``C[M,N] = A[M,K] @ B[K,N]`` in TILE x TILE tiles staged in local memory;
+    A and B are read through their strides, so transposed views cost nothing."""
+    t = d.ctype(dtype)
+    params = [_ptr(d, dtype, "c"), "const index_t c_off", "const index_t cs0", "const index_t cs1",
+              _ptr(d, dtype, "a", True), "const index_t a_off", "const index_t as0", "const index_t as1",
+              _ptr(d, dtype, "b", True), "const index_t b_off", "const index_t bs0", "const index_t bs1",
+              "const index_t M", "const index_t N", "const index_t K"]
+    if d is CUDA:
+        row, col = "(blockIdx.y * TILE + threadIdx.y)", "(blockIdx.x * TILE + threadIdx.x)"
+        ly, lx = "threadIdx.y", "threadIdx.x"
+    else:
+        row, col = "get_global_id(1)", "get_global_id(0)"
+        ly, lx = "get_local_id(1)", "get_local_id(0)"
+    source = (
+        f"{d.prelude((dtype,))}#define TILE {TILE}\n{d.kernel} gemm({', '.join(params)}) {{\n"
+        f"  {d.local}{t} ta[TILE][TILE];\n  {d.local}{t} tb[TILE][TILE];\n"
+        f"  const index_t row = {row}, col = {col};\n"
+        f"  const int ly = {ly}, lx = {lx};\n  {t} acc = 0;\n"
+        f"  for (index_t k0 = 0; k0 < K; k0 += TILE) {{\n"
+        f"    ta[ly][lx] = (row < M && k0 + lx < K) ? a[a_off + row * as0 + (k0 + lx) * as1] : 0;\n"
+        f"    tb[ly][lx] = (k0 + ly < K && col < N) ? b[b_off + (k0 + ly) * bs0 + col * bs1] : 0;\n"
+        f"    {d.barrier}\n"
+        f"    for (int k = 0; k < TILE; ++k) acc += ta[ly][k] * tb[k][lx];\n"
+        f"    {d.barrier}\n  }}\n"
+        f"  if (row < M && col < N) c[c_off + row * cs0 + col * cs1] = acc;\n}}\n")
+    return Kernel("gemm", source, (dtype,))
