@@ -8,5 +8,6 @@ itself a loop running backwards.
 from arignote.scan_module.op import Scan
 from arignote.scan_module.basic import scan, until
 from arignote.scan_module.views import foldl, foldr, map, reduce  # noqa: A004 - Theano's names
+from arignote.scan_module import grad  # noqa: F401,E402  (registers the gradient of Scan)
 
 __all__ = ["Scan", "scan", "until", "map", "reduce", "foldl", "foldr"]

@@ -1,0 +1,165 @@
+"""The gradient of a Scan: another scan, over the same steps in reverse order.
+
+Backward step ``t`` recomputes forward step ``t`` from the values it read (the
+sequences' taps and the recurrent outputs' earlier rows, handed to the backward
+loop as reversed sequences) and back-propagates through it the gradient of the
+step's outputs. A recurrent output read ``m`` steps back needs the gradients
+that later steps sent to its last ``m`` rows: the backward loop carries them as
+``m`` recurrent "window" states, shifted by one row each step. After the last
+backward step the window holds the gradient of the initial rows. Gradients of
+sequences come out per step and tap and are added into place; gradients of
+non-sequences are summed over the steps.
+
+Because the backward loop is an ordinary scan, its own gradient (second
+derivatives, and ``Rop`` as a double ``Lop``) comes from this same rule.
+``truncate_gradient=k`` runs the backward loop over the last ``k`` steps only.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from arignote.gradient import grad, register_grad
+from arignote.graph.traversal import ancestors, clone_get_equiv
+from arignote.scalar.dtypes import DISCRETE
+from arignote.scan_module.basic import scan
+from arignote.scan_module.op import Scan
+from arignote.tensor import math as tm
+from arignote.tensor.alloc import zeros_like
+from arignote.tensor.join import stack
+from arignote.tensor.shape import shape_i
+from arignote.tensor.subtensor import inc_subtensor
+
+
+def _float(var: Any) -> bool:
+    return getattr(var.type, "dtype", "int") not in DISCRETE
+
+
+@register_grad(Scan)
+def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list:
+    n_steps, seqs, inits, carries, nonseqs = op.split_outer_inputs(inputs)
+    in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
+    S, N = op.n_states, op.n_nit
+    bufs, nits = outputs[:S], outputs[S:S + N]
+    g_bufs, g_nits = output_grads[:S], output_grads[S:S + N]
+    marks = [-min(taps) for taps in op.state_taps]
+    differentiated = [o for o, out in zip(op.inner_outputs[:S + N], outputs[:S + N]) if _float(out)]
+    _refuse_carried_dependence(op, in_carries, differentiated)
+
+    # Steps actually run (fewer than n_steps after an ``until``), and the ones back-propagated.
+    if S:
+        n = shape_i(bufs[0], 0) - marks[0]
+    elif N:
+        n = shape_i(nits[0], 0)
+    else:
+        n = tm.cast(n_steps, "int64")
+    truncated = op.truncate_gradient is not None and op.truncate_gradient >= 0
+    n_back = tm.minimum(n, op.truncate_gradient) if truncated else n
+    start = n - n_back if truncated else 0
+
+    sequences = []
+    for seq, taps in zip(seqs, op.seq_taps):
+        lo, hi = min(min(taps), 0), max(max(taps), 0)
+        sequences.append(dict(input=seq[start:start + n_back + hi - lo][::-1], taps=[hi - k for k in taps]))
+    for buf, taps, m in zip(bufs, op.state_taps, marks):
+        sequences.append(dict(input=buf[start:start + m + n_back][::-1], taps=[-k for k in taps]))
+    for g, m in zip(g_bufs, marks):
+        sequences.append(g[start + m:start + m + n_back][::-1])
+    for g in g_nits:
+        sequences.append(g[start:start + n_back][::-1])
+    windows = [zeros_like(init[0]) for init, m in zip(inits, marks) for _ in range(m)]
+
+    seq_wrt = [v for group in in_seqs for v in group]
+    state_wrt = [v for group in in_states for v in group]
+    n_seq_vals, n_state_vals = len(seq_wrt), len(state_wrt)
+    n_windows = len(windows)
+
+    def step(*args: Any) -> list:
+        args = list(args)
+        seq_vals = args[:n_seq_vals]
+        state_vals = args[n_seq_vals:n_seq_vals + n_state_vals]
+        rest = args[n_seq_vals + n_state_vals:]
+        g_buf_vals, g_nit_vals = rest[:S], rest[S:S + N]
+        window_vals = rest[S + N:S + N + n_windows]
+        nonseq_vals = rest[S + N + n_windows:]
+        replace = dict(zip(seq_wrt + state_wrt + list(in_nonseqs), seq_vals + state_vals + nonseq_vals))
+        replace.update(zip(in_carries, carries))
+        equiv = clone_get_equiv(list(replace), list(op.inner_outputs[:S + N]), copy_inputs=False,
+                                replace=replace)
+        ys = [equiv[o] for o in op.inner_outputs[:S + N]]
+        # The gradient of each output at this step: the direct one plus what later steps sent.
+        known: dict = {}
+        slot = 0
+        for i, m in enumerate(marks):
+            if _float(ys[i]):
+                _add(known, ys[i], g_buf_vals[i] + window_vals[slot + m - 1])
+            slot += m
+        for j in range(N):
+            if _float(ys[S + j]):
+                _add(known, ys[S + j], g_nit_vals[j])
+        wrt = [v for v in seq_vals + state_vals + nonseq_vals if _float(v)]
+        grads = dict(zip(wrt, grad(None, wrt, known_grads=known, disconnected_inputs="ignore"))) \
+            if known and wrt else {}
+        zero = lambda v: grads.get(v, zeros_like(v))  # noqa: E731
+        new_windows = []
+        slot = 0
+        state_pos = 0
+        for taps, m in zip(op.state_taps, marks):
+            by_tap = dict(zip(taps, state_vals[state_pos:state_pos + len(taps)]))
+            for j in range(m):
+                value = window_vals[slot + j - 1] if j else None
+                if j - m in by_tap and by_tap[j - m] in grads:
+                    value = grads[by_tap[j - m]] if value is None else value + grads[by_tap[j - m]]
+                new_windows.append(value if value is not None else zeros_like(window_vals[slot + j]))
+            slot += m
+            state_pos += len(taps)
+        return new_windows + [zero(v) for v in seq_vals] + [zero(v) for v in nonseq_vals]
+
+    results, _ = scan(step, sequences=sequences, outputs_info=windows + [None] * (n_seq_vals + len(nonseqs)),
+                      non_sequences=nonseqs, n_steps=n_back, mode=op.mode,
+                      name=f"grad_of_{op.name}" if op.name else "grad_of_scan", return_list=True)
+    window_out, rest = results[:n_windows], results[n_windows:]
+    seq_out, nonseq_out = rest[:n_seq_vals], rest[n_seq_vals:]
+
+    grads: list = [None]
+    pos = 0
+    for seq, taps in zip(seqs, op.seq_taps):
+        if not _float(seq):
+            grads.append(None)
+            pos += len(taps)
+            continue
+        lo = min(min(taps), 0)
+        total = zeros_like(seq)
+        for k in taps:
+            first = start + k - lo
+            total = inc_subtensor(total[first:first + n_back], seq_out[pos][::-1])
+            pos += 1
+        grads.append(total)
+    slot = 0
+    for init, g_buf, m in zip(inits, g_bufs, marks):
+        rows = [window_out[slot + j][-1] for j in range(m)]
+        slot += m
+        carried = rows[0].dimshuffle("x", *range(rows[0].ndim)) if m == 1 else stack(rows)
+        if truncated:
+            carried = tm.switch(tm.eq(start, 0), carried, zeros_like(carried))
+        grads.append(g_buf[:m] + carried if _float(init) else None)
+    grads.extend([None] * len(carries))
+    for var, g in zip(nonseqs, nonseq_out):
+        grads.append(g.sum(axis=0) if _float(var) else None)
+    return grads
+
+
+def _add(known: dict, var: Any, g: Any) -> None:
+    known[var] = known[var] + g if var in known else g
+
+
+def _refuse_carried_dependence(op: Scan, in_carries: list, differentiated: list) -> None:
+    """The backward loop cannot replay carried states (shared variables updated inside the loop,
+    random states): refuse a gradient whose outputs depend on them rather than get it wrong."""
+    if not in_carries or not differentiated:
+        return
+    used = set(ancestors(differentiated)) & set(in_carries)
+    if used:
+        raise NotImplementedError(
+            f"the gradient of {op} needs the per-step values of {sorted(map(str, used))}, a shared "
+            "variable updated inside the loop (random draws update one): compute those values "
+            "outside scan (e.g. draw the noise for all steps at once) and pass them as a sequence")

@@ -1,0 +1,171 @@
+"""Gradients through scan: verify_grad on each feature, truncate_gradient against a
+hand-truncated numpy BPTT, Rop, and an RNN trained with scan matching its unrolled twin."""
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as T
+from arignote import function, shared
+from arignote.gradient import Rop, grad, verify_grad
+from arignote.scan_module import until
+
+
+@pytest.fixture
+def nrng():
+    return np.random.RandomState(7)
+
+
+def _rnn(x, h0, W, **kwargs):
+    hs, _ = arignote.scan(lambda xt, h, W_: T.tanh(T.dot(h, W_) + xt), sequences=x, outputs_info=h0,
+                          non_sequences=W, **kwargs)
+    return hs
+
+
+def test_grad_simple_rnn(nrng):
+    verify_grad(_rnn, [nrng.normal(size=(5, 3)), nrng.normal(size=3), nrng.normal(size=(3, 3)) * 0.5])
+
+
+def test_grad_sequence_and_output_taps(nrng):
+    def f(s, x0):
+        out, _ = arignote.scan(lambda a, b, c, p2, p1: a * b + c + p1 * p2 * 0.5,
+                               sequences=dict(input=s, taps=[-2, 0, 1]),
+                               outputs_info=dict(initial=x0, taps=[-2, -1]))
+        return out
+
+    verify_grad(f, [nrng.normal(size=8), nrng.normal(size=3)])
+
+
+def test_grad_taps_with_a_gap(nrng):
+    def f(x0, w):
+        out, _ = arignote.scan(lambda p3, p1, w_: T.sin(p3) * w_ + p1 * 0.7,
+                               outputs_info=dict(initial=x0, taps=[-3, -1]), non_sequences=w, n_steps=6)
+        return out
+
+    verify_grad(f, [nrng.normal(size=(3, 2)), nrng.normal(size=2)])
+
+
+def test_grad_several_outputs_and_plain_outputs(nrng):
+    def f(x, h0, c0):
+        def step(xt, h, c):
+            c_new = c * 0.5 + T.tanh(xt * h)
+            return T.exp(-h * c_new), c_new, (h * xt).sum()
+
+        (hs, cs, dots), _ = arignote.scan(step, sequences=x, outputs_info=[h0, c0, None])
+        return hs.sum() + (cs ** 2).sum() + (dots * 3).sum()
+
+    verify_grad(f, [nrng.normal(size=(4, 2)), nrng.normal(size=2), nrng.normal(size=2)])
+
+
+def test_grad_go_backwards_and_map(nrng):
+    verify_grad(lambda x, h0, W: _rnn(x, h0, W, go_backwards=True),
+                [nrng.normal(size=(4, 2)), nrng.normal(size=2), nrng.normal(size=(2, 2))])
+    verify_grad(lambda x, y: arignote.map(lambda a, b: T.exp(a) * b, sequences=[x, y])[0],
+                [nrng.normal(size=(3, 2)), nrng.normal(size=(3, 2))])
+
+
+def test_grad_reduce_foldl_foldr(nrng):
+    for fold in (arignote.reduce, arignote.foldl, arignote.foldr):
+        verify_grad(lambda x, a0: fold(lambda xt, acc: T.tanh(acc * xt + xt), sequences=x,
+                                       outputs_info=a0)[0],
+                    [nrng.normal(size=5), nrng.normal(size=())])
+
+
+def test_grad_until_covers_the_steps_run(nrng):
+    def f(x, a0):
+        out, _ = arignote.scan(lambda xt, acc: (acc * xt + xt, until(xt > 5)), sequences=x,
+                               outputs_info=a0)
+        return out
+
+    data = nrng.uniform(-1, 1, size=7)
+    data[3] = 10.0  # stops after step 3; steps 4.. are not run
+    verify_grad(f, [data, nrng.normal(size=())])
+    x, a0 = T.dvector("x"), T.dscalar("a0")
+    g = function([x, a0], grad(f(x, a0).sum(), x))(data, 0.3)
+    assert np.all(g[4:] == 0)
+
+
+def _numpy_truncated_bptt(xs, h0, W, proj, k):
+    """Gradient of sum(hs * proj) for h_t = tanh(h_{t-1} W + x_t), back through the last k steps."""
+    hs = [h0]
+    for row in xs:
+        hs.append(np.tanh(hs[-1] @ W + row))
+    n = len(xs)
+    dW, dx, carry = np.zeros_like(W), np.zeros_like(xs), np.zeros_like(h0)
+    for t in range(n - 1, max(n - k, 0) - 1, -1):
+        da = (proj[t] + carry) * (1 - hs[t + 1] ** 2)
+        dW += np.outer(hs[t], da)
+        dx[t] = da
+        carry = da @ W.T
+    dh0 = carry if n <= k else np.zeros_like(h0)
+    return dx, dh0, dW
+
+
+@pytest.mark.parametrize("k", [1, 3, 6, 20])
+def test_truncate_gradient_matches_truncated_numpy_bptt(nrng, k):
+    x, h0, W = T.dmatrix("x"), T.dvector("h0"), T.dmatrix("W")
+    proj = nrng.normal(size=(6, 3))
+    cost = (_rnn(x, h0, W, truncate_gradient=k) * proj).sum()
+    f = function([x, h0, W], grad(cost, [x, h0, W]))
+    xs, init, w = nrng.normal(size=(6, 3)), nrng.normal(size=3), nrng.normal(size=(3, 3)) * 0.5
+    for got, expected in zip(f(xs, init, w), _numpy_truncated_bptt(xs, init, w, proj, k)):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_rop_matches_finite_differences(nrng):
+    x, h0, W, V = T.dmatrix("x"), T.dvector("h0"), T.dmatrix("W"), T.dmatrix("V")
+    hs = _rnn(x, h0, W)
+    jvp = function([x, h0, W, V], Rop(hs, W, V))
+    forward = function([x, h0, W], hs)
+    xs, init, w, v = (nrng.normal(size=(4, 3)), nrng.normal(size=3), nrng.normal(size=(3, 3)) * 0.5,
+                      nrng.normal(size=(3, 3)))
+    eps = 1e-6
+    numeric = (forward(xs, init, w + eps * v) - forward(xs, init, w - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(jvp(xs, init, w, v), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_gradient_through_a_state_updated_inside_the_loop_is_refused():
+    scale = shared(np.float64(1), name="scale")
+    x = T.dvector("x")
+    out, _ = arignote.scan(lambda xt: (xt * scale, {scale: scale * 2}), sequences=x)
+    with pytest.raises(NotImplementedError, match="scale.*pass them as a sequence"):
+        grad(out.sum(), x)
+
+
+# ---------------------------------------------------------------- acceptance
+def _rnn_training(unrolled: bool, steps: int = 15):
+    rng = np.random.RandomState(3)
+    n_in, n_hid, length = 2, 5, 8
+    Wx = shared(rng.normal(size=(n_in, n_hid)) * 0.5, name="Wx")
+    Wh = shared(rng.normal(size=(n_hid, n_hid)) * 0.3, name="Wh")
+    Wo = shared(rng.normal(size=n_hid) * 0.5, name="Wo")
+    x, y = T.dmatrix("x"), T.dvector("y")
+    h0 = T.zeros((n_hid,), dtype="float64")
+
+    def step(xt, h):
+        return T.tanh(T.dot(xt, Wx) + T.dot(h, Wh))
+
+    if unrolled:
+        h, rows = h0, []
+        for t in range(length):
+            h = step(x[t], h)
+            rows.append(h)
+        hs = T.stack(rows)
+    else:
+        hs, _ = arignote.scan(step, sequences=x, outputs_info=h0)
+    loss = ((T.dot(hs, Wo) - y) ** 2).mean()
+    params = [Wx, Wh, Wo]
+    grads = grad(loss, params)
+    train = function([x, y], loss, updates=[(p, p - 0.2 * g) for p, g in zip(params, grads)])
+    data_x = rng.normal(size=(length, n_in))
+    data_y = np.sin(np.cumsum(data_x[:, 0]))
+    losses = [train(data_x, data_y) for _ in range(steps)]
+    return np.array(losses), [p.get_value() for p in params]
+
+
+def test_rnn_trained_with_scan_learns_and_matches_the_unrolled_graph():
+    losses, params = _rnn_training(unrolled=False)
+    unrolled_losses, unrolled_params = _rnn_training(unrolled=True)
+    assert losses[-1] < losses[0] * 0.8
+    np.testing.assert_allclose(losses, unrolled_losses, rtol=0, atol=1e-7)
+    for got, expected in zip(params, unrolled_params):
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7)
