@@ -83,7 +83,7 @@ class FunctionMaker:
         update_pairs = _normalize_updates(updates)
         for spec in inputs:
             if spec.update is not None:
-                update_pairs.append((spec, as_tensor_variable(spec.update)))
+                update_pairs.append((spec, _as_update(spec.update)))
         givens_map = _normalize_givens(givens)
 
         roots = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
@@ -204,7 +204,7 @@ def _normalize_updates(updates: Any) -> list[tuple[Any, Variable]]:
             raise ValueError(f"updates: shared variable {target.describe()} is updated twice; "
                              "combine the two expressions into one")
         seen.add(target.origin)
-        result.append((target, as_tensor_variable(expr)))
+        result.append((target, _as_update(expr)))
     return result
 
 
@@ -246,13 +246,19 @@ def _default_updates(roots: list[Variable], explicit_pairs: list, no_default_upd
             if (isinstance(var, SharedVariable) and var.default_update is not None
                     and var.origin not in done and var.origin not in skip):
                 done.add(var.origin)
-                expr = as_tensor_variable(var.default_update)
+                expr = _as_update(var.default_update)
                 if givens:
                     expr = clone_get_equiv([], [expr], copy_inputs=False, replace=givens)[expr]
                 pairs.append((var, expr))
                 found.append(expr)
         frontier = found
     return pairs
+
+
+def _as_update(expr: Any) -> Variable:
+    """An update expression: numbers and arrays become tensor constants; a Variable of
+    any type (a random generator's next state, say) is kept as it is."""
+    return expr if isinstance(expr, Variable) else as_tensor_variable(expr)
 
 
 def _refuse_inplace(fgraph: FunctionGraph) -> None:

@@ -21,3 +21,12 @@ globals().update(CONSTRUCTORS)
 # Last: gradient builds on every module above (and this binds tensor.grad, the
 # function, over the arignote.tensor.grad package of rules, as Theano had it).
 from arignote.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: E402,F401
+
+
+def __getattr__(name: str):
+    # Random streams hold shared variables (compile/), which imports this package,
+    # so they load on first use: ``arignote.tensor.shared_randomstreams.RandomStreams``.
+    if name in ("random", "shared_randomstreams"):
+        import importlib
+        return importlib.import_module(f"arignote.tensor.{name}")
+    raise AttributeError(f"module 'arignote.tensor' has no attribute {name!r}")

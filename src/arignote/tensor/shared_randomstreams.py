@@ -1,0 +1,4 @@
+"""Theano's import path: ``from arignote.tensor.shared_randomstreams import RandomStreams``."""
+from arignote.tensor.random.streams import RandomStreams
+
+__all__ = ["RandomStreams"]

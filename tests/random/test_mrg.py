@@ -1,0 +1,232 @@
+"""MRG31k3p streams against a slow reference written from the published definition.
+
+The reference below uses exact Python integers and nothing from arignote:
+L'Ecuyer & Touzin's recurrences, stream spacing by powers of the companion
+matrices (L'Ecuyer, Simard, Chen & Kelton), and Theano's layout (seed row
+``[seed]*6``, substreams 2**72 apart, draws 2**134 apart, element i from
+stream i % n_streams). The SSJ values are the first and last numbers of the
+sample file L'Ecuyer's Java package produced for Theano's own tests (seed
+12345, 12 draws of 7 substreams, 5 numbers each).
+"""
+import numpy as np
+import pytest
+
+from arignote import function, tensor as T
+from arignote.sandbox.rng_mrg import MRG_RandomStreams, guess_n_streams
+from arignote.tensor.random import mrg31k3p
+
+M1, M2 = 2 ** 31 - 1, 2 ** 31 - 21069
+COMP1 = [[0, 2 ** 22, 2 ** 7 + 1], [1, 0, 0], [0, 1, 0]]
+COMP2 = [[2 ** 15, 0, 2 ** 15 + 1], [1, 0, 0], [0, 1, 0]]
+
+
+def ref_step(row):
+    x1 = (2 ** 22 * row[1] + (2 ** 7 + 1) * row[2]) % M1
+    x2 = (2 ** 15 * row[3] + (2 ** 15 + 1) * row[5]) % M2
+    z = (x1 - x2) % M1
+    return [x1, row[0], row[1], x2, row[3], row[4]], (z if z else M1)
+
+
+def ref_matpow(a, e, m):
+    result = [[int(i == j) for j in range(3)] for i in range(3)]
+    while e:
+        if e & 1:
+            result = [[sum(result[i][k] * a[k][j] for k in range(3)) % m for j in range(3)]
+                      for i in range(3)]
+        a = [[sum(a[i][k] * a[k][j] for k in range(3)) % m for j in range(3)] for i in range(3)]
+        e >>= 1
+    return result
+
+
+def ref_advance(row, steps):
+    a1, a2 = ref_matpow(COMP1, steps, M1), ref_matpow(COMP2, steps, M2)
+    return ([sum(a1[i][j] * row[j] for j in range(3)) % M1 for i in range(3)]
+            + [sum(a2[i][j] * row[3 + j] for j in range(3)) % M2 for i in range(3)])
+
+
+def ref_z(seed, draw_index, n_streams, n, calls=1):
+    """The z values of ``calls`` calls of the ``draw_index``-th draw of n numbers."""
+    row = list(seed) if isinstance(seed, tuple) else [seed] * 6
+    first = ref_advance(row, draw_index * 2 ** 134)
+    rows = [first]
+    for _ in range(min(n_streams, n) - 1):   # streams past the n-th serve no element
+        rows.append(ref_advance(rows[-1], 2 ** 72))
+    out = []
+    for _ in range(calls):
+        values = []
+        for i in range(n):
+            rows[i % n_streams], z = ref_step(rows[i % n_streams])
+            values.append(z)
+        out.append(values)
+    return np.array(out)
+
+
+def test_step_matches_the_recurrence_on_random_states():
+    rng = np.random.default_rng(0)
+    states = np.concatenate([rng.integers(0, M1, (500, 3)), rng.integers(0, M2, (500, 3))],
+                            axis=1).astype(np.int32)
+    states[:3, :3] = M1 - 1                   # the largest values of each component
+    states[3:6, 3:] = M2 - 1
+    want = [ref_step([int(v) for v in row]) for row in states]
+    z = mrg31k3p.step(states)
+    np.testing.assert_array_equal(states, [w[0] for w in want])
+    np.testing.assert_array_equal(z, [w[1] for w in want])
+
+
+def test_jump_matrices_are_powers_of_the_companion_matrices():
+    assert [list(r) for r in mrg31k3p.A1P72] == ref_matpow(COMP1, 2 ** 72, M1)
+    assert [list(r) for r in mrg31k3p.A2P134] == ref_matpow(COMP2, 2 ** 134, M2)
+    rows = mrg31k3p.substreams(np.full(6, 7, np.int32), 11)
+    np.testing.assert_array_equal(rows, [ref_advance([7] * 6, i * 2 ** 72) for i in range(11)])
+
+
+@pytest.mark.parametrize("seed", [12345, 1, 987654321, (1, 2, 3, 4, 5, 6)])
+@pytest.mark.parametrize("n, nstreams", [(1, None), (13, 4), (20, None), (7, 30)])
+def test_uniform_matches_reference_float64(seed, n, nstreams):
+    srng = MRG_RandomStreams(seed)
+    srng.uniform((2,), dtype="float64")          # a first draw: the second is 2**134 further
+    u = srng.uniform((n,), nstreams=nstreams, dtype="float64")
+    f = function([], u)
+    got = np.array([f(), f()])
+    z = ref_z(seed, 1, nstreams or guess_n_streams((n,)), n, calls=2)
+    np.testing.assert_array_equal(got, z * 2.0 ** -31)
+
+
+def test_uniform_float32_and_float16_conversions():
+    srng = MRG_RandomStreams(42)
+    u32 = srng.uniform((3, 4), dtype="float32")
+    u16 = srng.uniform((5,), dtype="float16")
+    got32, got16 = function([], [u32, u16])()
+    z32 = ref_z(42, 0, guess_n_streams((3, 4)), 12)[0]
+    z16 = ref_z(42, 1, guess_n_streams((5,)), 5)[0]
+    want32 = np.float32(z32) * np.float32(4.6566126e-10)
+    np.testing.assert_array_equal(got32, want32.reshape(3, 4))
+    assert got32.dtype == "float32" and (got32 < 1).all() and (got32 > 0).all()
+    want16 = (((z16 & 0x7FFF) + 1) * float(np.float16(3.0458e-05))).astype(np.float16)
+    np.testing.assert_array_equal(got16, want16)
+
+
+SSJ_FIRST = [  # draw 0, substreams 0..6, five numbers each
+    0.7353244530968368, 0.6142074400559068, 0.11007806099951267, 0.6487741703167558,
+    0.36619443260133266, 0.2585685825906694, 0.9489980279468, 0.4309556516818702,
+    0.12257590936496854, 0.9760319022461772, 0.6940806899219751, 0.18046841165050864,
+    0.003993193618953228, 0.5351603352464736, 0.02472442388534546, 0.7705746139399707,
+    0.8138928869739175, 0.9650539481081069, 0.24507411010563374, 0.35767574002966285,
+    0.4939101580530405, 0.9027785388752818, 0.27498403564095497, 0.03848231676965952,
+    0.3081609820947051, 0.9062023567967117, 0.009030417073518038, 0.7953705741092563,
+    0.5061718439683318, 0.5975547162815928, 0.5435514179989696, 0.330895590595901,
+    0.49919482320547104, 0.9409166998229921, 0.8276205519214272]
+SSJ_LAST = [  # draw 11, substreams 4..6
+    0.6578835439868271, 0.6049443730153143, 0.17169494135305285, 0.9915955001488328,
+    0.10519243823364377, 0.37815978936851025, 0.20879409136250615, 0.45666090911254287,
+    0.6456936108879745, 0.684759714640677, 0.8762755445204675, 0.8020628895610571,
+    0.1663151141256094, 0.31246642768383026, 0.18852565623819828]
+
+
+def test_matches_lecuyer_ssj_samples():
+    srng = MRG_RandomStreams(12345)
+    streams = []
+    for _ in range(12):
+        f = function([], srng.uniform((7,), nstreams=7, dtype="float64"))
+        streams.append(np.array([f() for _ in range(5)]).T.ravel())
+    np.testing.assert_array_equal(streams[0], SSJ_FIRST)
+    np.testing.assert_array_equal(streams[11][-15:], SSJ_LAST)
+
+
+def test_calls_differ_no_default_updates_repeats_and_seed_restarts():
+    srng = MRG_RandomStreams(7)
+    u = srng.uniform((10,))
+    n = srng.normal((3, 3))
+    f = function([], [u, n])
+    first = f()
+    second = f()
+    assert not np.array_equal(first[0], second[0]) and not np.array_equal(first[1], second[1])
+    g = function([], u, no_default_updates=True)
+    np.testing.assert_array_equal(g(), g())
+    srng.seed()
+    for got, want in zip(f(), first):
+        np.testing.assert_array_equal(got, want)
+    srng.seed(7)
+    np.testing.assert_array_equal(f()[0], first[0])
+    other = MRG_RandomStreams(7)
+    np.testing.assert_array_equal(function([], other.uniform((10,)))(), first[0])
+
+
+def test_normal_is_box_muller_of_the_uniforms():
+    srng = MRG_RandomStreams(3)
+    x = srng.normal((2, 5), avg=1.0, std=2.0, dtype="float64")
+    got = function([], x)()
+    u = ref_z(3, 0, 60 * 256, 10)[0] * 2.0 ** -31
+    r = np.sqrt(-2.0 * np.log(u[:5]))
+    theta = 2.0 * np.pi * u[5:]
+    want = np.concatenate([r * np.cos(theta), r * np.sin(theta)]).reshape(2, 5) * 2.0 + 1.0
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_normal_odd_and_symbolic_sizes():
+    srng = MRG_RandomStreams(11)
+    odd = function([], srng.normal((3,), dtype="float64"))()
+    assert odd.shape == (3,)
+    m = T.matrix("m")
+    f = function([m], srng.normal(m.shape, dtype="float64"))
+    assert f(np.zeros((3, 5))).shape == (3, 5)
+
+
+def test_binomial_multinomial_choice_from_uniforms():
+    srng = MRG_RandomStreams(5)
+    b = function([], srng.binomial((6,), p=0.4, dtype="int8"))()
+    u = ref_z(5, 0, guess_n_streams((6,)), 6)[0] * 2.0 ** -31
+    np.testing.assert_array_equal(b, (u < 0.4).astype("int8"))
+
+    pvals = np.array([[0.2, 0.3, 0.5], [0.05, 0.9, 0.05]])
+    counts = function([], srng.multinomial(pvals=pvals, n=2))()
+    u = ref_z(5, 1, 60 * 256, 4)[0] * 2.0 ** -31
+    want = np.zeros((2, 3), "int64")
+    for c in range(2):
+        for row in range(2):
+            want[row, np.searchsorted(np.cumsum(pvals[row]), u[c * 2 + row], side="right")] += 1
+    np.testing.assert_array_equal(counts, want)
+
+    picks = function([], srng.choice(size=3, replace=False, p=np.full((4, 3), 1 / 3)))()
+    assert picks.shape == (4, 3)
+    assert all(sorted(row) == [0, 1, 2] for row in picks)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_statistics(dtype):
+    srng = MRG_RandomStreams(2024)
+    u, n, b = function([], [srng.uniform((40000,), low=-1.0, high=3.0, dtype=dtype),
+                            srng.normal((40000,), avg=2.0, std=0.5, dtype=dtype),
+                            srng.binomial((40000,), p=0.3)])()
+    assert u.dtype == dtype and n.dtype == dtype
+    assert abs(u.mean() - 1.0) < 0.03 and abs(u.var() - 16 / 12) < 0.03
+    assert u.min() >= -1.0 and u.max() < 3.0
+    assert abs(n.mean() - 2.0) < 0.01 and abs(n.std() - 0.5) < 0.01
+    assert abs(b.mean() - 0.3) < 0.01
+    pvals = np.tile([[0.1, 0.6, 0.3]], (20000, 1))
+    counts = function([], srng.multinomial(pvals=pvals))()
+    np.testing.assert_allclose(counts.mean(axis=0), [0.1, 0.6, 0.3], atol=0.015)
+    first = function([], srng.choice(size=1, replace=False, p=pvals))()[:, 0]
+    np.testing.assert_allclose(np.bincount(first, minlength=3) / len(first), [0.1, 0.6, 0.3],
+                               atol=0.015)
+
+
+def test_seed_and_argument_errors():
+    with pytest.raises(ValueError, match="seed"):
+        MRG_RandomStreams(0)
+    with pytest.raises(ValueError, match="all 0"):
+        MRG_RandomStreams((0, 0, 0, 1, 2, 3))
+    srng = MRG_RandomStreams()
+    with pytest.raises(ValueError, match="<= 0"):
+        srng.uniform((3, 0))
+    with pytest.raises(NotImplementedError):
+        srng.choice(size=1, p=np.ones((2, 2)) / 2)
+    with pytest.raises(NotImplementedError):
+        srng.binomial((3,), n=3)
+
+
+def test_guess_n_streams_is_theanos():
+    assert guess_n_streams((5,)) == 5
+    assert guess_n_streams((10, 20)) == 200 // 6
+    assert guess_n_streams((1000, 1000)) == 60 * 256
+    assert guess_n_streams((T.iscalar(),)) == 60 * 256
