@@ -34,7 +34,7 @@ def test_float_draws_match_recipe(seed, floatx):
                  srng.uniform(size=None, low=low, high=5.0), srng.normal((2, 3), std=abs(low))]
         f = function([], draws)
         states = recipe_states(seed, 4)
-        for call in range(2):
+        for _ in range(2):
             got = f()
             want = [states[0].uniform(0.0, 1.0, (2, 3)), states[1].normal(1.5, 2.0, (4,)),
                     states[2].uniform(low, np.float32(5.0), (3,)),
