@@ -208,3 +208,15 @@ def test_errors_name_the_problem():
     out, _ = arignote.scan(lambda p: T.concatenate([p, p]), outputs_info=x, n_steps=2)
     with pytest.raises(ValueError, match="must keep the shape"):
         function([x], out)(np.ones(2))
+
+
+def test_random_draws_inside_the_step_are_new_each_step_and_each_call():
+    streams = pytest.importorskip("arignote.tensor.shared_randomstreams")
+    srng = streams.RandomStreams(3)
+    out, updates = arignote.scan(lambda: srng.uniform((2,)), n_steps=3)
+    f = function([], out, updates=updates)
+    first, second = f(), f()
+    # Theano's recipe: the stream draws from RandomState(RandomState(seed).randint(2**30)).
+    reference = np.random.RandomState(np.random.RandomState(3).randint(2 ** 30))
+    expected = [reference.uniform(size=(2,)) for _ in range(6)]
+    np.testing.assert_array_equal(np.concatenate([first, second]), expected)

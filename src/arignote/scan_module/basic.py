@@ -221,7 +221,12 @@ def _split_return(value: Any) -> tuple[list[Variable], dict, Variable | None]:
         if not isinstance(target, SharedVariable):
             raise TypeError(f"scan: the step function's updates must have shared variables as keys, "
                             f"got {target!r}")
-    return result, {k: as_tensor_variable(v) for k, v in updates.items()}, condition
+    return result, {k: _as_variable(v) for k, v in updates.items()}, condition
+
+
+def _as_variable(value: Any) -> Variable:
+    """Update expressions may be of any type (random states are not tensors)."""
+    return value if isinstance(value, Variable) else as_tensor_variable(value)
 
 
 def _check_state(output: Variable, initial: Variable, taps: tuple[int, ...], i: int) -> None:
@@ -244,7 +249,7 @@ def _with_default_updates(updates: dict, roots: list[Variable]) -> dict:
         for var in ancestors(frontier):
             if isinstance(var, SharedVariable) and var.default_update is not None and var.origin not in done:
                 done.add(var.origin)
-                expr = as_tensor_variable(var.default_update)
+                expr = _as_variable(var.default_update)
                 result[var] = expr
                 found.append(expr)
         frontier = found

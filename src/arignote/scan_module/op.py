@@ -117,6 +117,11 @@ class Scan(Op):
         outs = self.inner_outputs
         for k, (outer, out) in enumerate(zip(inits + carries, outs[:self.n_states] + outs[
                 self.n_states + self.n_nit:self.n_states + self.n_nit + self.n_carry])):
+            if not isinstance(outer.type, TensorType):
+                if out.type != outer.type:
+                    raise TypeError(f"scan: the step updates {outer.describe()} ({outer.type}) to a "
+                                    f"value of type {out.type}")
+                continue
             want_ndim = outer.type.ndim - (k < self.n_states)
             if out.type.dtype != outer.type.dtype or out.type.ndim != want_ndim:
                 raise TypeError(
