@@ -19,4 +19,5 @@ __version__ = "0.1.0"
 __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mode",
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
-           "reduce", "foldl", "foldr", "explain"]
+           "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
+           "jacobian", "hessian"]

@@ -1,0 +1,200 @@
+"""grad(): its arguments, its errors, dtypes, and gradients at awkward points."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import arignote
+from arignote import function, shared, tensor as T
+from arignote.gradient import DisconnectedInputError, GradientError, grad, verify_grad
+from arignote.tensor.type import TensorType
+
+
+def test_exported_where_theano_had_them():
+    assert arignote.grad is grad and T.grad is grad
+    assert arignote.verify_grad is verify_grad
+    for name in ("Lop", "Rop", "jacobian", "hessian"):
+        assert getattr(arignote, name) is getattr(arignote.gradient, name)
+        assert getattr(T, name) is getattr(arignote.gradient, name)
+
+
+def test_single_and_list_wrt():
+    x, y = T.dvector("x"), T.dscalar("y")
+    cost = (x ** 2).sum() * y
+    gx = grad(cost, x)
+    gx2, gy = grad(cost, [x, y])
+    f = function([x, y], [gx, gx2, gy])
+    xv = np.array([1.0, -2.0, 3.0])
+    a, b, c = f(xv, 2.0)
+    np.testing.assert_allclose(a, 4 * xv)
+    np.testing.assert_allclose(b, 4 * xv)
+    np.testing.assert_allclose(c, (xv ** 2).sum())
+
+
+def test_tuple_wrt_gives_a_list():
+    x = T.dscalar("x")
+    assert isinstance(grad(x * 2, (x,)), list)
+
+
+def test_cost_must_be_a_scalar():
+    x = T.dvector("x")
+    with pytest.raises(TypeError, match=r"1 dimensions, but must be a scalar.*sum\(\)"):
+        grad(x * 2, x)
+
+
+def test_integer_cost_refused():
+    x = T.lvector("x")
+    with pytest.raises(TypeError, match="int64, which has no gradient"):
+        grad(x.sum(), x)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "bool"])
+def test_integer_wrt_refused(dtype):
+    x = T.dvector("x")
+    n = TensorType(dtype, ())("n")
+    with pytest.raises(TypeError, match=f"'n'.*{dtype}.*not differentiable"):
+        grad((x * n).sum(), n)
+
+
+def test_wrt_must_be_symbolic():
+    x = T.dvector("x")
+    with pytest.raises(TypeError, match="wrt must hold symbolic tensor variables"):
+        grad(x.sum(), np.ones(3))
+
+
+def test_integer_intermediates_carry_no_gradient():
+    x = T.dvector("x")
+    through_int = T.cast(T.cast(x, "int64"), "float64").sum() + T.cast(T.argmax(x), "float64")
+    g = grad(through_int, x)  # connected, so no DisconnectedInputError: zeros
+    np.testing.assert_array_equal(function([x], g)(np.array([1.5, 2.5])), [0.0, 0.0])
+    mixed = (x * T.cast(T.floor(x), "int8")).sum()
+    np.testing.assert_allclose(function([x], grad(mixed, x))(np.array([1.5, 2.5])), [1.0, 2.0])
+
+
+def test_disconnected_inputs():
+    x, y = T.dvector("x"), T.dvector("y")
+    cost = (x ** 2).sum()
+    with pytest.raises(DisconnectedInputError, match="does not depend on 'y'"):
+        grad(cost, [x, y])
+    with pytest.warns(UserWarning, match="does not depend on 'y'"):
+        gx, gy = grad(cost, [x, y], disconnected_inputs="warn")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gx, gy = grad(cost, [x, y], disconnected_inputs="ignore")
+    np.testing.assert_array_equal(function([y], gy)(np.ones(2)), [0.0, 0.0])
+    assert grad(cost, y, disconnected_inputs="ignore", return_disconnected="none") is None
+    with pytest.raises(ValueError, match="disconnected_inputs='maybe'"):
+        grad(cost, x, disconnected_inputs="maybe")
+
+
+def test_consider_constant():
+    x = T.dscalar("x")
+    y = x ** 2
+    cost = y * x
+    g_full = grad(cost, x)
+    g_held = grad(cost, x, consider_constant=[y])
+    f = function([x], [g_full, g_held])
+    full, held = f(3.0)
+    assert full == pytest.approx(27.0) and held == pytest.approx(9.0)
+    with pytest.raises(DisconnectedInputError):
+        grad(y * 2, x, consider_constant=[y])
+
+
+def test_known_grads():
+    x = T.dvector("x")
+    h = T.exp(x)
+    cost = h.sum()
+    g_h = T.dvector("g_h")
+    gx = grad(None, x, known_grads={h: g_h})
+    xv, gv = np.array([0.0, 1.0]), np.array([2.0, 3.0])
+    np.testing.assert_allclose(function([x, g_h], gx)(xv, gv), gv * np.exp(xv))
+    # A known gradient adds to the cost's.
+    both = grad(cost, x, known_grads={h: g_h})
+    np.testing.assert_allclose(function([x, g_h], both)(xv, gv), (gv + 1) * np.exp(xv))
+    with pytest.raises(ValueError, match="give a cost, or known_grads"):
+        grad(None, x)
+    with pytest.raises(ValueError, match="has 0 dimensions"):
+        grad(None, x, known_grads={h: T.dscalar()})
+
+
+def test_grad_of_shared_variable_and_wrt_equal_cost():
+    w = shared(np.array([1.0, 2.0]), name="w")
+    cost = (w ** 3).sum()
+    np.testing.assert_allclose(function([], grad(cost, w))(), 3 * np.array([1.0, 4.0]))
+    s = T.dscalar("s")
+    assert function([s], grad(s, s), on_unused_input="ignore")(5.0) == 1.0
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: (T.exp(x) * 2.5 + 1).sum(),
+    lambda x: T.nnet.softmax(x.dimshuffle("x", 0)).max(),
+    lambda x: T.dot(x, x) / T.cast(x.shape[0], "float64"),
+    lambda x: T.log1p(x ** 2).mean(),
+    lambda x: T.nnet.binary_crossentropy(T.nnet.sigmoid(x), 0.5).sum(),
+])
+def test_grads_of_float32_variables_are_float32(build):
+    x = T.fvector("x")
+    g = grad(build(x), x)
+    assert g.dtype == "float32"
+    assert g.type == x.type
+    assert function([x], g)(np.ones(3, "float32")).dtype == np.float32
+
+
+def test_gradient_keeps_the_broadcastable_pattern():
+    row = T.TensorType("float64", (True, False))("row")
+    m = T.dmatrix("m")
+    g = grad((row * m).sum(), row)
+    assert g.type == row.type
+    out = function([row, m], g)(np.ones((1, 3)), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(out, [[3.0, 5.0, 7.0]])
+
+
+def test_prod_with_zeros():
+    for point in ([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]], [[0.0, 0.0, 1.0], [2.0, 3.0, 4.0]]):
+        verify_grad(lambda x: x.prod(axis=1), [np.array(point)])
+        verify_grad(lambda x: x.prod(), [np.array(point[0])])
+    x = T.dvector("x")
+    g = function([x], grad(x.prod(), x))
+    np.testing.assert_allclose(g(np.array([0.0, 2.0, 3.0])), [6.0, 0.0, 0.0])
+    np.testing.assert_allclose(g(np.array([0.0, 2.0, 0.0])), [0.0, 0.0, 0.0])
+
+
+def test_max_gradient_goes_to_the_maximum():
+    x = T.dmatrix("x")
+    g = function([x], grad(x.max(axis=1).sum(), x))
+    np.testing.assert_array_equal(g(np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])),
+                                  [[0, 1, 0], [1, 0, 0]])
+
+
+def test_psi_gradient_is_trigamma_and_its_own_is_refused():
+    from scipy.special import polygamma
+    x = T.dvector("x")
+    g = grad(T.psi(x).sum(), x)
+    xv = np.array([0.5, 2.0])
+    np.testing.assert_allclose(function([x], g)(xv), polygamma(1, xv))
+    with pytest.raises(NotImplementedError, match="gradient of tri_gamma"):
+        grad(g.sum(), x)
+
+
+def test_op_without_gradient_is_named():
+    x = T.dvector("x")
+    with pytest.raises(NotImplementedError, match="no gradient is defined for the elementwise op real"):
+        grad(T.real(x).sum(), x)
+
+
+def test_verify_grad_reports_a_wrong_gradient(monkeypatch):
+    from arignote.tensor.grad import elemwise
+    monkeypatch.setitem(elemwise.RULES, "sin", lambda inputs, out, gz: [gz * T.cos(inputs[0]) * 1.01])
+    with pytest.raises(GradientError, match=r"input 0 \(shape \(3,\)\).*index \(\d,\)"):
+        verify_grad(T.sin, [np.array([0.1, 0.2, 0.3])])
+
+
+def test_verify_grad_refuses_integer_points():
+    with pytest.raises(TypeError, match="point 0 is int64"):
+        verify_grad(T.sin, [np.array([1, 2])])
+
+
+def test_verify_grad_float32():
+    verify_grad(lambda x: T.tanh(x) * 2, [np.linspace(-1, 1, 4).astype("float32")])
