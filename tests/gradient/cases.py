@@ -210,3 +210,28 @@ CASES += [
     Case("categorical_crossentropy_index", lambda x: categorical_crossentropy(softmax(x), np.array([2, 0])), [("any", (2, 3))]),
     Case("categorical_crossentropy_probs", lambda p: categorical_crossentropy(p, np.array([1, 0, 1])), [("prob", (3, 2))]),
 ]
+
+# The non-elementwise families again at other ranks (0-d, vectors, 3-d) and broadcast patterns.
+CASES += [
+    Case("sum_0d", lambda x: x.sum() * 2, [("any", ())]),
+    Case("sum_vector", lambda x: x.sum(), [("any", (4,))]),
+    Case("prod_keepdims_3d", lambda x: x.prod(axis=(0, 2), keepdims=True), [("nonzero", (2, 3, 2))]),
+    Case("max_3d_axes", lambda x: x.max(axis=(0, 2)), [("any", (2, 3, 2))]),
+    Case("min_vector", lambda x: x.min(), [("any", (5,))]),
+    Case("mean_broadcastable", lambda x: x.mean(axis=1), [("any", (3, 1))]),
+    Case("dimshuffle_0d", lambda x: x.dimshuffle("x", "x") * T.arange(3.0), [("any", ())]),
+    Case("dimshuffle_3d_drop", lambda x: x.dimshuffle(2, "x", 0), [("any", (2, 1, 3))]),
+    Case("softmax_3d", lambda x: softmax(x, axis=1), [("any", (2, 3, 2))]),
+    Case("log_softmax_3d", lambda x: log_softmax(x, axis=2), [("any", (2, 2, 3))]),
+    Case("slice_3d", lambda x: x[:, 1:, ::2], [("any", (2, 3, 4))]),
+    Case("int_index_0d_result", lambda x: x[1, 2] * 3, [("any", (2, 3))]),
+    Case("take_rows_3d", lambda x: x[np.array([1, 1, 0])], [("any", (2, 2, 2))]),
+    Case("inc_subtensor_3d_broadcast", lambda x, y: T.inc_subtensor(x[:, 0], y) ** 2, [("any", (2, 3, 2)), ("any", (1, 2))]),
+    Case("concatenate_3d", lambda a, b: T.concatenate([a, b], 2), [("any", (2, 1, 2)), ("any", (2, 1, 3))]),
+    Case("reshape_3d", lambda x: x.reshape((2, 3, 2)) * T.arange(2.0), [("any", (3, 4))]),
+    Case("alloc_3d", lambda x: T.alloc(x, 2, 2, 3), [("any", (2, 1, 3))]),
+    Case("roll_3d", lambda x: T.roll(x, 1, axis=2) * T.arange(3.0), [("any", (2, 2, 3))]),
+    Case("repeat_3d", lambda x: T.repeat(x, np.array([2, 1]), axis=1) * T.arange(2.0), [("any", (2, 2, 2))]),
+    Case("tensordot_vector", lambda a, b: T.tensordot(a, b, [[0], [1]]), [("any", (3,)), ("any", (2, 3, 2))]),
+    Case("binary_crossentropy_0d", lambda x, t: binary_crossentropy(sigmoid(x), t), [("any", ()), ("prob", ())]),
+]
