@@ -176,15 +176,16 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
     """
     coding_dist = as_tensor_variable(coding_dist)
     true_dist = as_tensor_variable(true_dist)
+    log_coding = _stable_log(coding_dist)
     if true_dist.ndim == coding_dist.ndim:
-        return _math.neg(_sum(_math.mul(true_dist, _math.log(coding_dist)), axis=coding_dist.ndim - 1))
+        return _math.neg(_sum(_math.mul(true_dist, log_coding), axis=coding_dist.ndim - 1))
     if coding_dist.ndim == 2 and true_dist.ndim == 1:
         if true_dist.dtype not in DISCRETE or true_dist.dtype == "bool":
             raise TypeError(f"categorical_crossentropy: the class indices {true_dist.describe()} "
                             f"must be integers, got {true_dist.dtype}: cast them with "
                             "tensor.cast(t, 'int64'), or pass one-hot rows of coding_dist's shape")
         rows = arange(shape_i(coding_dist, 0))
-        return _math.neg(_math.log(coding_dist[rows, true_dist]))
+        return _math.neg(log_coding[rows, true_dist])
     raise TypeError(f"categorical_crossentropy expects true_dist of coding_dist's dimensions "
                     f"({coding_dist.ndim}), or an integer vector of class indices with a matrix "
                     f"coding_dist; got {coding_dist.describe()} ({coding_dist.type.describe()}) "
@@ -199,9 +200,25 @@ def binary_crossentropy(output: Any, target: Any) -> Variable:
     output = as_tensor_variable(output)
     target = as_tensor_variable(target)
     one = _like(1, upgrade_to_float(output.dtype))
+    node = output.owner
+    if node is not None and isinstance(node.op, Elemwise) and node.op.scalar_op.name == "sigmoid":
+        # log(sigmoid(x)) = -softplus(-x) and log(1 - sigmoid(x)) = -softplus(x): exact where
+        # the sigmoid saturates, and so is the gradient built from them.
+        x = node.inputs[0]
+        return _math.add(_math.mul(target, softplus(_math.neg(x))),
+                         _math.mul(_math.sub(one, target), softplus(x)))
     hit = _math.mul(target, _math.log(output))
     miss = _math.mul(_math.sub(one, target), _math.log(_math.sub(one, output)))
     return _math.neg(_math.add(hit, miss))
+
+
+def _stable_log(dist: Variable) -> Variable:
+    """``log(dist)``, as ``log_softmax(x)`` when ``dist`` is ``softmax(x)``: no log of an
+    underflowed 0, in the value or in the gradient built from it."""
+    node = dist.owner
+    if node is not None and type(node.op) is Softmax:
+        return LogSoftmax(node.op.axis)(node.inputs[0])
+    return _math.log(dist)
 
 
 def _like(value: Any, dtype: str) -> Variable:

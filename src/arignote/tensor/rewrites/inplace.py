@@ -1,5 +1,6 @@
-"""In-place elementwise ops: an Elemwise writes its result into an input buffer
-that the destroy check proves nobody else needs, saving an allocation."""
+"""In-place ops: an Elemwise writes its result into an input buffer, and a Gemm
+updates its ``Z`` in place, wherever the destroy check proves nobody else needs
+that buffer, saving an allocation."""
 from __future__ import annotations
 
 from arignote.graph.destroyhandler import can_destroy
@@ -7,6 +8,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.gemm import Gemm, gemm_inplace
 
 
 class InplaceElemwise(GraphRewriter):
@@ -28,4 +30,18 @@ class InplaceElemwise(GraphRewriter):
         return changes
 
 
+class InplaceGemm(GraphRewriter):
+    name = "inplace_gemm"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        changes = 0
+        for node in fgraph.toposort():
+            if (node in fgraph.apply_nodes and isinstance(node.op, Gemm) and not node.op.inplace
+                    and can_destroy(fgraph, node, 0)):
+                fgraph.replace(node.outputs[0], gemm_inplace(*node.inputs), reason=self.name)
+                changes += 1
+        return changes
+
+
+rewrites.register(InplaceGemm(), "inplace", "fast_run")
 rewrites.register(InplaceElemwise(), "inplace", "fast_run")

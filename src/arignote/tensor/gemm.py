@@ -1,0 +1,113 @@
+"""Ops that only the specialize rewrites create: Gemm and SumOfSquares.
+
+``Gemm`` is BLAS's ``Z * beta + alpha * dot(X, Y)`` on matrices; its in-place
+form overwrites ``Z``, and the in-place rewrite uses it only where the
+destroy check proves ``Z`` is needed nowhere else. ``SumOfSquares`` is
+``sum(x ** 2, axis)`` in one pass over ``x``, without the squared temporary.
+Neither has a gradient: rewrites run after gradients are built.
+"""
+from __future__ import annotations
+
+import string
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.linalg import blas as _blas
+
+from arignote.graph.basic import Apply, Op
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable
+
+__all__ = ["Gemm", "SumOfSquares", "gemm", "gemm_inplace"]
+
+_BLAS_DTYPES = ("float32", "float64")
+
+
+class Gemm(Op):
+    """``Z * beta + alpha * dot(X, Y)`` for matrices ``Z, X, Y`` and 0-d ``alpha, beta``.
+
+    All five share one float dtype. With ``inplace=True`` the result is written
+    into ``Z`` (declared in ``destroy_map``).
+    """
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = bool(inplace)
+        self.destroy_map = {0: [0]} if self.inplace else {}
+
+    def __str__(self) -> str:
+        return "Gemm{inplace}" if self.inplace else "Gemm{no_inplace}"
+
+    def make_node(self, z: Any, alpha: Any, x: Any, y: Any, beta: Any) -> Apply:
+        z, alpha, x, y, beta = (as_tensor_variable(v) for v in (z, alpha, x, y, beta))
+        for name, var, ndim in (("Z", z, 2), ("alpha", alpha, 0), ("X", x, 2), ("Y", y, 2),
+                                ("beta", beta, 0)):
+            if var.ndim != ndim:
+                raise TypeError(f"gemm: {name} ({var.describe()}) must be {ndim}-d, got {var.ndim}-d")
+            if var.dtype != z.dtype or var.dtype not in _BLAS_DTYPES:
+                raise TypeError(f"gemm: every input must be float32 or float64 and of one dtype; "
+                                f"{name} ({var.describe()}) is {var.dtype}, Z is {z.dtype}")
+        dot_pattern = (x.broadcastable[0], y.broadcastable[1])
+        if z.broadcastable != dot_pattern:
+            raise TypeError(f"gemm: Z ({z.describe()}, {z.type.describe()}) must have the broadcast "
+                            f"pattern of dot(X, Y), {dot_pattern}")
+        return Apply(self, [z, alpha, x, y, beta], [TensorType(z.dtype, z.broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        z, alpha, x, y, beta = inputs
+        if z.shape != (x.shape[0], y.shape[1]) or x.shape[1] != y.shape[0]:
+            raise ValueError(f"gemm: Z has shape {z.shape}, X {x.shape} and Y {y.shape}; "
+                             "dot(X, Y) must have Z's shape")
+        out = z if self.inplace else np.array(z, order="C")
+        if not out.flags.c_contiguous or 0 in x.shape or 0 in z.shape:
+            result = z * beta + alpha * np.dot(x, y)
+            if self.inplace:
+                z[...] = result
+                result = z
+            output_storage[0][0] = result
+            return
+        # BLAS works in Fortran order: Z.T = alpha * Y.T @ X.T + beta * Z.T, where Z.T is
+        # Fortran-contiguous, so gemm writes straight into Z's memory.
+        fn = _blas.get_blas_funcs("gemm", (x, y, out))
+        fn(alpha.item(), y.T, x.T, beta=beta.item(), c=out.T, overwrite_c=True)
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+gemm = Gemm(False)
+gemm_inplace = Gemm(True)
+
+
+class SumOfSquares(Op):
+    """``sum(x * x, axis)`` for a float ``x``, in one pass (BLAS dot or einsum)."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: Sequence[int]):
+        self.axis = tuple(sorted(int(a) for a in axis))
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        if x.dtype not in _BLAS_DTYPES:
+            raise TypeError(f"sum of squares of {x.describe()}: float32 or float64 only, got {x.dtype}")
+        if any(not 0 <= a < x.ndim for a in self.axis):
+            raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
+        broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
+        return Apply(self, [x], [TensorType(x.dtype, broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x = inputs[0]
+        if len(self.axis) == x.ndim:
+            flat = x.reshape(-1)
+            result = np.dot(flat, flat)
+        else:
+            letters = string.ascii_letters[:x.ndim]
+            kept = "".join(c for i, c in enumerate(letters) if i not in self.axis)
+            result = np.einsum(f"{letters},{letters}->{kept}", x, x)
+        output_storage[0][0] = np.asarray(result, dtype=x.dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]

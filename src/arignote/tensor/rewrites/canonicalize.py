@@ -1,0 +1,239 @@
+"""Canonicalization: algebraic identities, DimShuffle merging and lifting, useless reshapes and casts.
+
+These put a graph in a standard, smaller form that later phases match
+against. Each replacement has exactly its original's type (see ``retype``);
+identities that would change a shape (``x * ones(3)`` when ``x`` has length
+1) are left alone. As in Theano, ``x - x``, ``x / x`` and ``x * 0`` become
+constants even where ``x`` holds NaN or infinities.
+"""
+from __future__ import annotations
+
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import node_rewriter
+from arignote.graph.rewriting.db import rewrites
+from arignote.scalar.ops import Cast
+from arignote.tensor import math as _math
+from arignote.tensor.alloc import alloc
+from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.rewrites.shape_feature import shape_feature
+from arignote.tensor.rewrites.utils import (is_scalar_constant, op_name, retype, single_client,
+                                            typed_constant)
+from arignote.tensor.shape import Reshape, Shape_i, static_value, vector_entry, vector_length
+
+
+def _filled(fgraph: FunctionGraph, value: float, out) -> object:
+    """``value`` in the shape and type of ``out``, without computing ``out``."""
+    lengths = [shape_feature(fgraph).entry(out, d) for d in range(out.ndim)]
+    return retype(alloc(typed_constant(value, out.dtype), *lengths), out, same_shape=True)
+
+
+# ------------------------------------------------------------- identities
+@node_rewriter([Elemwise])
+def local_mul_one(fgraph: FunctionGraph, node: Apply):
+    """``x * 1`` and ``1 * x`` -> ``x``."""
+    if op_name(node.outputs[0]) != "mul":
+        return None
+    a, b = node.inputs
+    for keep, other in ((a, b), (b, a)):
+        if is_scalar_constant(other, 1):
+            return [retype(keep, node.outputs[0])]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_add_zero(fgraph: FunctionGraph, node: Apply):
+    """``x + 0``, ``0 + x`` and ``x - 0`` -> ``x``; ``0 - x`` -> ``-x``."""
+    name = op_name(node.outputs[0])
+    if name not in ("add", "sub"):
+        return None
+    a, b = node.inputs
+    out = node.outputs[0]
+    if is_scalar_constant(b, 0):
+        return [retype(a, out)]
+    if is_scalar_constant(a, 0):
+        if name == "add":
+            return [retype(b, out)]
+        if b.dtype != "bool":
+            return [retype(_math.neg(b), out)]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_sub_self(fgraph: FunctionGraph, node: Apply):
+    """``x - x`` -> zeros of its shape."""
+    if op_name(node.outputs[0]) != "sub" or node.inputs[0] is not node.inputs[1]:
+        return None
+    return [_filled(fgraph, 0, node.outputs[0])]
+
+
+@node_rewriter([Elemwise])
+def local_mul_zero(fgraph: FunctionGraph, node: Apply):
+    """``x * 0`` -> zeros of the product's shape (``x`` is then not computed)."""
+    if op_name(node.outputs[0]) != "mul" or node.outputs[0].dtype.startswith("complex"):
+        return None
+    if any(is_scalar_constant(i, 0) for i in node.inputs):
+        return [_filled(fgraph, 0, node.outputs[0])]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_double_neg(fgraph: FunctionGraph, node: Apply):
+    """``--x`` -> ``x``."""
+    if op_name(node.outputs[0]) != "neg" or op_name(node.inputs[0]) != "neg":
+        return None
+    return [retype(node.inputs[0].owner.inputs[0], node.outputs[0])]
+
+
+@node_rewriter([Elemwise])
+def local_neg_pairs(fgraph: FunctionGraph, node: Apply):
+    """``(-a) * (-b)`` -> ``a * b``, ``(-a) / (-b)`` -> ``a / b``, ``a - (-b)`` -> ``a + b``,
+    ``a + (-b)`` and ``(-b) + a`` -> ``a - b``."""
+    name = op_name(node.outputs[0])
+    out = node.outputs[0]
+    if name in ("mul", "true_div") and node.inputs[0] is not node.inputs[1]:
+        a, b = node.inputs
+        if op_name(a) == "neg" and op_name(b) == "neg":
+            fn = _math.mul if name == "mul" else _math.true_div
+            return [retype(fn(a.owner.inputs[0], b.owner.inputs[0]), out)]
+    if name == "sub" and op_name(node.inputs[1]) == "neg":
+        return [retype(_math.add(node.inputs[0], node.inputs[1].owner.inputs[0]), out)]
+    if name == "add":
+        a, b = node.inputs
+        for keep, negated in ((a, b), (b, a)):
+            if op_name(negated) == "neg" and op_name(keep) != "neg":
+                return [retype(_math.sub(keep, negated.owner.inputs[0]), out)]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_div_simplify(fgraph: FunctionGraph, node: Apply):
+    """``x / 1`` -> ``x``; ``x / x`` -> ones; ``(a * b) / b`` and ``(b * a) / b`` -> ``a``;
+    ``(a / b) * b`` -> ``a``."""
+    name = op_name(node.outputs[0])
+    out = node.outputs[0]
+    if name == "true_div":
+        num, den = node.inputs
+        if is_scalar_constant(den, 1):
+            return [retype(num, out)]
+        if num is den:
+            return [_filled(fgraph, 1, out)]
+        if op_name(num) == "mul":
+            a, b = num.owner.inputs
+            for keep, cancel in ((a, b), (b, a)):
+                if cancel is den:
+                    return [retype(keep, out)]
+    if name == "mul":
+        a, b = node.inputs
+        for quotient, other in ((a, b), (b, a)):
+            if op_name(quotient) == "true_div" and quotient.owner.inputs[1] is other:
+                return [retype(quotient.owner.inputs[0], out)]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_fill_to_alloc(fgraph: FunctionGraph, node: Apply):
+    """``fill(model, value)`` -> ``value`` when it already has the result's type, else
+    ``alloc(value, *shape)``: either way the model is no longer needed for its shape."""
+    out = node.outputs[0]
+    if op_name(out) != "second":
+        return None
+    value = node.inputs[1]
+    if value.type == out.type:
+        return [value]
+    lengths = [shape_feature(fgraph).entry(out, d) for d in range(out.ndim)]
+    return [retype(alloc(value, *lengths), out, same_shape=True)]
+
+
+# ------------------------------------------------------------- dimshuffles
+@node_rewriter([DimShuffle])
+def local_dimshuffle_merge(fgraph: FunctionGraph, node: Apply):
+    """Two DimShuffles in a row -> one."""
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, DimShuffle):
+        return None
+    x = inner.inputs[0]
+    first = inner.op.new_order
+    order = ["x" if i == "x" else first[i] for i in node.op.new_order]
+    return [retype(DimShuffle(x.broadcastable, order)(x), node.outputs[0])]
+
+
+@node_rewriter([DimShuffle])
+def local_dimshuffle_identity(fgraph: FunctionGraph, node: Apply):
+    """A DimShuffle that keeps every axis in place -> its input."""
+    x = node.inputs[0]
+    if node.op.new_order != tuple(range(x.ndim)):
+        return None
+    return [retype(x, node.outputs[0])]
+
+
+@node_rewriter([DimShuffle])
+def local_dimshuffle_lift(fgraph: FunctionGraph, node: Apply):
+    """``dimshuffle(f(a, b))`` -> ``f(dimshuffle(a), dimshuffle(b))`` for elementwise ``f``.
+
+    Moving DimShuffles towards the inputs lets them merge with the ones
+    broadcasting adds, and gives fusion longer chains of equal shape. Only when
+    the DimShuffle is the elementwise result's one use, so nothing is computed twice.
+    """
+    x = node.inputs[0]
+    inner = x.owner
+    if (inner is None or not isinstance(inner.op, Elemwise) or inner.op.inplace_pattern
+            or len(inner.outputs) != 1 or not single_client(fgraph, x)):
+        return None
+    order = node.op.new_order
+    lifted = [DimShuffle(i.broadcastable, order)(i) for i in inner.inputs]
+    return [retype(inner.op(*lifted), node.outputs[0])]
+
+
+# ----------------------------------------------------- reshapes and casts
+@node_rewriter([Reshape])
+def local_useless_reshape(fgraph: FunctionGraph, node: Apply):
+    """A reshape to the shape its input already has -> the input."""
+    x, shp = node.inputs
+    if vector_length(shp) != x.ndim:
+        return None
+    feature = shape_feature(fgraph)
+    wildcards = 0
+    for i, length in enumerate(feature.shape(x)):
+        wanted = vector_entry(shp, i)
+        if isinstance(wanted, int) and wanted == -1:
+            wildcards += 1
+        elif _length_key(feature, wanted) != _length_key(feature, length):
+            return None
+    if wildcards > 1:
+        return None
+    return [retype(x, node.outputs[0], same_shape=True)]
+
+
+def _length_key(feature, length) -> object:
+    """A stand-in for a length that compares equal for equal lengths the graph can prove:
+    the int when fixed, else the computation producing it (op and inputs)."""
+    if isinstance(length, Variable) and length.owner is not None and isinstance(length.owner.op, Shape_i):
+        length = feature.shape(length.owner.inputs[0])[length.owner.op.i]
+    if isinstance(length, int):
+        return length
+    value = static_value(length)
+    if value is not None:
+        return int(value)
+    if length.owner is None:
+        return length
+    return (length.owner.op, tuple(length.owner.inputs), length.index)
+
+
+@node_rewriter([Elemwise])
+def local_useless_cast(fgraph: FunctionGraph, node: Apply):
+    """A cast to the dtype its input already has -> the input."""
+    op = node.op
+    if op.inplace_pattern or not isinstance(op.scalar_op, Cast):
+        return None
+    if node.inputs[0].dtype != op.scalar_op.dtype:
+        return None
+    return [retype(node.inputs[0], node.outputs[0])]
+
+
+for _rewriter in (local_mul_one, local_add_zero, local_double_neg, local_neg_pairs,
+                  local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast):
+    rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
+for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
+                  local_dimshuffle_lift, local_useless_reshape):
+    rewrites.register(_rewriter, "canonicalize", "fast_run")

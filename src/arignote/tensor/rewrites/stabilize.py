@@ -1,0 +1,121 @@
+"""Stabilization: replace forms that lose precision or overflow by equal, safe ones.
+
+``log(1 + x)`` rounds ``1 + 1e-20`` to 1 and returns 0; ``log1p(x)`` keeps
+it. ``log(sigmoid(x))`` is ``log(0) = -inf`` once the sigmoid saturates;
+``-softplus(-x)`` is exact there. ``log(softmax(x))`` and ``log(sum(exp(x)))``
+overflow for large logits; ``log_softmax`` and the max-shifted sum do not.
+
+These fix the values of graphs written by hand. Gradients are built before
+rewrites run, so ``nnet.categorical_crossentropy`` and
+``nnet.binary_crossentropy`` build the stable form themselves when given a
+softmax or sigmoid output: then the gradient graph is stable too.
+"""
+from __future__ import annotations
+
+from arignote.graph.basic import Apply
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import node_rewriter
+from arignote.graph.rewriting.db import rewrites
+from arignote.scalar.dtypes import FLOAT
+from arignote.tensor import math as _math
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.reduction import CAReduce
+from arignote.tensor.reduction import max as _max
+from arignote.tensor.rewrites.utils import is_scalar_constant, op_name, retype, typed_constant
+
+
+def _inner(var):
+    return var.owner.inputs[0]
+
+
+@node_rewriter([Elemwise])
+def local_log1p(fgraph: FunctionGraph, node: Apply):
+    """``log(1 + x)`` and ``log(x + 1)`` -> ``log1p(x)`` for float ``x``."""
+    out = node.outputs[0]
+    if op_name(out) != "log" or op_name(node.inputs[0]) != "add":
+        return None
+    a, b = node.inputs[0].owner.inputs
+    for other, one in ((a, b), (b, a)):
+        if is_scalar_constant(one, 1) and other.dtype in FLOAT:
+            return [retype(_math.log1p(other), out)]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_expm1(fgraph: FunctionGraph, node: Apply):
+    """``exp(x) - 1`` and ``exp(x) + (-1)`` -> ``expm1(x)``."""
+    out = node.outputs[0]
+    name = op_name(out)
+    if name not in ("sub", "add"):
+        return None
+    a, b = node.inputs
+    minus_one = -1 if name == "add" else 1
+    if op_name(a) == "exp" and is_scalar_constant(b, minus_one):
+        return [retype(_math.expm1(_inner(a)), out)]
+    if name == "add" and op_name(b) == "exp" and is_scalar_constant(a, -1):
+        return [retype(_math.expm1(_inner(b)), out)]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_log_sigmoid(fgraph: FunctionGraph, node: Apply):
+    """``log(sigmoid(x))`` -> ``-softplus(-x)``; ``log(1 - sigmoid(x))`` and
+    ``log1p(-sigmoid(x))`` -> ``-softplus(x)``; ``log1p(exp(x))`` -> ``softplus(x)``."""
+    out = node.outputs[0]
+    name = op_name(out)
+    arg = node.inputs[0]
+    if name == "log":
+        if op_name(arg) == "sigmoid":
+            return [retype(_math.neg(_math.softplus(_math.neg(_inner(arg)))), out)]
+        if op_name(arg) == "sub" and is_scalar_constant(arg.owner.inputs[0], 1):
+            s = arg.owner.inputs[1]
+            if op_name(s) == "sigmoid":
+                return [retype(_math.neg(_math.softplus(_inner(s))), out)]
+    if name == "log1p":
+        if op_name(arg) == "neg" and op_name(_inner(arg)) == "sigmoid":
+            return [retype(_math.neg(_math.softplus(_inner(_inner(arg)))), out)]
+        if op_name(arg) == "exp":
+            return [retype(_math.softplus(_inner(arg)), out)]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_log_softmax(fgraph: FunctionGraph, node: Apply):
+    """``log(softmax(x))`` -> ``log_softmax(x)`` along the same axis."""
+    out = node.outputs[0]
+    arg = node.inputs[0]
+    if op_name(out) != "log" or arg.owner is None or type(arg.owner.op) is not Softmax:
+        return None
+    return [retype(LogSoftmax(arg.owner.op.axis)(_inner(arg)), out)]
+
+
+@node_rewriter([Elemwise])
+def local_logsumexp(fgraph: FunctionGraph, node: Apply):
+    """``log(sum(exp(x), axis))`` -> ``log(sum(exp(x - m), axis)) + m``, ``m = max(x, axis)``.
+
+    ``m`` is replaced by 0 where it is infinite, so rows of ``-inf`` still give
+    ``-inf`` and rows holding ``+inf`` give ``+inf``, as the plain form does.
+    """
+    out = node.outputs[0]
+    total = node.inputs[0]
+    if op_name(out) != "log" or total.owner is None or not isinstance(total.owner.op, CAReduce):
+        return None
+    reduce_op = total.owner.op
+    e = _inner(total)
+    if reduce_op.scalar_op.name != "add" or not reduce_op.axis or op_name(e) != "exp":
+        return None
+    x = _inner(e)
+    if x.dtype not in FLOAT or x.dtype != e.dtype:
+        return None
+    axis = list(reduce_op.axis)
+    zero = typed_constant(0, x.dtype)
+    peak = _max(x, axis=axis, keepdims=True)
+    peak = _math.switch(_math.isinf(peak), zero, peak)
+    dropped = peak.dimshuffle([i for i in range(x.ndim) if i not in reduce_op.axis])
+    shifted = reduce_op(_math.exp(_math.sub(x, peak)))
+    return [retype(_math.add(_math.log(shifted), dropped), out)]
+
+
+for _rewriter in (local_log1p, local_expm1, local_log_sigmoid, local_log_softmax, local_logsumexp):
+    rewrites.register(_rewriter, "stabilize", "fast_run")

@@ -1,0 +1,133 @@
+"""Canonicalization: each identity fires (the graph's ops) and keeps the values."""
+import numpy as np
+import pytest
+
+from arignote import function
+from arignote import tensor as T
+from arignote.compile.mode import FAST_COMPILE, FAST_RUN
+from tests.rewriting.rewrite_utils import check_same_values, op_names, phase_mode
+
+CANON = phase_mode("canonicalize")
+rng = np.random.default_rng(0)
+
+
+def _vec(n=5):
+    return rng.standard_normal(n)
+
+
+a, b = T.dvector("a"), T.dvector("b")
+
+IDENTITIES = [
+    ("x*1", lambda: a * 1, []),
+    ("1*x", lambda: 1 * a, []),
+    ("x+0", lambda: a + 0, []),
+    ("0+x", lambda: 0 + a, []),
+    ("x-0", lambda: a - 0, []),
+    ("0-x", lambda: 0 - a, ["neg"]),
+    ("x*1.0", lambda: a * 1.0, []),
+    ("--x", lambda: -(-a), []),
+    ("---x", lambda: -(-(-a)), ["neg"]),
+    ("(-a)*(-b)", lambda: (-a) * (-b), ["mul"]),
+    ("(-a)/(-b)", lambda: (-a) / (-b), ["true_div"]),
+    ("a-(-b)", lambda: a - (-b), ["add"]),
+    ("a+(-b)", lambda: a + (-b), ["sub"]),
+    ("x/1", lambda: a / 1, []),
+    ("(a*b)/b", lambda: (a * b) / b, []),
+    ("(b*a)/b", lambda: (b * a) / b, []),
+    ("(a/b)*b", lambda: (a / b) * b, []),
+    ("exp(a)*1+0", lambda: T.exp(a) * 1 + 0, ["exp"]),
+]
+
+
+@pytest.mark.parametrize("name, build, expected", IDENTITIES, ids=[i[0] for i in IDENTITIES])
+def test_algebraic_identities_fire_and_keep_values(name, build, expected):
+    f = check_same_values([a, b], build(), CANON, [_vec(), _vec()])
+    assert op_names(f) == expected
+
+
+def test_x_minus_x_and_x_times_0_and_x_over_x_become_constants_without_computing_x():
+    x = T.dmatrix("x")
+    for expr, value in ((T.exp(x) - T.exp(x), 0.0), (T.exp(x) * 0, 0.0), (T.exp(x) / T.exp(x), 1.0)):
+        f = check_same_values([x], expr, CANON, [rng.standard_normal((3, 4))])
+        assert "exp" not in op_names(f) and "Alloc" in op_names(f)
+        np.testing.assert_array_equal(f(np.ones((2, 3))), np.full((2, 3), value))
+
+
+def test_integer_times_float_one_becomes_a_cast_with_the_old_dtype():
+    i = T.ivector("i")
+    f = check_same_values([i], i * 1.5 / 1.5 * 1.0, CANON, [np.arange(4, dtype="int32")])
+    assert f(np.arange(3, dtype="int32")).dtype == np.float64
+
+
+def test_identity_with_a_constant_of_several_elements_is_kept():
+    # x may have length 1 at run time; x * ones(3) then has length 3, so it is not x.
+    f = check_same_values([a], a * T.constant(np.ones(3)), CANON, [np.ones(1)])
+    assert op_names(f) == ["mul"]
+    assert f(np.ones(1)).shape == (3,)
+
+
+def test_a_row_times_one_keeps_its_broadcast_pattern():
+    r = T.drow("r")
+    out = r * 1
+    f = check_same_values([r], out, CANON, [np.ones((1, 4))])
+    assert f.maker.fgraph.outputs[0].type == out.type
+
+
+def test_two_dimshuffles_merge_and_the_identity_one_goes():
+    x = T.dtensor3("x")
+    f = check_same_values([x], x.dimshuffle(2, 0, 1).dimshuffle(1, "x", 2, 0), CANON,
+                          [rng.standard_normal((2, 3, 4))])
+    (node,) = f.maker.fgraph.toposort()
+    assert node.op.new_order == (0, "x", 1, 2)
+    f = check_same_values([x], x.T.T, CANON, [rng.standard_normal((2, 3, 4))])
+    assert op_names(f) == []
+
+
+def test_dimshuffle_is_lifted_through_elemwise_so_transposes_cancel():
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    f = check_same_values([x, y], (T.exp(x.T) + y.T).T, CANON,
+                          [rng.standard_normal((3, 4)), rng.standard_normal((3, 4))])
+    assert op_names(f) == ["exp", "add"]
+    f = check_same_values([x], T.exp(x).T, CANON, [rng.standard_normal((3, 4))])
+    assert op_names(f) == ["DimShuffle", "exp"]
+
+
+def test_dimshuffle_is_not_lifted_when_the_elemwise_result_is_used_twice():
+    x = T.dmatrix("x")
+    e = T.exp(x)
+    f = check_same_values([x], [e.T, e], CANON, [rng.standard_normal((3, 4))])
+    assert op_names(f) == ["exp", "DimShuffle"]
+
+
+def test_useless_reshape_and_cast_are_removed():
+    x = T.dmatrix("x")
+    value = rng.standard_normal((3, 4))
+    for expr in (x.reshape(x.shape), x.reshape((x.shape[0], -1)), x.reshape((-1, x.shape[1])),
+                 T.cast(x, "float64").reshape((x.shape[0], x.shape[1]))):
+        f = check_same_values([x], expr, CANON, [value])
+        assert op_names(f) == [], op_names(f)
+    f = check_same_values([x], x.reshape((x.shape[1], x.shape[0])), CANON, [value])
+    assert op_names(f).count("Reshape") == 1
+
+
+def test_useless_reshape_keeps_the_broadcast_pattern_of_the_reshape():
+    r = T.drow("r")
+    out = r.reshape((1, r.shape[1]))
+    f = check_same_values([r], out, CANON, [np.ones((1, 5))])
+    assert "Reshape" not in op_names(f)
+    assert f.maker.fgraph.outputs[0].type == out.type
+
+
+def test_cheap_identities_run_under_fast_compile_too():
+    f = function([a], -(-a) * 1, mode=FAST_COMPILE)
+    assert op_names(f) == []
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int8"])
+def test_fast_run_keeps_values_of_a_mixed_expression(dtype):
+    x = T.vector("x", dtype=dtype)
+    y = T.matrix("y", dtype=dtype)
+    expr = ((x * 1 + 0) * y - y * 0 + (-(-x))).T.T.dimshuffle(1, 0) / 1
+    values = [np.arange(1, 4).astype(dtype), np.arange(6).reshape(2, 3).astype(dtype)]
+    f = check_same_values([x, y], expr, FAST_RUN, values, rtol=1e-6)
+    assert f.maker.fgraph.outputs[0].type == expr.type

@@ -1,0 +1,129 @@
+"""Stabilization: the stable forms replace the naive ones, and the acceptance's numerical checks."""
+import numpy as np
+import pytest
+from scipy import special
+
+from arignote import function
+from arignote import tensor as T
+from arignote.gradient import grad
+from arignote.tensor import nnet
+from tests.rewriting.rewrite_utils import check_same_values, op_names, phase_mode
+
+STABLE = phase_mode("canonicalize", "stabilize")
+rng = np.random.default_rng(0)
+x = T.dvector("x")
+
+
+@pytest.mark.parametrize("build, expected", [
+    (lambda: T.log(1 + x), ["log1p"]),
+    (lambda: T.log(x + 1), ["log1p"]),
+    (lambda: T.exp(x) - 1, ["expm1"]),
+    (lambda: T.log(T.sigmoid(x)), ["neg", "softplus", "neg"]),
+    (lambda: T.log(1 - T.sigmoid(x)), ["softplus", "neg"]),
+    (lambda: T.log(1 + T.exp(x)), ["softplus"]),
+], ids=["log(1+x)", "log(x+1)", "exp(x)-1", "log(sigmoid)", "log(1-sigmoid)", "log(1+exp)"])
+def test_stable_forms_replace_the_naive_ones(build, expected):
+    f = check_same_values([x], build(), STABLE, [rng.uniform(0.1, 3, 6)])
+    assert op_names(f) == expected
+
+
+def test_log1p_and_expm1_are_accurate_near_zero():
+    tiny = np.array([1e-20, 1e-10, -1e-12])
+    np.testing.assert_allclose(function([x], T.log(1 + x))(tiny), np.log1p(tiny), rtol=1e-15)
+    np.testing.assert_allclose(function([x], T.exp(x) - 1)(tiny), np.expm1(tiny), rtol=1e-15)
+    assert function([x], T.log(1 + x))(tiny)[0] == 1e-20
+
+
+def test_log_sigmoid_is_finite_where_the_sigmoid_saturates():
+    big = np.array([-800.0, -40.0, 0.0, 40.0, 800.0])
+    f = function([x], [T.log(T.sigmoid(x)), T.log(1 - T.sigmoid(x))])
+    low, high = f(big)
+    np.testing.assert_allclose(low, -np.logaddexp(0, -big))
+    np.testing.assert_allclose(high, -np.logaddexp(0, big))
+
+
+def test_log_softmax_replaces_log_of_softmax_and_stays_finite():
+    m = T.dmatrix("m")
+    f = check_same_values([m], T.log(nnet.softmax(m)), STABLE, [rng.standard_normal((3, 4))])
+    assert op_names(f) == ["LogSoftmax"]
+    logits = 1e4 + rng.standard_normal((3, 5)) * 1e3
+    out = f(logits)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, special.log_softmax(logits, axis=1), rtol=1e-12)
+
+
+def test_softmax_of_logits_around_1e4_has_no_nan():
+    m = T.dmatrix("m")
+    logits = 1e4 + rng.standard_normal((4, 6)) * 10
+    out = function([m], nnet.softmax(m))(logits)
+    assert not np.isnan(out).any()
+    np.testing.assert_allclose(out, special.softmax(logits, axis=1), rtol=1e-12)
+
+
+def test_logsumexp_is_shifted_by_the_max():
+    m = T.dmatrix("m")
+    expr = T.log(T.sum(T.exp(m), axis=1))
+    f = check_same_values([m], expr, STABLE, [rng.standard_normal((3, 4))])
+    assert "Max" in str(f.maker.fgraph.toposort())
+    big = np.array([[1000.0, 999.0, -5.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0]])
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(f(big), special.logsumexp(big, axis=1))
+
+
+def test_categorical_crossentropy_of_softmax_is_stable_with_its_gradient():
+    m, idx = T.dmatrix("m"), T.lvector("idx")
+    onehot = T.dmatrix("onehot")
+    logits = np.array([[1e4, 0.0, -1e4], [3.0, 1.0, 0.2]])
+    labels = np.array([2, 1])
+    expected = -special.log_softmax(logits, axis=1)[np.arange(2), labels]
+    probs = special.softmax(logits, axis=1)
+    expected_grad = probs - np.eye(3)[labels]
+    for target, value in ((idx, labels), (onehot, np.eye(3)[labels])):
+        cost = nnet.categorical_crossentropy(nnet.softmax(m), target)
+        f = function([m, target], [cost, grad(cost.sum(), m)])
+        got, g = f(logits, value)
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+        np.testing.assert_allclose(g, expected_grad, atol=1e-12)
+
+
+def test_binary_crossentropy_of_a_saturated_sigmoid_is_finite_with_its_gradient():
+    t = T.dvector("t")
+    z = np.array([-800.0, -30.0, 0.0, 30.0, 800.0])
+    target = np.array([1.0, 1.0, 0.5, 0.0, 0.0])
+    cost = nnet.binary_crossentropy(nnet.sigmoid(x), t)
+    f = function([x, t], [cost, grad(cost.sum(), x)])
+    value, g = f(z, target)
+    expected = target * np.logaddexp(0, -z) + (1 - target) * np.logaddexp(0, z)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(g, special.expit(z) - target, atol=1e-12)
+
+
+def test_hand_written_binary_crossentropy_is_stabilized():
+    t = T.dvector("t")
+    s = T.sigmoid(x)
+    cost = -(t * T.log(s) + (1 - t) * T.log(1 - s))
+    z = np.array([-800.0, 0.3, 800.0])
+    target = np.array([1.0, 0.2, 0.0])
+    value = function([x, t], cost)(z, target)
+    np.testing.assert_allclose(value, target * np.logaddexp(0, -z) + (1 - target) * np.logaddexp(0, z))
+    f = check_same_values([x, t], cost, STABLE, [rng.standard_normal(5), rng.uniform(0, 1, 5)])
+    assert "log" not in op_names(f)
+
+
+def test_crossentropies_of_plain_probabilities_are_unchanged():
+    p, t = T.dmatrix("p"), T.dmatrix("t")
+    probs = special.softmax(rng.standard_normal((3, 4)), axis=1)
+    cost = nnet.categorical_crossentropy(p, t)
+    np.testing.assert_allclose(function([p, t], cost)(probs, np.eye(4)[[0, 1, 3]]),
+                               -np.log(probs[[0, 1, 2], [0, 1, 3]]))
+    bce = nnet.binary_crossentropy(p, t)
+    tv = rng.uniform(0, 1, (3, 4))
+    np.testing.assert_allclose(function([p, t], bce)(probs, tv),
+                               -(tv * np.log(probs) + (1 - tv) * np.log(1 - probs)))
+
+
+def test_float32_stays_float32():
+    xf = T.fvector("xf")
+    f = function([xf], [T.log(1 + xf), T.exp(xf) - 1, T.log(T.sigmoid(xf))])
+    for out in f(np.array([1e-3, 2.0], dtype="float32")):
+        assert out.dtype == np.float32
