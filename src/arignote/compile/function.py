@@ -182,7 +182,8 @@ def _as_out(value: Any, where: str) -> Out:
     if isinstance(value, In):
         raise TypeError(f"output {where} is an In(); wrap outputs in Out() or pass the variable")
     try:
-        return Out(as_tensor_variable(value))
+        # A Variable of any type (a GPU array left on its device) is an output as it is.
+        return Out(value if isinstance(value, Variable) else as_tensor_variable(value))
     except TypeError as err:
         raise TypeError(f"output {where} is not a symbolic variable ({err})") from None
 

@@ -349,6 +349,7 @@ identity = _register("identity", 1, _copy, _same, "{0}")
 
 switch = _register("switch", 3, _switch_impl, _switch, "({0} ? {1} : {2})", cast_inputs=False)
 clip = _register("clip", 3, np.clip, _clip, "min(max({0}, {1}), {2})", accepts=REAL,
-                 c_exprs={"f": "({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))"})
+                 c_exprs={"f": "((_CLIP_LOW < {2} || isnan(_CLIP_LOW)) ? _CLIP_LOW : {2})"
+                          .replace("_CLIP_LOW", "(({0} > {1} || isnan({0})) ? {0} : {1})")})
 
 

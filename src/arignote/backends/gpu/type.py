@@ -13,7 +13,7 @@ import numpy as np
 
 from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.backends.gpu.context import GpuContext, get_context
-from arignote.compile.sharedvalue import SharedVariable, shared_constructor
+from arignote.compile.sharedvalue import SharedVariable, shared_constructor, tensor_constructor
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable, _hashable
 from arignote.tensor.type import TensorType
@@ -139,15 +139,14 @@ def gpu_constructor(value: Any, name: str | None = None, strict: bool = False,
                     ) -> SharedVariable | None:
     """With a GPU ``config.device`` (or a ``target`` context), arrays of a dtype the
     device handles live there; ``target='cpu'`` keeps one on the host."""
-    if target == "cpu" or (target is None and config.device == "cpu"):
-        return None
     if isinstance(value, (bool, int, float, complex, np.generic)):
         value = np.asarray(value)
     if not isinstance(value, (np.ndarray, GpuArray)) or value.dtype == object:
         return None
-    ctx = get_context(target)
+    ctx = None if target == "cpu" else get_context(target)
     if ctx is None or ctx.supports(value.dtype.name) is not None:
-        return None
+        host = value.get() if isinstance(value, GpuArray) else value
+        return tensor_constructor(host, name, strict, allow_downcast, borrow, broadcastable, shape)
     if shape is not None:
         broadcastable = tuple(s == 1 for s in shape)
     gtype = GpuArrayType(value.dtype.name, broadcastable or (False,) * value.ndim, target)

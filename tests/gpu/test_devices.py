@@ -1,0 +1,156 @@
+"""Devices, transfers, the aliasing promises on a GPU, placement reasons, the seed
+script, and training on the CPU and on OpenCL to the same weights."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import arignote
+from arignote import In, Out, config, function, shared, tensor as T
+from arignote.backends.gpu import GpuArray, GpuArraySharedVariable, get_context
+from arignote.backends.gpu.context import DeviceUnavailable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_device_flag_syntax():
+    for ok in ("cpu", "cuda", "cuda1", "opencl", "opencl0:1"):
+        with config.change_flags(device=ok):
+            assert config.device == ok
+    for bad in ("gpu", "opencl0", "cuda:1"):
+        with pytest.raises(ValueError, match="openclP:D"):
+            config.device = bad
+
+
+def test_unusable_device_falls_back_with_a_warning_or_raises_when_forced():
+    with config.change_flags(device="opencl7:7"):
+        with pytest.warns(UserWarning, match="running on the CPU"):
+            assert get_context(None) is None
+        x = shared(np.ones(3, "float32"))
+        assert not isinstance(x, GpuArraySharedVariable)
+        with config.change_flags(force_device=True), pytest.raises(DeviceUnavailable, match="opencl7:7"):
+            get_context(None)
+
+
+def test_shared_variables_live_on_the_device(opencl):
+    value = np.arange(4, dtype="float32")
+    s = shared(value, borrow=True)
+    assert isinstance(s, GpuArraySharedVariable)
+    value[0] = 100  # the GPU cannot alias host memory, even with borrow=True
+    host = s.get_value(borrow=True)
+    assert isinstance(host, np.ndarray) and host[0] == 0
+    host[1] = 100  # and the host array handed out is not the device buffer
+    assert s.get_value()[1] == 1
+    internal = s.get_value(borrow=True, return_internal_type=True)
+    assert isinstance(internal, GpuArray) and internal is s.get_value(borrow=True, return_internal_type=True)
+    copy = s.get_value(return_internal_type=True)
+    assert copy is not internal and np.array_equal(np.asarray(copy), np.arange(4))
+    new = np.full(4, 5, "float32")
+    s.set_value(new)
+    new[:] = 0
+    assert np.array_equal(s.get_value(), np.full(4, 5))
+    kept = shared(np.ones(2, "float32"), target="cpu")
+    assert not isinstance(kept, GpuArraySharedVariable)
+
+
+def test_outputs_and_inputs_keep_their_promises(opencl):
+    x = T.fvector("x")
+    value = np.arange(5, dtype="float32")
+    f = function([In(x)], T.exp(x))
+    first, second = f(value), f(value)
+    assert isinstance(first, np.ndarray) and first is not second
+    assert np.array_equal(value, np.arange(5))  # the caller's input is untouched
+    on_device = function([x], Out(T.exp(x).transfer(None), borrow=True))
+    a, b = on_device(value), on_device(value)
+    assert isinstance(a, GpuArray) and a is b  # the internal buffer, no copy back
+    fresh = function([x], T.exp(x).transfer(None))
+    c, d = fresh(value), fresh(value)
+    assert isinstance(c, GpuArray) and c is not d
+    np.testing.assert_allclose(np.asarray(c), np.exp(value), rtol=1e-6)
+    assert not any(type(n.op).__name__ == "HostFromGpu" for n in fresh.maker.fgraph.toposort())
+
+
+def test_updates_of_a_device_shared_variable_stay_on_the_device(opencl):
+    s = shared(np.zeros(3, "float32"), name="s")
+    step = function([], s.sum(), updates=[(s, s + 1)])
+    assert step() == 0 and step() == 3
+    assert np.array_equal(s.get_value(), np.full(3, 2))
+    names = [type(n.op).__name__ for n in step.maker.fgraph.toposort()]
+    assert "GpuFromHost" not in names and all("Gpu" in n for n in names)
+
+
+def test_float64_on_a_device_without_fp64_is_explained(opencl, monkeypatch, capsys):
+    monkeypatch.setattr(get_context(None), "fp64", False)
+    x = T.dvector("x")
+    f = function([x], T.exp(x))
+    text = arignote.explain(f)
+    assert "reason: float64" in text and "no fp64" in text and "floatX=float32" in text
+    with config.change_flags(warn_float64="warn"), pytest.warns(UserWarning, match="'x'"):
+        function([x], T.exp(x))
+    np.testing.assert_allclose(f(np.ones(2)), np.exp(np.ones(2)))
+
+
+def test_explain_names_the_device_of_every_node(opencl):
+    x = T.fvector("x")
+    text = arignote.explain(function([x], T.exp(x) + T.cumsum(x) if hasattr(T, "cumsum") else T.exp(x)))
+    assert "device: gpu (opencl" in text and "device: transfer" in text
+
+
+def test_seed_script_uses_the_gpu():
+    from tests.gpu.conftest import unavailable
+    if unavailable("opencl"):
+        pytest.skip(unavailable("opencl"))
+    script = (
+        "from arignote import function, config, shared, tensor\nimport numpy\n"
+        "x = shared(numpy.asarray(numpy.random.RandomState(22).rand(10 * 30 * 768), config.floatX))\n"
+        "f = function([], tensor.exp(x))\nprint(f.maker.fgraph.toposort())\nr = f()\n"
+        "assert numpy.allclose(r, numpy.exp(x.get_value()))\n"
+        "if numpy.any([isinstance(x.op, tensor.Elemwise) and ('Gpu' not in type(x.op).__name__)\n"
+        "              for x in f.maker.fgraph.toposort()]):\n    print('Used the cpu')\n"
+        "else:\n    print('Used the gpu')\n")
+    env = dict(os.environ, ARIGNOTE_FLAGS="device=opencl0:0,floatX=float32",
+               PYTHONPATH=os.path.join(ROOT, "src"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().endswith("Used the gpu")
+    graph = out.splitlines()[0]
+    assert graph.startswith("[GpuElemwise{exp}(") and graph.endswith(", HostFromGpu(GpuElemwise{exp}.out)]")
+
+
+def _train(device: str):
+    with config.change_flags(device=device, floatX="float32"):
+        rng = np.random.default_rng(0)
+        data = rng.normal(size=(64, 5)).astype("float32")
+        labels = (data @ np.arange(5) > 0).astype("float32")
+        x, t = T.fmatrix("x"), T.fvector("t")
+        w = shared(np.zeros(5, "float32"), name="w")
+        b = shared(np.float32(0), name="b")
+        p = T.nnet.sigmoid(T.dot(x, w) + b)
+        cost = T.mean(-t * T.log(p) - (1 - t) * T.log(1 - p))
+        gw, gb = arignote.grad(cost, [w, b])
+        train = function([x, t], cost, updates=[(w, w - 0.5 * gw), (b, b - 0.5 * gb)])
+        for _ in range(30):
+            train(data, labels)
+        return w.get_value(), b.get_value(), train
+
+
+def test_logistic_regression_gives_the_same_weights_on_cpu_and_opencl(opencl):
+    w_cpu, b_cpu, _ = _train("cpu")
+    w_cl, b_cl, train = _train("opencl")
+    np.testing.assert_allclose(w_cl, w_cpu, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(b_cl, b_cpu, rtol=1e-4, atol=1e-5)
+    assert "GpuDot" in [type(n.op).__name__ for n in train.maker.fgraph.toposort()]
+
+
+def test_no_driver_is_imported_without_a_gpu_device():
+    code = ("import sys, arignote, numpy\nf = arignote.function([], arignote.shared(numpy.ones(2)) * 2)\n"
+            "f()\nprint('pyopencl' in sys.modules, 'cupy' in sys.modules)")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), ARIGNOTE_FLAGS="device=cpu")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["False", "False"]

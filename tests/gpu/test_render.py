@@ -1,0 +1,57 @@
+"""The kernel renderer: the same kernels in both dialects; the CUDA sources
+compile with nvcc where it is installed (no NVIDIA GPU needed for that)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from arignote.backends.gpu import render
+from arignote.scalar.composite import Composite
+from arignote.scalar.ops import TABLE, Cast
+
+
+def kernels(d: render.Dialect) -> list[render.Kernel]:
+    chain = Composite(2, ["float32", "int16"], [
+        (TABLE["exp"], (0,)), (TABLE["mul"], (2, 1)), (TABLE["sigmoid"], (3,)),
+        (TABLE["maximum"], (4, 2)), (Cast("int8"), (5,)), (TABLE["int_div"], (6, 1))], 7)
+    found = [render.elemwise(d, chain, ["float32", "int16"], "int16", 3, contiguous)
+             for contiguous in (True, False)]
+    for name in TABLE:
+        op = TABLE[name]
+        for dtype in ("float64", "int32", "bool"):
+            dtypes = ["bool"] + [dtype] * 2 if name == "switch" else [dtype] * op.nin
+            try:
+                out = op.output_dtype(*dtypes)
+                found.append(render.elemwise(d, op, dtypes, out, 2, False))
+            except TypeError:  # refused dtypes, or no kernel expression for them
+                pass
+    for op in ("add", "mul", "maximum", "minimum", "and_", "or_"):
+        for dtype in ("float32", "int64", "uint8"):
+            found.append(render.reduce(d, op, dtype, dtype, dtype, 2, 1))
+    found += [render.softmax(d, "float32", "float32", 1, log) for log in (False, True)]
+    found += [render.gemm(d, dtype) for dtype in ("float32", "float64")]
+    return found
+
+
+def test_fp64_pragma_only_when_float64_is_used():
+    assert "cl_khr_fp64" not in render.gemm(render.OPENCL, "float32").source
+    assert "cl_khr_fp64" in render.gemm(render.OPENCL, "float64").source
+
+
+def test_both_dialects_render_every_kernel():
+    assert len(kernels(render.OPENCL)) == len(kernels(render.CUDA)) > 150
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_cuda_sources_compile_with_nvcc(tmp_path):
+    sources = kernels(render.CUDA)
+    # One translation unit: each kernel in its own namespace, so their names may repeat.
+    unit = "\n".join("namespace k%d {\n%s}\n" % (i, k.source.replace('extern "C" ', ""))
+                     for i, k in enumerate(sources))
+    path = tmp_path / "kernels.cu"
+    path.write_text(unit)
+    result = subprocess.run(["nvcc", "--ptx", "-o", str(tmp_path / "kernels.ptx"), str(path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
