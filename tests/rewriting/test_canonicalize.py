@@ -1,6 +1,8 @@
 """Canonicalization: each identity fires (the graph's ops) and keeps the values."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arignote import function
 from arignote import tensor as T
@@ -131,3 +133,48 @@ def test_fast_run_keeps_values_of_a_mixed_expression(dtype):
     values = [np.arange(1, 4).astype(dtype), np.arange(6).reshape(2, 3).astype(dtype)]
     f = check_same_values([x, y], expr, FAST_RUN, values, rtol=1e-6)
     assert f.maker.fgraph.outputs[0].type == expr.type
+
+
+def test_negations_of_unsigned_integers_keep_numpy_wrapping():
+    u, i = T.vector("u", dtype="uint8"), T.vector("i", dtype="int16")
+    values = [np.array([0, 3, 200], dtype="uint8"), np.array([5, -7, 300], dtype="int16")]
+    for expr in (0 - u, i - (-u), i + (-u), (-u) * (-i), (-u) / (-i), -(-u), (u * i) / i):
+        check_same_values([u, i], expr, CANON, values)
+
+
+def _expression(draw, st, x, y, depth):
+    """A random expression over matrices ``x`` and ``y`` that stays finite (no 0/0, no overflow)."""
+    if depth == 0:
+        return draw(st.sampled_from([x, y, x.T.T, T.constant(0.0), T.constant(1.0), T.constant(-2.0)]))
+    kind = draw(st.sampled_from(["add", "sub", "mul", "div", "neg", "tanh", "pow", "root",
+                                 "transpose", "same"]))
+    a = _expression(draw, st, x, y, depth - 1)
+    if kind == "neg":
+        return -a
+    if kind == "tanh":
+        return T.tanh(a)
+    if kind == "pow":
+        return a ** draw(st.sampled_from([1, 2, 3, 4]))
+    if kind == "root":
+        return (1.5 + T.sqr(a)) ** draw(st.sampled_from([0.5, -1, -2]))
+    if kind == "transpose":
+        return a.T.T
+    if kind == "same":
+        return draw(st.sampled_from([a - a, a * a, a + a, a / (1.5 + T.sqr(a))]))
+    b = _expression(draw, st, x, y, depth - 1)
+    if kind == "div":
+        return a / (1.5 + T.sqr(b))
+    return {"add": a + b, "sub": a - b, "mul": a * b}[kind]
+
+
+def test_random_expressions_keep_their_values_under_fast_run():
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    values = [rng.standard_normal((3, 4)), rng.standard_normal((3, 4))]
+
+    @given(st.data())
+    def check(data):
+        expr = T.cast(_expression(data.draw, st, x, y, 4), "float64") * T.ones_like(x)
+        f = check_same_values([x, y], expr, FAST_RUN, values, rtol=1e-9, atol=1e-12)
+        assert f.maker.fgraph.outputs[0].type == expr.type
+
+    check()

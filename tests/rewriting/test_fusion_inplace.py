@@ -126,3 +126,26 @@ def test_fast_run_is_the_default_and_includes_in_place_rewrites():
     assert config.mode == "FAST_RUN"
     names = {e.name for e in rewrites.entries.values() if e.phase == "inplace" and "fast_run" in e.tags}
     assert {"inplace_elemwise", "inplace_gemm"} <= names
+
+
+def test_a_transpose_is_lifted_up_a_1000_deep_chain_in_one_pass():
+    x = T.dmatrix("x")
+    v = x
+    for i in range(1000):
+        v = T.tanh(v) if i % 2 else v * 1.0001
+    f = function([x], v.T, mode=FAST_RUN)
+    assert len(f.maker.fgraph.apply_nodes) <= 10
+    value = rng.standard_normal((2, 3))
+    np.testing.assert_allclose(f(value), function([x], v.T, mode=NO_REWRITES)(value), rtol=1e-12)
+
+
+def test_a_chain_with_more_inputs_than_a_kernel_takes_is_fused_in_pieces():
+    from arignote.tensor.rewrites.fusion import MAX_INPUTS
+    xs = [T.dvector(f"x{i}") for i in range(3 * MAX_INPUTS)]
+    out = xs[0]
+    for x in xs[1:]:
+        out = T.tanh(out) + x
+    f = check_same_values(xs, out, FAST_RUN, [rng.standard_normal(3) for _ in xs], rtol=1e-12)
+    nodes = f.maker.fgraph.toposort()
+    assert len(nodes) <= 8
+    assert all(len(n.inputs) <= MAX_INPUTS for n in nodes)

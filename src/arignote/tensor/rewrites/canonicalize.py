@@ -12,6 +12,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
+from arignote.scalar.dtypes import COMPLEX, FLOAT
 from arignote.scalar.ops import Cast
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import alloc
@@ -54,8 +55,9 @@ def local_add_zero(fgraph: FunctionGraph, node: Apply):
     if is_scalar_constant(a, 0):
         if name == "add":
             return [retype(b, out)]
-        if b.dtype != "bool":
-            return [retype(_math.neg(b), out)]
+        if out.dtype != "bool":
+            # Negate in the result's dtype: -uint8(3) would wrap to 253 before widening.
+            return [retype(_math.neg(_math.cast(b, out.dtype)), out)]
     return None
 
 
@@ -91,15 +93,20 @@ def local_neg_pairs(fgraph: FunctionGraph, node: Apply):
     ``a + (-b)`` and ``(-b) + a`` -> ``a - b``."""
     name = op_name(node.outputs[0])
     out = node.outputs[0]
-    if name in ("mul", "true_div") and node.inputs[0] is not node.inputs[1]:
-        a, b = node.inputs
-        if op_name(a) == "neg" and op_name(b) == "neg":
+    if name not in ("mul", "true_div", "sub", "add"):
+        return None
+    # The identities hold in modular integer arithmetic only when every step is done
+    # in one dtype (a negation in a narrower one wraps differently), so ask for that.
+    same = all(i.dtype == out.dtype for i in node.inputs)
+    a, b = node.inputs
+    if name in ("mul", "true_div") and a is not b and op_name(a) == "neg" and op_name(b) == "neg":
+        if (same and name == "mul") or (name == "true_div" and out.dtype in FLOAT + COMPLEX
+                                        and a.dtype in FLOAT + COMPLEX and b.dtype in FLOAT + COMPLEX):
             fn = _math.mul if name == "mul" else _math.true_div
             return [retype(fn(a.owner.inputs[0], b.owner.inputs[0]), out)]
-    if name == "sub" and op_name(node.inputs[1]) == "neg":
-        return [retype(_math.add(node.inputs[0], node.inputs[1].owner.inputs[0]), out)]
-    if name == "add":
-        a, b = node.inputs
+    if name == "sub" and same and op_name(b) == "neg":
+        return [retype(_math.add(a, b.owner.inputs[0]), out)]
+    if name == "add" and same:
         for keep, negated in ((a, b), (b, a)):
             if op_name(negated) == "neg" and op_name(keep) != "neg":
                 return [retype(_math.sub(keep, negated.owner.inputs[0]), out)]
@@ -118,7 +125,7 @@ def local_div_simplify(fgraph: FunctionGraph, node: Apply):
             return [retype(num, out)]
         if num is den:
             return [_filled(fgraph, 1, out)]
-        if op_name(num) == "mul":
+        if op_name(num) == "mul" and num.dtype in FLOAT:  # an integer product may have wrapped
             a, b = num.owner.inputs
             for keep, cancel in ((a, b), (b, a)):
                 if cancel is den:
@@ -172,17 +179,45 @@ def local_dimshuffle_lift(fgraph: FunctionGraph, node: Apply):
     """``dimshuffle(f(a, b))`` -> ``f(dimshuffle(a), dimshuffle(b))`` for elementwise ``f``.
 
     Moving DimShuffles towards the inputs lets them merge with the ones
-    broadcasting adds, and gives fusion longer chains of equal shape. Only when
-    the DimShuffle is the elementwise result's one use, so nothing is computed twice.
+    broadcasting adds, and gives fusion longer chains of equal shape. Only
+    through results the DimShuffle is the one use of, so nothing is computed
+    twice. The DimShuffle goes up the whole chain in one step: a chain of
+    thousands of elementwise ops costs one pass, not one pass per op.
     """
-    x = node.inputs[0]
-    inner = x.owner
-    if (inner is None or not isinstance(inner.op, Elemwise) or inner.op.inplace_pattern
-            or len(inner.outputs) != 1 or not single_client(fgraph, x)):
+    if not _liftable(fgraph, node.inputs[0]):
         return None
-    order = node.op.new_order
-    lifted = [DimShuffle(i.broadcastable, order)(i) for i in inner.inputs]
-    return [retype(inner.op(*lifted), node.outputs[0])]
+    return [retype(_lifted(fgraph, node.op.new_order, node.inputs[0]), node.outputs[0])]
+
+
+def _liftable(fgraph: FunctionGraph, var) -> bool:
+    owner = var.owner
+    return (owner is not None and isinstance(owner.op, Elemwise) and not owner.op.inplace_pattern
+            and single_client(fgraph, var))
+
+
+def _lifted(fgraph: FunctionGraph, order: tuple, root):
+    """``dimshuffle(order)(root)`` rebuilt with the DimShuffle pushed above every liftable
+    elementwise producer (an iterative walk: chains may be deeper than the recursion limit)."""
+    done: dict = {}
+    stack = [(root, False)]
+    while stack:
+        var, expanded = stack.pop()
+        if var in done:
+            continue
+        if not _liftable(fgraph, var):
+            owner = var.owner
+            if owner is not None and isinstance(owner.op, DimShuffle):
+                inner = owner.inputs[0]
+                merged = ["x" if i == "x" else owner.op.new_order[i] for i in order]
+                done[var] = DimShuffle(inner.broadcastable, merged)(inner)
+            else:
+                done[var] = DimShuffle(var.broadcastable, order)(var)
+        elif not expanded:
+            stack.append((var, True))
+            stack.extend((i, False) for i in var.owner.inputs if i not in done)
+        else:
+            done[var] = var.owner.op(*[done[i] for i in var.owner.inputs])
+    return done[root]
 
 
 # ----------------------------------------------------- reshapes and casts

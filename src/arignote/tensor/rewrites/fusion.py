@@ -25,7 +25,12 @@ class FusionRewriter(GraphRewriter):
         for node in reversed(fgraph.toposort()):
             if node not in fgraph.apply_nodes or not _fusable(node):
                 continue
-            fused = _fuse(fgraph, node.outputs[0])
+            fused = None
+            budget = MAX_STEPS
+            while fused is None and budget >= 2:
+                # Too many distinct inputs for one kernel: fuse a shorter stretch of the chain.
+                fused, too_wide = _fuse(fgraph, node.outputs[0], budget)
+                budget = budget // 2 if too_wide else 0
             if fused is not None:
                 fgraph.replace(node.outputs[0], fused, reason=self.name)
                 changes += 1
@@ -36,7 +41,8 @@ def _fusable(node) -> bool:
     return isinstance(node.op, Elemwise) and not node.op.inplace_pattern and len(node.outputs) == 1
 
 
-def _fuse(fgraph: FunctionGraph, out: Variable) -> Variable | None:
+def _fuse(fgraph: FunctionGraph, out: Variable, max_steps: int) -> tuple[Variable | None, bool]:
+    """(the fused node's output or None, whether it failed for having too many inputs)."""
     externals: list[Variable] = []
     steps: list[tuple] = []  # (scalar_op, refs); a ref is ("in", k) or ("step", j)
     pattern = out.broadcastable
@@ -55,7 +61,7 @@ def _fuse(fgraph: FunctionGraph, out: Variable) -> Variable | None:
             var, expanded = stack.pop()
             if var in refs:
                 continue
-            absorb = var is root or (absorbable(var) and len(steps) + len(stack) < MAX_STEPS)
+            absorb = var is root or (absorbable(var) and len(steps) + len(stack) < max_steps)
             if not absorb:
                 if var not in externals:
                     externals.append(var)
@@ -71,7 +77,7 @@ def _fuse(fgraph: FunctionGraph, out: Variable) -> Variable | None:
 
     result = visit(out)
     if len(steps) < 2 or len(externals) > MAX_INPUTS:
-        return None
+        return None, len(externals) > MAX_INPUTS
     n = len(externals)
 
     def number(ref: tuple) -> int:
@@ -81,8 +87,8 @@ def _fuse(fgraph: FunctionGraph, out: Variable) -> Variable | None:
                           [(op, tuple(number(r) for r in refs)) for op, refs in steps], number(result))
     fused = Elemwise(composite)(*externals)
     if fused.type != out.type:
-        return None
-    return fused
+        return None, False
+    return fused, False
 
 
 def _step(op, args: list[tuple], steps: list[tuple]) -> tuple:
