@@ -12,16 +12,19 @@ VLEN = 10 * 30 * 768  # the seed note's vector: 10 x #cores x #threads per core
 ITERS = 1000
 
 
-def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout) -> bool:
-    """Run the seed note's GPU test on the current device; True when it used the GPU.
+def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout, device: str | None = None) -> bool:
+    """Run the seed note's GPU test on ``device`` (default: config.device); True when it used the GPU.
 
     The script is the note's own, with the import line and ``xrange`` changed,
-    plus what the note could not see: the same loop in numpy next to it, and
-    the result checked against numpy.
+    plus what the note could not see: the same loop in numpy next to it, on a
+    GPU the loop again with the result left on the device (synchronised before
+    the clock stops, so the time is the work's and not the queue's), and the
+    result checked against numpy.
     """
-    from arignote import config, function, shared, tensor
+    from arignote import Out, config, function, shared, tensor
+    from arignote.backends.gpu import get_context
 
-    with config.change_flags(floatX=floatX):
+    with config.change_flags(floatX=floatX, device=device or config.device):
         rng = np.random.RandomState(22)
         x = shared(np.asarray(rng.rand(VLEN), config.floatX))
         f = function([], tensor.exp(x))
@@ -38,6 +41,17 @@ def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout) -> bool:
         n1 = time.perf_counter()
         print(f"Looping {iters} times took {t1 - t0:f} seconds "
               f"(numpy's np.exp loop: {n1 - n0:f} s, ratio {(t1 - t0) / (n1 - n0):.2f})", file=out)
+        ctx = get_context(None)
+        if ctx is not None:
+            kept = function([], Out(tensor.exp(x).transfer(None), borrow=True))
+            kept()
+            ctx.device.synchronize()
+            k0 = time.perf_counter()
+            for _ in range(iters):
+                kept()
+            ctx.device.synchronize()
+            k1 = time.perf_counter()
+            print(f"With the result left on the device: {k1 - k0:f} seconds", file=out)
         print(f"Result is {r}", file=out)
         ok = np.allclose(r, expected, rtol=1e-6 if floatX == "float32" else 1e-12)
         print(f"Result matches numpy: {'yes' if ok else 'NO'}", file=out)
@@ -60,9 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from arignote.devices import report
         print(report())
     else:
-        for floatX in ("float32", "float64"):
-            seed_check(floatX, args.iters)
-            print()
+        from arignote.devices import usable_devices
+        for device in usable_devices():
+            for floatX in ("float32", "float64"):
+                seed_check(floatX, args.iters, device=device)
+                print()
     return 0
 
 

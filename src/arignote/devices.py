@@ -1,9 +1,13 @@
 """What hardware and libraries this machine has, and what each can run.
 
-The GPU backends add their own sections; until then the CPU is the one device.
+``arignote info`` answers the seed note's question ("can this machine use its
+GPU, and how?"): for CUDA and for OpenCL, each piece that is there, and for
+each missing piece the reason and the fix.
 """
 from __future__ import annotations
 
+import ctypes.util
+import importlib
 import os
 import platform
 import sys
@@ -46,6 +50,78 @@ def blas_info() -> str:
         return "unknown (numpy does not report it)"
 
 
+OPENCL_FIX = 'pip install "arignote[opencl]" (pyopencl, and PoCL: an OpenCL device on any CPU)'
+CUDA_FIX = ('an NVIDIA GPU with its driver, then pip install "arignote[cuda]"; any other GPU '
+            "(Intel, AMD, Apple): use device=opencl0:0")
+
+
+def _runtime(kind: str) -> tuple[object | None, str]:
+    """The runtime module (None if it cannot be imported) and why not."""
+    try:
+        return importlib.import_module(f"arignote.backends.gpu.{kind}"), ""
+    except ImportError as err:
+        return None, str(err)
+
+
+def cuda_section() -> tuple[Section, list[str]]:
+    """The CUDA section, and the device names usable here."""
+    rows: list[tuple[str, str]] = []
+    driver = ctypes.util.find_library("cuda") or (os.path.exists("/proc/driver/nvidia/version")
+                                                  and "/proc/driver/nvidia")
+    rows.append(("driver", f"found ({driver})" if driver else
+                 f"not found: no NVIDIA driver (libcuda) on this machine; needs {CUDA_FIX}"))
+    runtime, why = _runtime("cuda")
+    usable: list[str] = []
+    if runtime is None:
+        rows.append(("CuPy", f"not importable ({why}): {CUDA_FIX}"))
+    else:
+        rows.append(("CuPy", runtime.version()))
+        try:
+            found = runtime.devices()
+        except Exception as err:  # the driver's own error types
+            rows.append(("devices", f"none usable ({err})"))
+            found = []
+        for index, dev in enumerate(found):
+            rows.append((f"cuda{index}", f"{dev['name']}, compute capability "
+                         f"{dev['compute_capability']}, {dev['memory'] / 2**30:.1f} GiB"))
+            usable.append(f"cuda{index}")
+    return Section("CUDA (device=cuda, cudaN)", rows), usable
+
+
+def opencl_section() -> tuple[Section, list[str]]:
+    """The OpenCL section, and the device names usable here."""
+    rows: list[tuple[str, str]] = []
+    loader = ctypes.util.find_library("OpenCL")
+    rows.append(("ICD loader", f"system {loader}" if loader else
+                 "no system libOpenCL (pyopencl wheels bring their own)"))
+    runtime, why = _runtime("opencl")
+    usable: list[str] = []
+    if runtime is None:
+        rows.append(("pyopencl", f"not importable ({why}): {OPENCL_FIX}"))
+        return Section("OpenCL (device=opencl, openclP:D)", rows), usable
+    rows.append(("pyopencl", runtime.version()))
+    try:
+        found = runtime.platforms()
+    except Exception as err:  # pyopencl raises its own error when no ICD is installed
+        rows.append(("platforms", f"none ({err}): {OPENCL_FIX}"))
+        found = []
+    for p, plat in enumerate(found):
+        rows.append((f"platform {p}", f"{plat['name']} ({plat['version']})"))
+        for d, dev in enumerate(plat["devices"]):
+            fp64 = "fp64: yes" if dev["fp64"] else "fp64: no (no fp64 on this device: set floatX=float32)"
+            rows.append((f"  opencl{p}:{d}", f"{dev['name']}, {dev['type']}, {dev['version']}, "
+                         f"{dev['memory'] / 2**30:.1f} GiB, {dev['compute_units']} compute units, {fp64}"))
+            usable.append(f"opencl{p}:{d}")
+    if not found:
+        rows.append(("devices", f"none: install a GPU's OpenCL driver, or {OPENCL_FIX}"))
+    return Section("OpenCL (device=opencl, openclP:D)", rows), usable
+
+
+def usable_devices() -> list[str]:
+    """``cpu`` and every GPU device that can be opened here, for ``arignote check``."""
+    return ["cpu"] + opencl_section()[1] + cuda_section()[1]
+
+
 def report() -> str:
     """The text of ``arignote info``."""
     from arignote import __version__
@@ -66,4 +142,6 @@ def report() -> str:
         ("floatX", config.floatX), ("device", config.device), ("mode", config.mode),
         ("warn_float64", config.warn_float64),
     ])
-    return "\n\n".join(s.render() for s in (software, cpu, flags))
+    flags.rows += [("force_device", str(config.force_device)), ("contexts", config.contexts or "(none)")]
+    sections = (software, cpu, opencl_section()[0], cuda_section()[0], flags)
+    return "\n\n".join(s.render() for s in sections)
