@@ -178,3 +178,10 @@ def test_random_expressions_keep_their_values_under_fast_run():
         assert f.maker.fgraph.outputs[0].type == expr.type
 
     check()
+
+
+def test_a_cast_to_the_same_dtype_is_removed():
+    from arignote.scalar.ops import Cast
+    from arignote.tensor.elemwise import Elemwise
+    f = check_same_values([a], T.exp(Elemwise(Cast("float64"))(a)), CANON, [_vec()])
+    assert op_names(f) == ["exp"]

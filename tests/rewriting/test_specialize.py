@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-from arignote import function
 from arignote import tensor as T
 from arignote.tensor.gemm import Gemm, SumOfSquares
 from tests.rewriting.rewrite_utils import check_same_values, op_names, phase_mode

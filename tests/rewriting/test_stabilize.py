@@ -21,7 +21,10 @@ x = T.dvector("x")
     (lambda: T.log(T.sigmoid(x)), ["neg", "softplus", "neg"]),
     (lambda: T.log(1 - T.sigmoid(x)), ["softplus", "neg"]),
     (lambda: T.log(1 + T.exp(x)), ["softplus"]),
-], ids=["log(1+x)", "log(x+1)", "exp(x)-1", "log(sigmoid)", "log(1-sigmoid)", "log(1+exp)"])
+    (lambda: T.exp(x) + (-1), ["expm1"]),
+    (lambda: T.log1p(-T.sigmoid(x)), ["softplus", "neg"]),
+], ids=["log(1+x)", "log(x+1)", "exp(x)-1", "log(sigmoid)", "log(1-sigmoid)", "log(1+exp)",
+        "exp(x)+(-1)", "log1p(-sigmoid)"])
 def test_stable_forms_replace_the_naive_ones(build, expected):
     f = check_same_values([x], build(), STABLE, [rng.uniform(0.1, 3, 6)])
     assert op_names(f) == expected

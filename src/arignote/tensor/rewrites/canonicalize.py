@@ -4,7 +4,8 @@ These put a graph in a standard, smaller form that later phases match
 against. Each replacement has exactly its original's type (see ``retype``);
 identities that would change a shape (``x * ones(3)`` when ``x`` has length
 1) are left alone. As in Theano, ``x - x``, ``x / x`` and ``x * 0`` become
-constants even where ``x`` holds NaN or infinities.
+constants even where ``x`` holds NaN or infinities, and (as shape inference
+does) two non-broadcastable dimensions that meet are taken to have one length.
 """
 from __future__ import annotations
 

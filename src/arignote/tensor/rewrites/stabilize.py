@@ -96,6 +96,8 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
 
     ``m`` is replaced by 0 where it is infinite, so rows of ``-inf`` still give
     ``-inf`` and rows holding ``+inf`` give ``+inf``, as the plain form does.
+    Summing over an empty axis now fails (the max of nothing) where the plain
+    form gave ``-inf``.
     """
     out = node.outputs[0]
     total = node.inputs[0]
