@@ -73,8 +73,23 @@ def tensordot_grad(op, inputs, outputs, output_grads):
 def dot_grad(op, inputs, outputs, output_grads):
     # numpy.dot is tensordot over a's last axis and b's second-to-last (its only one for a vector).
     a, b = inputs
+    gz = output_grads[0]
+    if a.ndim <= 2 and b.ndim <= 2:
+        return _matrix_dot_grads(a, b, gz)
     b_axis = b.ndim - 2 if b.ndim > 1 else 0
     return _contraction_grads(a, b, output_grads[0], [a.ndim - 1], [b_axis], 0, _tensordot)
+
+
+def _matrix_dot_grads(a, b, gz):
+    """Vector and matrix products: Dots of transposed views, which BLAS reads without a copy."""
+    if a.ndim == 1 and b.ndim == 1:
+        return [gz * b, gz * a]
+    if a.ndim == 2 and b.ndim == 2:
+        return [Dot()(gz, b.T), Dot()(a.T, gz)]
+    if a.ndim == 1:  # (k,) . (k, n): gz is (n,)
+        return [Dot()(b, gz), Dot()(a.dimshuffle(0, "x"), gz.dimshuffle("x", 0))]
+    # (m, k) . (k,): gz is (m,)
+    return [Dot()(gz.dimshuffle(0, "x"), b.dimshuffle("x", 0)), Dot()(a.T, gz)]
 
 
 @register_grad(BatchedTensordot)
