@@ -1,7 +1,5 @@
 """Specialization: faster forms of the same values.
 
-A matrix TensorDot over one axis pair becomes a Dot of transposed views (BLAS
-reads the transposes through its flags; numpy's tensordot would copy them).
 Powers by small constants become ``sqr``, ``sqrt``, ``inv`` or a few
 multiplications; ``sum(sqr(x))`` becomes one pass over ``x``; a matrix
 product added to a matrix becomes one Gemm call (``Z * beta + alpha *
@@ -15,7 +13,7 @@ from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.dtypes import FLOAT
 from arignote.tensor import math as _math
-from arignote.tensor.blas import Dot, TensorDot, dot
+from arignote.tensor.blas import Dot
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.gemm import SumOfSquares, gemm
 from arignote.tensor.reduction import CAReduce
@@ -129,19 +127,5 @@ def local_gemm(fgraph: FunctionGraph, node: Apply):
     return None
 
 
-@node_rewriter([TensorDot])
-def local_tensordot_to_dot(fgraph: FunctionGraph, node: Apply):
-    """``tensordot(a, b, ((i,), (j,)))`` of vectors and matrices -> ``dot`` of (transposed) views."""
-    a, b = node.inputs
-    (a_axes, b_axes) = node.op.axes
-    if len(a_axes) != 1 or not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
-        return None
-    if a.ndim == 2 and a_axes[0] == 0:
-        a = a.T
-    if b.ndim == 2 and b_axes[0] == 1:
-        b = b.T
-    return [retype(dot(a, b), node.outputs[0])]
-
-
-for _rewriter in (local_tensordot_to_dot, local_pow_specialize, local_sum_of_squares, local_gemm):
+for _rewriter in (local_pow_specialize, local_sum_of_squares, local_gemm):
     rewrites.register(_rewriter, "specialize", "fast_run")
