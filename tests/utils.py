@@ -1,4 +1,4 @@
-"""Helpers for comparing compiled graphs with their numpy twins."""
+"""Helpers for comparing compiled graphs with their numpy twins, shared by the op tests."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -6,6 +6,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from arignote import function
+from arignote import tensor as T
+from arignote.tensor.shape import shape_i
+from arignote.tensor.variable import as_tensor_variable
+
+# A fixed seed makes a run reproducible; a test's values still depend on which
+# tests drew from the generator before it.
+_VALUES = np.random.default_rng(0)
 
 
 def run(inputs: Sequence[Any], output: Any, *values: Any, **kwargs: Any) -> Any:
@@ -24,3 +31,31 @@ def assert_matches(actual: np.ndarray, expected: np.ndarray, rtol: float | None 
         np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual, expected)
+
+
+def value(shape: tuple, dtype: str = "float64") -> np.ndarray:
+    """Sample data of ``shape`` and ``dtype``, spread over about [-15, 15] before the cast."""
+    return (_VALUES.standard_normal(shape) * 5).astype(dtype)
+
+
+def var_for(array: np.ndarray, name: str = "x") -> Any:
+    """A symbolic tensor that ``array`` fits, broadcastable where ``array`` has length 1."""
+    return T.tensor(str(array.dtype), tuple(n == 1 for n in array.shape), name=name)
+
+
+def check_infer_shape(inputs: Sequence[Any], outputs: Any, values: Sequence[Any]) -> None:
+    """Each output's ``infer_shape``, compiled, gives the shape of its computed value.
+
+    The op is asked with symbolic input shapes (``shape_i`` of each input), so
+    the check covers the shape graph a rewrite would build, not only constants.
+    """
+    outputs = outputs if isinstance(outputs, list) else [outputs]
+    for out in outputs:
+        node = out.owner
+        shapes = [tuple(shape_i(v, d) for d in range(v.ndim)) for v in node.inputs]
+        inferred = node.op.infer_shape(None, node, shapes)[out.index]
+        assert len(inferred) == out.ndim
+        for entry in inferred:
+            assert isinstance(entry, int) or entry.dtype == "int64", entry
+        computed = run(inputs, [out] + [as_tensor_variable(s) for s in inferred], *values)
+        assert tuple(int(s) for s in computed[1:]) == computed[0].shape

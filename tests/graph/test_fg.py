@@ -1,8 +1,6 @@
 """FunctionGraph: inputs, outputs, nodes and clients kept right through edits."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -233,14 +231,6 @@ def test_clone_of_a_function_graph_is_independent():
     assert b.owner.inputs[0] is a
     copy.check_integrity()
     fg.check_integrity()
-
-
-@pytest.fixture
-def low_recursion_limit():
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(500)
-    yield
-    sys.setrecursionlimit(old)
 
 
 def test_deep_chain_through_function_graph_and_replace(low_recursion_limit):

@@ -1,9 +1,6 @@
 """Walking and copying graphs: ancestors, graph_inputs, io_toposort, clone."""
 from __future__ import annotations
 
-import sys
-
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,15 +9,6 @@ from arignote.graph.traversal import ancestors, clone, clone_get_equiv, graph_in
 from tests.graph._ops import Thing, f, g, two, var
 
 DEPTH = 5000
-
-
-@pytest.fixture
-def low_recursion_limit():
-    """Deep graphs must be walked without recursion, whatever the limit."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(500)
-    yield
-    sys.setrecursionlimit(old)
 
 
 def diamond():

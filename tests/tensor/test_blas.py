@@ -7,8 +7,7 @@ from hypothesis import strategies as st
 
 from arignote import tensor as T
 from arignote.tensor.blas import BatchedTensordot, Dot, MatMul
-from tests.tensor.test_shape import check_infer_shape, value, var_for
-from tests.utils import assert_matches, run
+from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
 DTYPES = ["int8", "int64", "float32", "float64", "complex128"]
 

@@ -7,8 +7,7 @@ from hypothesis.extra import numpy as hnp
 
 from arignote import tensor as T
 from arignote.tensor.join import Join, Split
-from tests.tensor.test_shape import check_infer_shape, value, var_for
-from tests.utils import assert_matches, run
+from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
 DTYPES = ["bool", "int8", "uint16", "int64", "float32", "float64", "complex64"]
 

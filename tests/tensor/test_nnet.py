@@ -9,8 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 from arignote import tensor as T
 from arignote.tensor import nnet
-from tests.tensor.test_subtensor import check_infer_shape, value, var_for
-from tests.utils import assert_matches, run
+from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
 
 # ---------------------------------------------------------------- softmax

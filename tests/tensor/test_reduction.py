@@ -9,8 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 from arignote import tensor as T
 from arignote.tensor.reduction import CAReduce
-from tests.tensor.test_shape import check_infer_shape, value, var_for
-from tests.utils import assert_matches, run
+from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
 DTYPES = ["bool", "int8", "int32", "uint8", "int64", "float16", "float32", "float64", "complex128"]
 SUM_DTYPE = {"bool": "int64", "int8": "int64", "int32": "int64", "uint8": "uint64", "int64": "int64",

@@ -7,35 +7,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from arignote import tensor as T
-from arignote.tensor.shape import Shape_i, shape_i
+from arignote.tensor.shape import Shape_i
 from arignote.tensor.subtensor import (AdvancedIncSubtensor, AdvancedIncSubtensor1, AdvancedSubtensor,
                                        AdvancedSubtensor1, IncSubtensor, Subtensor, slice_length)
 from arignote.tensor.variable import as_tensor_variable
-from tests.utils import assert_matches, run
+from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
 DTYPES = ["bool", "int8", "int64", "float32", "float64", "complex64"]
-
-
-def check_infer_shape(inputs, outputs, values):
-    """Each output's ``infer_shape``, compiled, gives the shape of its computed value."""
-    outputs = outputs if isinstance(outputs, list) else [outputs]
-    for out in outputs:
-        node = out.owner
-        shapes = [tuple(shape_i(v, d) for d in range(v.ndim)) for v in node.inputs]
-        inferred = node.op.infer_shape(None, node, shapes)[out.index]
-        assert len(inferred) == out.ndim
-        for entry in inferred:
-            assert isinstance(entry, int) or entry.dtype == "int64", entry
-        computed = run(inputs, [out] + [as_tensor_variable(s) for s in inferred], *values)
-        assert tuple(int(s) for s in computed[1:]) == computed[0].shape
-
-
-def value(shape, dtype="float64", rng=np.random.default_rng(0)):
-    return (rng.standard_normal(shape) * 5).astype(dtype)
-
-
-def var_for(v, name="x"):
-    return T.tensor(str(v.dtype), tuple(n == 1 for n in v.shape), name=name)
 
 
 def symbolize(index):
