@@ -142,8 +142,10 @@ class Function:
         self._release_cells = [storage[v] for v in release]
 
     # ------------------------------------------------------------------ call
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._call(*args, **kwargs)
+    @property
+    def __call__(self) -> Any:
+        """Calling a Function runs its generated call path directly (no extra frame)."""
+        return self._call
 
     def _fail(self, err: BaseException, index: int) -> None:
         """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""
