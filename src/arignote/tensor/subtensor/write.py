@@ -1,0 +1,172 @@
+"""Writing at an index: ``set_subtensor``, ``inc_subtensor`` and their ops.
+
+The ``*IncSubtensor`` ops return a new array: they copy ``x`` and write into
+the copy (an in-place variant is the in-place rewrite's job, once the destroy
+handler proves ``x`` is free). Where an advanced index repeats a position,
+increments accumulate (``numpy.add.at``), as Theano's did.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Op, Variable
+from arignote.scalar.dtypes import upcast
+from arignote.tensor.subtensor.index import ARRAY, format_idx_list, index_error, numpy_index
+from arignote.tensor.subtensor.layout import indexed_type
+from arignote.tensor.subtensor.read import AdvancedSubtensor, AdvancedSubtensor1, IndexOp, Subtensor
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable, constant
+
+__all__ = ["IncSubtensor", "AdvancedIncSubtensor", "AdvancedIncSubtensor1", "set_subtensor",
+           "inc_subtensor"]
+
+
+class _IncOp(Op):
+    """What the set/increment ops share: copy ``x``, then write ``y`` at the index."""
+
+    def _fresh_copy(self, x: np.ndarray, cell: list) -> np.ndarray:
+        """A copy of ``x`` to write into: last call's array when it fits, so no allocation."""
+        out = cell[0]
+        if out is not None and out.shape == x.shape and out.dtype == x.dtype and out is not x:
+            np.copyto(out, x)
+            return out
+        return x.copy()
+
+    def _write(self, node: Apply, out: np.ndarray, index: Any, y: np.ndarray,
+               accumulate: bool) -> None:
+        y = y.astype(out.dtype, copy=False)
+        try:
+            if self.set_instead_of_inc:
+                out[index] = y
+            elif accumulate:
+                np.add.at(out, index, y)
+            else:
+                out[index] += y
+        except (IndexError, ValueError) as err:
+            shown = index if isinstance(index, tuple) else (index,)
+            raise index_error(node, out, shown, err) from None
+
+    def __str__(self) -> str:
+        what = "Set" if self.set_instead_of_inc else "Inc"
+        index = format_idx_list(getattr(self, "idx_list", (ARRAY,)))
+        return f"{type(self).__name__}{{{what};{index}}}"
+
+
+class _IndexedIncOp(_IncOp, IndexOp):
+    """Set or increment at an ``idx_list`` index; inputs are ``x``, ``y``, then the entries."""
+
+    __props__ = ("idx_list", "set_instead_of_inc")
+    accumulate = False
+
+    def __init__(self, idx_list: Sequence, set_instead_of_inc: bool = False):
+        super().__init__(idx_list)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+
+    def make_node(self, x: Any, y: Any, *entries: Any) -> Apply:
+        x = as_tensor_variable(x)
+        entries = self._entries(entries)
+        y = _value_for(x, indexed_type(x, self.idx_list, entries), y, self.set_instead_of_inc)
+        return Apply(self, [x, y] + entries, [x.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x, y = inputs[:2]
+        out = self._fresh_copy(x, output_storage[0])
+        index = numpy_index(self.idx_list, inputs[2:])
+        self._write(node, out, index, y, accumulate=self.accumulate)
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+class IncSubtensor(_IndexedIncOp):
+    """``x`` with ``y`` written (``set_instead_of_inc``) or added at a basic index."""
+
+    def make_node(self, x: Any, y: Any, *entries: Any) -> Apply:
+        if ARRAY in self.idx_list:
+            raise TypeError(f"{self} cannot take index arrays; use AdvancedIncSubtensor")
+        return super().make_node(x, y, *entries)
+
+
+class AdvancedIncSubtensor(_IndexedIncOp):
+    """Set or add at an advanced index; repeated indices accumulate (``numpy.add.at``)."""
+
+    accumulate = True
+
+
+class AdvancedIncSubtensor1(_IncOp):
+    """Set or add rows ``ilist`` of ``x``; repeated indices accumulate."""
+
+    __props__ = ("set_instead_of_inc",)
+
+    def __init__(self, set_instead_of_inc: bool = False):
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+
+    def make_node(self, x: Any, y: Any, ilist: Any) -> Apply:
+        x = as_tensor_variable(x)
+        indexed = AdvancedSubtensor1().make_node(x, ilist)
+        y = _value_for(x, indexed.outputs[0].type, y, self.set_instead_of_inc)
+        return Apply(self, [x, y, indexed.inputs[1]], [x.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x, y, ilist = inputs
+        out = self._fresh_copy(x, output_storage[0])
+        self._write(node, out, ilist, y, accumulate=True)
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+def _value_for(x: Variable, target: TensorType, y: Any, set_: bool) -> Variable:
+    """``y`` checked as a value to write into ``x[idx]`` (of type ``target``)."""
+    what = "set_subtensor" if set_ else "inc_subtensor"
+    if isinstance(y, Variable):
+        y = as_tensor_variable(y)
+        if upcast(x.dtype, y.dtype) != x.dtype:
+            raise TypeError(f"{what}: {x.describe()} is {x.dtype} but the value {y.describe()} is "
+                            f"{y.dtype}, which would lose precision: cast it with "
+                            f"tensor.cast(y, {x.dtype!r})")
+    else:
+        data = np.asarray(y)
+        converted = data.astype(x.dtype) if data.dtype != object else None
+        if converted is None or not np.array_equal(converted, data, equal_nan=data.dtype.kind in "fc"):
+            raise TypeError(f"{what}: the value {y!r} does not fit {x.describe()}'s dtype {x.dtype}")
+        y = constant(converted)
+    if y.ndim > target.ndim:
+        raise TypeError(f"{what}: the value {y.describe()} has {y.ndim} dimensions but the indexed "
+                        f"part of {x.describe()} has {target.ndim}: the value must broadcast to it")
+    return y
+
+
+def set_subtensor(x: Any, y: Any) -> Variable:
+    """A copy of ``x``'s base tensor with ``y`` written at the index: ``set_subtensor(a[1:], y)``.
+
+    ``x`` is the indexed expression; the result has the shape of the tensor
+    that was indexed, and that tensor is not modified.
+    """
+    return _inc_or_set(x, y, set_=True)
+
+
+def inc_subtensor(x: Any, y: Any) -> Variable:
+    """A copy of the indexed tensor with ``y`` added at the index: ``inc_subtensor(a[idx], y)``.
+
+    With integer-array indices, an index that repeats adds once per occurrence.
+    """
+    return _inc_or_set(x, y, set_=False)
+
+
+def _inc_or_set(indexed: Any, y: Any, set_: bool) -> Variable:
+    what = "set_subtensor" if set_ else "inc_subtensor"
+    node = getattr(indexed, "owner", None)
+    if node is None or not isinstance(node.op, (Subtensor, AdvancedSubtensor, AdvancedSubtensor1)):
+        raise TypeError(f"{what} expects an indexed expression such as {what}(x[1:3], y), got "
+                        f"{getattr(indexed, 'describe', lambda: repr(indexed))()}: index the "
+                        "tensor you want to update")
+    op = node.op
+    if isinstance(op, AdvancedSubtensor1):
+        return AdvancedIncSubtensor1(set_)(node.inputs[0], y, node.inputs[1])
+    inc_op = (IncSubtensor if isinstance(op, Subtensor) else AdvancedIncSubtensor)(op.idx_list, set_)
+    return inc_op(node.inputs[0], y, *node.inputs[1:])
