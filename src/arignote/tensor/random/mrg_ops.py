@@ -3,7 +3,8 @@
 ``MRGUniform`` reads an int32 state matrix (one MRG31k3p stream per row) and
 a size, and returns the advanced matrix and the sample. Its state is an
 ordinary int32 tensor, so it can live on any device; the per-element step is
-the int32 recurrence documented in ``mrg31k3p``. ``MultinomialFromUniform``
+the int32 recurrence documented in ``mrg31k3p``, which the GPU kernel
+(``backends/gpu/mrg.py``, placed by the placement pass) computes bit for bit. ``MultinomialFromUniform``
 and ``ChoiceFromUniform`` turn one uniform per draw into category indices.
 """
 from __future__ import annotations
@@ -48,18 +49,11 @@ class MRGUniform(Op):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         rstate, size = inputs
-        if len(size) != self.ndim:
-            raise ValueError(f"{self}: size {tuple(size)} has {len(size)} entries, the draw "
-                             f"{node.outputs[1].describe()} has {self.ndim} dimensions")
-        if rstate.ndim != 2 or rstate.shape[1] != 6 or len(rstate) == 0:
-            raise ValueError(f"{self}: the state must have shape (n_streams, 6), got {rstate.shape}")
-        n = int(np.prod(size))
-        if n > mrg31k3p.M1:
-            raise ValueError(f"MRG draws are limited to 2**31 - 1 samples, {n} asked")
+        shape = check_draw(self, node, rstate.shape, size)
         state = rstate.copy()
-        z = mrg31k3p.draw(state, n)
+        z = mrg31k3p.draw(state, int(np.prod(shape)))
         output_storage[0][0] = state
-        output_storage[1][0] = mrg31k3p.to_float(z, self.dtype).reshape(tuple(int(s) for s in size))
+        output_storage[1][0] = mrg31k3p.to_float(z, self.dtype).reshape(shape)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         size = node.inputs[1]
@@ -67,6 +61,20 @@ class MRGUniform(Op):
 
     def grad(self, inputs: list, output_grads: list) -> list:
         return [None, None]
+
+
+def check_draw(op: Op, node: Apply, state_shape: tuple, size: Any) -> tuple[int, ...]:
+    """The sample's shape, after the checks every MRG draw makes (on any device)."""
+    if len(size) != op.ndim:
+        raise ValueError(f"{op}: size {tuple(size)} has {len(size)} entries, the draw "
+                         f"{node.outputs[1].describe()} has {op.ndim} dimensions")
+    if len(state_shape) != 2 or state_shape[1] != 6 or state_shape[0] == 0:
+        raise ValueError(f"{op}: the state must have shape (n_streams, 6), got {state_shape}")
+    shape = tuple(int(s) for s in size)
+    n = int(np.prod(shape))
+    if n > mrg31k3p.M1:
+        raise ValueError(f"MRG draws are limited to 2**31 - 1 samples, {n} asked")
+    return shape
 
 
 class MultinomialFromUniform(Op):
