@@ -185,7 +185,8 @@ def _as_out(value: Any, where: str) -> Out:
         # A Variable of any type (a GPU array left on its device) is an output as it is.
         return Out(value if isinstance(value, Variable) else as_tensor_variable(value))
     except TypeError as err:
-        raise TypeError(f"output {where} is not a symbolic variable ({err})") from None
+        raise TypeError(f"output {where} is not a symbolic variable ({err}): pass expressions "
+                        "built from the inputs") from None
 
 
 def _normalize_updates(updates: Any) -> list[tuple[Any, Variable]]:
@@ -219,7 +220,8 @@ def _normalize_givens(givens: Any) -> dict[Variable, Variable]:
             raise TypeError(f"givens must be a dict or a list of (variable, replacement) pairs, got {pair!r}")
         old, new = pair
         if not isinstance(old, Variable):
-            raise TypeError(f"givens: key {old!r} is not a symbolic variable")
+            raise TypeError(f"givens: key {old!r} is not a symbolic variable: the keys are the "
+                            "graph's variables to replace")
         new = as_tensor_variable(new) if isinstance(old.type, TensorType) else new
         if old.type != new.type:
             same = (isinstance(new.type, TensorType) and isinstance(old.type, TensorType)

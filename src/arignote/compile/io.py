@@ -20,7 +20,8 @@ class In:
                  update: Variable | None = None, mutable: bool = False, borrow: bool | None = None,
                  strict: bool = False, allow_downcast: bool | None = None):
         if not isinstance(variable, Variable):
-            raise TypeError(f"In() takes a symbolic variable, got {type(variable).__name__} {variable!r}")
+            raise TypeError(f"In() takes a symbolic variable, got {type(variable).__name__} {variable!r}: "
+                            "wrap the input variable, e.g. In(tensor.vector('x'))")
         if update is not None and value is None:
             raise ValueError(f"In({variable}, update=...) needs value=: the state the first call reads")
         self.variable = variable
@@ -41,7 +42,8 @@ class Out:
 
     def __init__(self, variable: Variable, borrow: bool = False):
         if not isinstance(variable, Variable):
-            raise TypeError(f"Out() takes a symbolic variable, got {type(variable).__name__} {variable!r}")
+            raise TypeError(f"Out() takes a symbolic variable, got {type(variable).__name__} {variable!r}: "
+                            "wrap an output expression, e.g. Out(x * 2)")
         self.variable = variable
         self.borrow = borrow
 

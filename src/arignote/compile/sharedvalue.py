@@ -2,8 +2,8 @@
 
 Each shared variable keeps its value in a one-element list (its storage cell)
 that compiled functions read and their updates write directly. The aliasing
-promises of DESIGN.md are kept here: a copy is made unless
-``borrow=True``, and two shared variables never share memory.
+promises of docs/architecture.md ("Memory") are kept here: a copy is made
+unless ``borrow=True``, and two shared variables never share memory.
 """
 from __future__ import annotations
 
@@ -39,7 +39,11 @@ class SharedVariable(Variable):
                                 relax="make the shared variable with allow_downcast=True")
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
-        """A copy of the value, or with ``borrow=True`` possibly the internal buffer itself."""
+        """A copy of the value, or with ``borrow=True`` possibly the internal buffer itself.
+
+        ``return_internal_type`` matters where the internal value is not a host
+        array (a GPU shared variable returns its device buffer); here the two agree.
+        """
         value = self.storage[0]
         return value if borrow else value.copy()
 
@@ -52,6 +56,8 @@ class SharedVariable(Variable):
         self.storage[0] = new
 
     def zero(self, borrow: bool = False) -> None:
+        """Set the value to zeros of its shape and dtype (Theano's API; ``borrow`` is moot,
+        as the zeros are a fresh array)."""
         self.set_value(np.zeros_like(self.storage[0]), borrow=True)
 
     def clone(self) -> "SharedVariable":

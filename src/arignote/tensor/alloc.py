@@ -223,7 +223,8 @@ def identity_like(x: Any) -> Variable:
     """The identity matrix of ``x``'s shape and dtype (``x`` is a matrix)."""
     x = as_tensor_variable(x)
     if x.ndim != 2:
-        raise TypeError(f"identity_like expects a matrix, got {x.describe()} of type {x.type}")
+        raise TypeError(f"identity_like expects a matrix, got {x.describe()} of type {x.type}: "
+                        "use eye(n, m) for a matrix of another shape")
     return eye(shape_i(x, 0), shape_i(x, 1), 0, dtype=x.dtype)
 
 
@@ -259,7 +260,7 @@ def shape_list(shape: Any) -> list:
     if isinstance(shape, Variable) and getattr(shape.type, "ndim", None) == 1:
         if shape.dtype not in INTEGER:
             raise TypeError(f"a shape must be an integer vector, got {shape.describe()} of type "
-                            f"{shape.type}")
+                            f"{shape.type}: cast it with tensor.cast(shape, 'int64')")
         length = vector_length(shape)
         if length is None:
             raise TypeError(f"the length of the shape vector {shape.describe()} is not known before "

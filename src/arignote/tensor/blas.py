@@ -277,7 +277,7 @@ def _check_axes(what: str, x: Variable, axes: Sequence[int], first: int) -> None
             raise np.exceptions.AxisError(f"{what}: axis {axis} is not an axis of {x.describe()} "
                                           f"({x.ndim}-d){' other than the batch axis 0' * first}")
     if len(set(axes)) != len(axes):
-        raise ValueError(f"{what}: axes {tuple(axes)} of {x.describe()} repeat an axis")
+        raise ValueError(f"{what}: axes {tuple(axes)} of {x.describe()} repeat an axis; name each once")
 
 
 def _normalize_axes(what: str, a: Variable, b: Variable, axes: Any, first: int) -> tuple:
@@ -286,7 +286,8 @@ def _normalize_axes(what: str, a: Variable, b: Variable, axes: Any, first: int) 
         n = int(axes)
         if n < 0 or n > a.ndim - first or n > b.ndim - first:
             raise ValueError(f"{what}: cannot sum over {n} axes of {a.describe()} ({a.ndim}-d) "
-                             f"and {b.describe()} ({b.ndim}-d)")
+                             f"and {b.describe()} ({b.ndim}-d): give a count from 0 to "
+                             f"{min(a.ndim, b.ndim) - first}")
         return tuple(range(a.ndim - n, a.ndim)), tuple(range(first, first + n))
     if not (isinstance(axes, (list, tuple)) and len(axes) == 2):
         raise TypeError(f"{what}: axes must be an int or a pair of axis lists, got {axes!r}")

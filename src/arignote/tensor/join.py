@@ -30,7 +30,8 @@ class Join(Op):
     def make_node(self, *tensors: Any) -> Apply:
         tensors = [as_tensor_variable(t) for t in tensors]
         if not tensors:
-            raise ValueError("join needs at least one tensor")
+            raise ValueError("join needs at least one tensor, got none: pass them after the axis, "
+                             "join(axis, a, b)")
         ndim = tensors[0].ndim
         for t in tensors:
             if t.ndim != ndim:
@@ -73,7 +74,8 @@ def join(axis: int, *tensors: Any) -> Variable:
     """Concatenate ``tensors`` along ``axis`` (negative counts from the end)."""
     tensors = [as_tensor_variable(t) for t in tensors]
     if not tensors:
-        raise ValueError("join needs at least one tensor")
+        raise ValueError("join needs at least one tensor, got none: pass them after the axis, "
+                         "join(axis, a, b)")
     axis = _static_axis(axis, tensors[0].ndim, "join")
     if len(tensors) == 1:
         return tensors[0]
@@ -94,13 +96,14 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
         raise TypeError(f"stack takes a list of tensors, got {type(tensors).__name__}: "
                         "write stack([a, b], axis)")
     if not tensors:
-        raise ValueError("stack needs at least one tensor")
+        raise ValueError("stack needs at least one tensor, got an empty list: pass [a, b, ...]")
     tensors = [as_tensor_variable(t) for t in tensors]
     ndim = tensors[0].ndim
     for t in tensors:
         if t.ndim != ndim:
             raise TypeError(f"stack: all tensors must have the same number of dimensions; "
-                            f"{tensors[0].describe()} has {ndim} and {t.describe()} has {t.ndim}")
+                            f"{tensors[0].describe()} has {ndim} and {t.describe()} has {t.ndim}: "
+                            "stack tensors of one shape")
     axis = _static_axis(axis, ndim + 1, "stack")
     return join(axis, *[_shape.shape_padaxis(t, axis) for t in tensors])
 
@@ -123,7 +126,7 @@ class Split(Op):
         splits = _shape.as_shape_vector(splits, "split")
         if not 0 <= self.axis < x.ndim:
             raise np.exceptions.AxisError(f"split along axis {self.axis}: {x.describe()} has "
-                                          f"{x.ndim} dimensions")
+                                          f"{x.ndim} dimensions; use 0 <= axis < {x.ndim}")
         length = _shape.vector_length(splits)
         if length is not None and length != self.n_splits:
             raise ValueError(f"split of {x.describe()}: {length} sizes given for "
@@ -193,7 +196,7 @@ class Repeat(Op):
         else:
             if not 0 <= self.axis < x.ndim:
                 raise np.exceptions.AxisError(f"repeat along axis {self.axis}: {x.describe()} has "
-                                              f"{x.ndim} dimensions")
+                                              f"{x.ndim} dimensions; use 0 <= axis < {x.ndim}")
             broadcastable = list(x.broadcastable)
             broadcastable[self.axis] = False
         return Apply(self, [x, repeats], [TensorType(x.dtype, broadcastable)()])
@@ -246,7 +249,7 @@ class Roll(Op):
                             f"{shift.describe()} ({shift.type.describe()})")
         if self.axis is not None and not 0 <= self.axis < x.ndim:
             raise np.exceptions.AxisError(f"roll along axis {self.axis}: {x.describe()} has "
-                                          f"{x.ndim} dimensions")
+                                          f"{x.ndim} dimensions; use 0 <= axis < {x.ndim}")
         return Apply(self, [x, shift], [x.type()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:

@@ -41,7 +41,8 @@ class _AxisOp(Op):
         x = as_tensor_variable(x)
         name = type(self).__name__.lower()
         if x.dtype in COMPLEX:
-            raise TypeError(f"{name} of {x.describe()}: complex inputs are not supported")
+            raise TypeError(f"{name} of {x.describe()}: complex inputs are not supported; take "
+                            "the real part or the abs first")
         if not 0 <= self.axis < x.ndim:
             raise ValueError(f"{name} along axis {self.axis} of {x.describe()}, which has "
                              f"{x.ndim} dimensions: pick an axis in [{-x.ndim}, {x.ndim})")

@@ -104,7 +104,8 @@ class Argmax(Op):
             if not 0 <= axis < x.ndim:
                 raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
         if x.dtype in COMPLEX:
-            raise TypeError(f"{self._what} of {x.describe()}: complex numbers are not ordered")
+            raise TypeError(f"{self._what} of {x.describe()}: complex numbers are not ordered; "
+                            "take its abs, real or imag part first")
         broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
         return Apply(self, [x], [TensorType("int64", broadcastable)()])
 
@@ -295,13 +296,9 @@ def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
         if isinstance(item, Variable) or not isinstance(item, (int, np.integer)) or isinstance(item, bool):
             raise TypeError(f"{what}: axis must be None, an int or a tuple of ints fixed when "
                             f"the graph is built, got {item!r}")
-        if not -x.ndim <= item < x.ndim:
-            raise np.exceptions.AxisError(
-                f"{what}: axis {item} is out of range for {x.describe()}, which has {x.ndim} "
-                f"dimension{'s' * (x.ndim != 1)}" + (f"; use -{x.ndim} <= axis < {x.ndim}" if x.ndim else ""))
-        axes.append(int(item) % x.ndim)
+        axes.append(_shape.checked_axis(x, item, what))
     if len(set(axes)) != len(axes):
-        raise ValueError(f"{what}: axis {tuple(items)} names the same axis twice")
+        raise ValueError(f"{what}: axis {tuple(items)} names the same axis twice; name each once")
     return tuple(sorted(axes))
 
 

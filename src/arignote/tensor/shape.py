@@ -57,7 +57,7 @@ class Shape_i(Op):
         x = as_tensor_variable(x)
         if not 0 <= self.i < x.ndim:
             raise ValueError(f"shape_i: {x.describe()} has {x.ndim} dimensions, so it has no "
-                             f"dimension {self.i}")
+                             f"dimension {self.i}; use shape_i(x, i) with -{x.ndim} <= i < {x.ndim}")
         return Apply(self, [x], [_INT64()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
@@ -78,7 +78,7 @@ def shape_i(x: Any, i: int) -> Variable:
     A broadcastable dimension is known to have length 1, so that case is a constant.
     """
     x = as_tensor_variable(x)
-    axis = _axis(x, i, "shape_i")
+    axis = checked_axis(x, i, "shape_i")
     if x.broadcastable[axis]:
         return constant(1, dtype="int64")
     return Shape_i(axis)(x)
@@ -185,7 +185,7 @@ def as_shape_vector(entries: Any, what: str, allow_none: bool = False) -> Variab
     if isinstance(entries, Variable):
         if entries.dtype not in DISCRETE or entries.ndim > 1:
             raise TypeError(f"{what}: the shape must be an int vector, got {entries.describe()} "
-                            f"({entries.type.describe()})")
+                            f"({entries.type.describe()}): cast it with tensor.cast(shape, 'int64')")
         return _math.cast(entries if entries.ndim == 1 else entries.dimshuffle("x"), "int64")
     if isinstance(entries, (int, np.integer)):
         entries = (entries,)
@@ -204,7 +204,8 @@ def as_shape_vector(entries: Any, what: str, allow_none: bool = False) -> Variab
             items.append(entry)
         else:
             raise TypeError(f"{what}: shape entry {entry!r} is not an int"
-                            f"{', None' if allow_none else ''} or an int scalar variable")
+                            f"{', None' if allow_none else ''} or an int scalar variable: "
+                            "give each length as one of those")
     if all(isinstance(i, int) for i in items):
         return constant(np.array(items, dtype="int64"))
     return _join.stack([_math.cast(constant(i, dtype="int64") if isinstance(i, int) else i, "int64")
@@ -243,7 +244,8 @@ class Reshape(Op):
         x, shp = inputs
         if len(shp) != self.ndim:
             raise ValueError(f"reshape of {node.inputs[0].describe()}: the shape {tuple(shp)} has "
-                             f"{len(shp)} entries, but this reshape was built for {self.ndim}")
+                             f"{len(shp)} entries, but this reshape was built for {self.ndim}: build it "
+                             "with ndim= equal to the length of the shape it is given")
         try:
             output_storage[0][0] = np.reshape(x, shp)
         except ValueError:
@@ -320,7 +322,7 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     x = as_tensor_variable(x)
     if axes is None:
         axes = tuple(reversed(range(x.ndim)))
-    normalized = [_axis(x, a, "transpose") for a in axes]
+    normalized = [checked_axis(x, a, "transpose") for a in axes]
     if sorted(normalized) != list(range(x.ndim)):
         raise ValueError(f"transpose of {x.describe()} ({x.ndim}-d): axes {tuple(axes)} are not a "
                          f"permutation of {tuple(range(x.ndim))}")
@@ -337,7 +339,7 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Variable:
     if axis is None:
         axes = [i for i, b in enumerate(x.broadcastable) if b]
     else:
-        axes = sorted({_axis(x, a, "squeeze") for a in _as_tuple(axis)})
+        axes = sorted({checked_axis(x, a, "squeeze") for a in _as_tuple(axis)})
         x = addbroadcast(x, *axes)
     return DimShuffle(x.broadcastable, [i for i in range(x.ndim) if i not in axes])(x)
 
@@ -384,12 +386,14 @@ class SpecifyShape(Op):
         length = vector_length(shp)
         if length is not None and length != x.ndim:
             raise ValueError(f"specify_shape: {x.describe()} has {x.ndim} dimensions, but the "
-                             f"shape given has {length} entries")
+                             f"shape given has {length} entries: give one per dimension "
+                             "(None for any length)")
         entries = [static_entry(shp, i) for i in range(x.ndim)] if length else [None] * x.ndim
         for axis, (b, entry) in enumerate(zip(x.broadcastable, entries)):
             if b and isinstance(entry, int) and entry not in (1, -1):
                 raise ValueError(f"specify_shape: dimension {axis} of {x.describe()} is "
-                                 f"broadcastable (length 1), but the shape given says {entry}")
+                                 f"broadcastable (length 1), but the shape given says {entry}: fix "
+                                 "the shape, or unbroadcast the dimension first")
         broadcastable = tuple(b or e == 1 for b, e in zip(x.broadcastable, entries))
         return Apply(self, [x, shp], [TensorType(x.dtype, broadcastable)()])
 
@@ -432,7 +436,8 @@ class Rebroadcast(Op):
         for axis, flag in self.axis:
             if not 0 <= axis < x.ndim:
                 raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions, "
-                                              f"so it has no dimension {axis}")
+                                              f"so it has no dimension {axis}; use axes "
+                                              f"0 <= axis < {x.ndim}")
             broadcastable[axis] = flag
         return Apply(self, [x], [TensorType(x.dtype, broadcastable)()])
 
@@ -455,32 +460,33 @@ def patternbroadcast(x: Any, pattern: Sequence[bool]) -> Variable:
     x = as_tensor_variable(x)
     if len(pattern) != x.ndim:
         raise ValueError(f"patternbroadcast: {x.describe()} has {x.ndim} dimensions but the pattern "
-                         f"{tuple(pattern)} has {len(pattern)}")
+                         f"{tuple(pattern)} has {len(pattern)}: give one flag per dimension")
     changes = [(i, bool(p)) for i, (p, b) in enumerate(zip(pattern, x.broadcastable)) if bool(p) != b]
     return Rebroadcast(*changes)(x) if changes else x
 
 
 def addbroadcast(x: Any, *axes: int) -> Variable:
     """``x`` with ``axes`` marked broadcastable (their length 1 is checked at run time)."""
-    x = as_tensor_variable(x)
-    pattern = list(x.broadcastable)
-    for axis in axes:
-        pattern[_axis(x, axis, "addbroadcast")] = True
-    return patternbroadcast(x, pattern)
+    return _with_flag(x, axes, True, "addbroadcast")
 
 
 def unbroadcast(x: Any, *axes: int) -> Variable:
     """``x`` with ``axes`` no longer marked broadcastable."""
+    return _with_flag(x, axes, False, "unbroadcast")
+
+
+def _with_flag(x: Any, axes: Sequence[int], flag: bool, what: str) -> Variable:
     x = as_tensor_variable(x)
     pattern = list(x.broadcastable)
     for axis in axes:
-        pattern[_axis(x, axis, "unbroadcast")] = False
+        pattern[checked_axis(x, axis, what)] = flag
     return patternbroadcast(x, pattern)
 
 
 # ------------------------------------------------------------------ helpers
-def _axis(x: Variable, axis: Any, what: str) -> int:
-    """``axis`` of ``x`` as a non-negative int, or a clear AxisError."""
+def checked_axis(x: Variable, axis: Any, what: str) -> int:
+    """``axis`` of ``x`` (negative counts from the end) as a non-negative int, or an error
+    naming ``what`` was called, ``x`` and the valid range."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{what}: axis must be an int, got {type(axis).__name__} {axis!r}")
     if not -x.ndim <= axis < x.ndim:

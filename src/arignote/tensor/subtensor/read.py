@@ -50,7 +50,7 @@ class IndexOp(Op):
 
     __props__ = ("idx_list",)
 
-    def __init__(self, idx_list: Sequence) -> None:
+    def __init__(self, idx_list: Sequence):
         self.idx_list = tuple(idx_list)
 
     def __str__(self) -> str:

@@ -133,7 +133,8 @@ def _value_for(x: Variable, target: TensorType, y: Any, set_: bool) -> Variable:
         data = np.asarray(y)
         converted = data.astype(x.dtype) if data.dtype != object else None
         if converted is None or not np.array_equal(converted, data, equal_nan=data.dtype.kind in "fc"):
-            raise TypeError(f"{what}: the value {y!r} does not fit {x.describe()}'s dtype {x.dtype}")
+            raise TypeError(f"{what}: the value {y!r} does not fit {x.describe()}'s dtype {x.dtype}: "
+                            "give a value that dtype holds exactly, or cast x first")
         y = constant(converted)
     if y.ndim > target.ndim:
         raise TypeError(f"{what}: the value {y.describe()} has {y.ndim} dimensions but the indexed "
