@@ -92,6 +92,63 @@ def test_debugprint_multi_output_node_and_deep_graphs():
     assert debugprint(y, file="str").count("\n") == 3001
 
 
+def _rnn(name="rnn"):
+    x, h0 = T.dmatrix("x"), T.dvector("h0")
+    W = shared(np.eye(3), name="W")
+    hs, _ = arignote.scan(lambda xt, h: T.tanh(T.dot(h, W) + xt), sequences=x,
+                          outputs_info=[h0], name=name)
+    return x, h0, hs
+
+
+def test_debugprint_shows_a_scan_inner_graph_after_the_tree():
+    x, h0, hs = _rnn()
+    assert debugprint(hs, file="str") == (
+        "Subtensor{1:} [id A] 'rnn[0]'\n"
+        " |Scan{rnn} [id B] ''\n"
+        "   |Shape_i{i=0} [id C] ''\n"
+        "   | |x [id D]\n"
+        "   |x [id D]\n"
+        "   |InplaceDimShuffle{x,0} [id E] ''\n"
+        "   | |h0 [id F]\n"
+        "   |W [id G]\n"
+        "\n"
+        "Inner graphs of the scan ops:\n"
+        "\n"
+        "Scan{rnn} [id B] ''\n"
+        " >Elemwise{tanh,no_inplace} [id H] ''\n"
+        " > |Elemwise{add,no_inplace} [id I] ''\n"
+        " >   |Dot [id J] ''\n"
+        " >   | |h0[t-1] [id K] -> [id E]\n"
+        " >   | |<TensorType(float64, matrix)> [id L] -> [id G]\n"
+        " >   |x[t+0] [id M] -> [id D]\n")
+
+
+def test_debugprint_of_a_compiled_scan_and_of_nested_loops():
+    x, h0, hs = _rnn()
+    f = function([x, h0], hs)
+    text = debugprint(f, file="str")
+    scan_node = next(n for n in f.maker.fgraph.toposort() if str(n.op) == "Scan{rnn}")
+    position = f.maker.fgraph.toposort().index(scan_node)
+    header = text.split("Inner graphs of the scan ops:\n\n")[1].splitlines()[0]
+    assert header.startswith("Scan{rnn} [id") and header.endswith(f"  {position}")
+
+    m = T.dmatrix("m")
+
+    def row_sum(r):
+        sums, _ = arignote.scan(lambda v, acc: acc + v, sequences=r,
+                                outputs_info=[T.constant(np.float64(0.0))], name="inner")
+        return sums[-1]
+
+    out, _ = arignote.scan(row_sum, sequences=m, name="outer")
+    lines = debugprint(out, file="str").splitlines()
+    assert lines.count("Inner graphs of the scan ops:") == 1
+    headers = [lines[i + 1] for i, line in enumerate(lines) if line == "" and i + 1 < len(lines)]
+    assert [h.split(" ")[0] for h in headers[1:]] == ["Scan{outer}", "Scan{inner}"]
+    inner_scan = next(line for line in lines if line.lstrip(" >|").startswith("Scan{inner}"))
+    assert inner_scan.startswith(" >")  # the inner loop sits in the outer loop's body
+    assert "Inner graphs" not in debugprint(T.exp(m), file="str")
+
+
 def test_debugprint_refuses_other_objects():
     with pytest.raises(TypeError, match="debugprint"):
         debugprint(3)

@@ -2,14 +2,15 @@
 
 ``debugprint`` answers "what will actually run": given a compiled Function it
 prints the graph after rewrites, with each node's position in the execution
-order, so a user can see which ops (``Gpu*`` or not) their code became.
+order, so a user can see which ops (``Gpu*`` or not) their code became. A loop
+(``Scan``) hides its body from that tree, so its inner graph follows it.
 ``pp`` answers "what did I write": a one-line infix expression.
 """
 from __future__ import annotations
 
 import sys
 from functools import singledispatch
-from typing import Any, TextIO
+from typing import Any, Sequence, TextIO
 
 import numpy as np
 
@@ -35,6 +36,12 @@ def debugprint(obj: Any, file: TextIO | str | None = None, print_type: bool = Fa
     ``'id'`` (Python ids) or ``''`` (none). ``print_type`` adds each
     variable's type.
 
+    Ops with an inner graph (``inner_inputs`` -> ``inner_outputs``, as Scan
+    has) get it printed after the trees, under ``Inner graphs of the scan
+    ops:``: the node's line again, then each inner output's tree behind
+    `` >``. For an op laid out as Scan is, each inner input names the outer
+    input it reads: ``x_t [id F] -> [id B]``.
+
     ``file='str'`` returns the text; otherwise it is written to ``file``
     (default stdout), which is returned.
     """
@@ -44,6 +51,7 @@ def debugprint(obj: Any, file: TextIO | str | None = None, print_type: bool = Fa
     printer = _TreePrinter(print_type, ids, order)
     for var in outputs:
         printer.tree(var)
+    printer.inner_graphs()
     text = "\n".join(printer.lines) + "\n"
     if file == "str":
         return text
@@ -80,10 +88,14 @@ class _TreePrinter:
         self.id_of: dict[Any, str] = {}
         self.expanded: set[Apply] = set()
         self.lines: list[str] = []
+        # Nodes with an inner graph, in the order they were first shown.
+        self.loops: list[Apply] = []
+        # Inner input -> the outer input it reads, for the inner graph being printed.
+        self.sources: dict[Variable, Variable] = {}
 
-    def tree(self, top: Variable) -> None:
+    def tree(self, top: Variable, prefix: str = "") -> None:
         # An explicit stack rather than recursion: deep graphs must print too.
-        stack = [(top, "", "")]
+        stack = [(top, prefix, prefix)]
         while stack:
             var, line_prefix, child_prefix = stack.pop()
             self.lines.append(line_prefix + self.label(var))
@@ -91,30 +103,74 @@ class _TreePrinter:
             if node is None or node in self.expanded:
                 continue
             self.expanded.add(node)
+            if _inner_graph(node.op) is not None:
+                self.loops.append(node)
             last = len(node.inputs) - 1
             for i in range(last, -1, -1):
                 # The bar continues below a child only while siblings follow it.
                 stack.append((node.inputs[i], child_prefix + " |",
                               child_prefix + ("  " if i == last else " |")))
 
+    def inner_graphs(self) -> None:
+        """Each inner graph met so far (the list grows while nested loops are printed)."""
+        if self.loops:
+            self.lines += ["", "Inner graphs of the scan ops:"]
+        for node in self.loops:
+            self.lines += ["", self.label(node.outputs[0])]
+            self.sources = _inner_sources(node)
+            for out in _inner_graph(node.op)[1]:
+                self.tree(out, prefix=" >")
+        self.sources = {}
+
     def label(self, var: Variable) -> str:
         node = var.owner
         parts = [_variable_text(var) if node is None else _node_text(var)]
         if self.ids:
-            parts.append(f"[id {self.identify(node if node is not None else var)}]")
+            parts.append(f"[id {self.key_id(var)}]")
         if self.print_type:
             parts.append(f"<{var.type}>")
         if node is not None:
             parts.append(repr(var.name) if var.name else "''")
             if self.order is not None and node in self.order:
                 parts.append(f"  {self.order[node]}")
+        elif self.ids and var in self.sources:
+            parts.append(f"-> [id {self.key_id(self.sources[var])}]")
         return " ".join(parts)
+
+    def key_id(self, var: Variable) -> str:
+        """The id of ``var``'s line: its node's for a computed variable (all outputs share it)."""
+        return self.identify(var.owner if var.owner is not None else var)
 
     def identify(self, obj: Any) -> str:
         if obj not in self.id_of:
             n = len(self.id_of)
             self.id_of[obj] = {"CHAR": _letters, "int": str, "id": lambda _: str(id(obj))}[self.ids](n)
         return self.id_of[obj]
+
+
+def _inner_graph(op: Op) -> tuple[Sequence[Variable], Sequence[Variable]] | None:
+    """``(inner_inputs, inner_outputs)`` of an op that runs a graph of its own, else None."""
+    inputs = getattr(op, "inner_inputs", None)
+    outputs = getattr(op, "inner_outputs", None)
+    return None if inputs is None or outputs is None else (inputs, outputs)
+
+
+def _inner_sources(node: Apply) -> dict[Variable, Variable]:
+    """Each inner input of ``node`` -> the outer input it reads, for ops laid out as Scan.
+
+    Scan groups both sides alike: sequences (several taps may read one), recurrent
+    states (likewise), carried values, non-sequences; ``n_steps`` has no inner twin.
+    """
+    op = node.op
+    if not (hasattr(op, "split_outer_inputs") and hasattr(op, "split_inner_inputs")):
+        return {}
+    _, *outer_groups = op.split_outer_inputs(node.inputs)
+    sources: dict[Variable, Variable] = {}
+    for outers, inners in zip(outer_groups, op.split_inner_inputs()):
+        for outer, inner in zip(outers, inners):
+            for var in inner if isinstance(inner, list) else [inner]:
+                sources[var] = outer
+    return sources
 
 
 def _letters(n: int) -> str:
