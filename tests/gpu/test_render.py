@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from arignote.backends.gpu import render
+from arignote.backends.gpu import render, render_index
 from arignote.scalar.composite import Composite
 from arignote.scalar.ops import TABLE, Cast
 
@@ -31,7 +31,11 @@ def kernels(d: render.Dialect) -> list[render.Kernel]:
         for dtype in ("float32", "int64", "uint8"):
             found.append(render.reduce(d, op, dtype, dtype, dtype, 2, 1))
     found += [render.softmax(d, "float32", "float32", 1, log) for log in (False, True)]
-    found += [render.gemm(d, dtype) for dtype in ("float32", "float64")]
+    found += [render.gemm(d, dtype, n_batch) for dtype in ("float32", "float64") for n_batch in (0, 2)]
+    for dtype in ("float32", "float64", "int64", "uint8", "bool"):
+        found += [render_index.argreduce(d, dtype, 1, 2, largest) for largest in (True, False)]
+        found += [render_index.take(d, dtype, 3)]
+        found += [render_index.inc_rows(d, dtype, dtype, 2, set_) for set_ in (True, False)]
     return found
 
 

@@ -13,10 +13,11 @@ import numpy as np
 
 from arignote.backends.gpu import render
 from arignote.backends.gpu.array import GpuArray
-from arignote.backends.gpu.type import GpuArrayType
+from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.ops import ScalarOp
-from arignote.tensor.subtensor import _numpy_index
+from arignote.tensor.blas import _mismatch
+from arignote.tensor.subtensor import _index_error, _numpy_index
 
 
 class GpuOp(Op):
@@ -35,6 +36,20 @@ class GpuOp(Op):
                 and out.is_c_contiguous):
             return out
         return GpuArray(context, shape, dtype)
+
+
+def host_variable(var: Variable) -> Variable:
+    """The user's variable behind transfers, so errors name what the user wrote."""
+    while var.owner is not None and isinstance(var.owner.op, (GpuFromHost, HostFromGpu)):
+        var = var.owner.inputs[0]
+    return var
+
+
+class HostNames:
+    """A GPU node as the tensor ops' error helpers see it: inputs are the user's variables."""
+
+    def __init__(self, node: Apply):
+        self.inputs = [host_variable(v) for v in node.inputs]
 
 
 def _kernels(node: Apply) -> dict:
@@ -124,7 +139,7 @@ class GpuCAReduce(GpuOp):
         kept = [i for i in range(x.ndim) if i not in self.axis]
         reduced = [x.shape[a] for a in self.axis]
         if self.scalar_op.name in ("maximum", "minimum") and 0 in reduced:
-            raise ValueError(f"{self}: the input has shape {x.shape}, and the "
+            raise ValueError(f"{self}: {host_variable(node.inputs[0]).describe()} has shape {x.shape}, and the "
                              f"{'max' if self.scalar_op.name == 'maximum' else 'min'} of no "
                              "elements is undefined: reduce only non-empty axes")
         ctx = node.outputs[0].type.context
@@ -201,8 +216,7 @@ class GpuDot(GpuOp):
         a, b = inputs
         k_a, k_b = a.shape[-1], b.shape[0]
         if k_a != k_b:
-            raise ValueError(f"{self}: shapes {a.shape} and {b.shape} are not aligned: "
-                             f"{k_a} (last axis of the first) != {k_b} (first axis of the second)")
+            raise _mismatch("dot", HostNames(node), a, b, a.ndim - 1, 0)
         ctx = node.outputs[0].type.context
         shape = a.shape[:-1] + b.shape[1:]
         out = self.output(output_storage[0], ctx, shape, a.dtype)
@@ -220,7 +234,7 @@ class GpuDot(GpuOp):
                 args = [c2.buffer, np.int64(c2.offset), np.int64(c2.strides[0]), np.int64(c2.strides[1])]
                 for x in (a2, b2):
                     args += [x.buffer, np.int64(x.offset), np.int64(x.strides[0]), np.int64(x.strides[1])]
-                args += [np.int64(m), np.int64(n), np.int64(k_a)]
+                args += [np.int64(m), np.int64(n), np.int64(k_a), a.dtype.type(1), a.dtype.type(0)]
                 tile = render.TILE
                 ctx.launch(memo["gemm"], (-(-n // tile) * tile, -(-m // tile) * tile), (tile, tile), args)
         output_storage[0][0] = out
@@ -241,29 +255,37 @@ class GpuSubtensor(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, *entries = inputs
-        index = list(_numpy_index(self.idx_list, entries))
-        shape, strides, offset, dim = [], [], x.offset, 0
-        for item in index:
-            if item is None:
-                shape.append(1)
-                strides.append(0)
-                continue
-            n = x.shape[dim]
-            if isinstance(item, slice):
-                start, stop, step = item.indices(n)
-                shape.append(len(range(start, stop, step)))
-                strides.append(x.strides[dim] * step)
-                if shape[-1]:
-                    offset += start * x.strides[dim]
-            else:
-                i = int(item)
-                if not -n <= i < n:
-                    raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
-                offset += (i + n if i < 0 else i) * x.strides[dim]
-            dim += 1
-        shape += x.shape[dim:]
-        strides += x.strides[dim:]
-        output_storage[0][0] = x.view(shape, strides, offset)
+        index = _numpy_index(self.idx_list, entries)
+        try:
+            output_storage[0][0] = basic_view(x, index)
+        except IndexError as err:
+            raise _index_error(HostNames(node), x, index, err) from None
+
+
+def basic_view(x: GpuArray, index: Sequence) -> GpuArray:
+    """``x[index]`` for a basic numpy index (ints, slices, None) as a view of ``x``."""
+    shape, strides, offset, dim = [], [], x.offset, 0
+    for item in index:
+        if item is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        n = x.shape[dim]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(n)
+            shape.append(len(range(start, stop, step)))
+            strides.append(x.strides[dim] * step)
+            if shape[-1]:
+                offset += start * x.strides[dim]
+        else:
+            i = int(item)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            offset += (i + n if i < 0 else i) * x.strides[dim]
+        dim += 1
+    shape += x.shape[dim:]
+    strides += x.strides[dim:]
+    return x.view(shape, strides, offset)
 
 
 class GpuAlloc(GpuOp):
@@ -284,8 +306,8 @@ class GpuAlloc(GpuOp):
             raise ValueError(f"alloc: negative length in shape {shape}")
         tail = shape[len(shape) - value.ndim:] if value.ndim else ()
         if any(v != 1 and v != s for v, s in zip(value.shape, tail)):
-            raise ValueError(f"alloc: the value of shape {value.shape} does not broadcast to the "
-                             f"shape {shape}")
+            raise ValueError(f"alloc: the value {host_variable(node.inputs[0]).describe()} of shape "
+                             f"{value.shape} does not broadcast to the shape {shape}")
         ctx = node.outputs[0].type.context
         out = self.output(output_storage[0], ctx, shape, value.dtype)
         ctx.copy_into(out, value)

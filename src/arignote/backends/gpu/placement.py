@@ -21,7 +21,6 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.alloc import Alloc
-from arignote.tensor.blas import Dot, TensorDot
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.reduction import CAReduce
@@ -59,7 +58,7 @@ class Placement(GraphRewriter):
 
     def apply(self, fgraph: FunctionGraph) -> int:
         ctx = get_context(None)
-        reasons: dict[tuple, str] = {}
+        reasons: dict[Any, str] = {}  # by node and by (op class, inputs): see reason_for
         fgraph.placement = reasons
         if ctx is None:
             return 0
@@ -74,11 +73,12 @@ class Placement(GraphRewriter):
                 _check_dtypes(ctx, node.outputs)
                 new = lowering(node, ctx, _on_gpu)
             except StaysOnCpu as why:
-                reasons[_key(node)] = str(why)
+                reasons[_key(node)] = reasons[node] = str(why)
                 _warn_float64(node, str(why))
                 continue
-            for old, out in zip(node.outputs, new):
-                fgraph.replace(old, HostFromGpu()(out), reason=self.name)
+            for old, out in zip(node.outputs, new):  # a shape read is already a host value
+                host = out if out.type == old.type else HostFromGpu()(out)
+                fgraph.replace(old, host, reason=self.name)
             changes += 1
         for node in fgraph.toposort():  # GpuFromHost(HostFromGpu(x)) is x
             source = node.inputs[0].owner if node.inputs else None
@@ -92,6 +92,14 @@ class Placement(GraphRewriter):
 def _key(node: Apply) -> tuple:
     # The in-place rewrite later rebuilds nodes with the same op class and inputs.
     return (type(node.op), tuple(node.inputs))
+
+
+def reason_for(fgraph: FunctionGraph, node: Apply) -> str | None:
+    """Why placement left ``node`` on the CPU: found by the node itself (whose inputs
+    a later rewrite may have replaced), or by op class and inputs (a node the
+    in-place rewrite rebuilt)."""
+    reasons = getattr(fgraph, "placement", {})
+    return reasons.get(node) or reasons.get(_key(node))
 
 
 def _on_gpu(var: Variable) -> Variable:
@@ -118,17 +126,17 @@ def _warn_float64(node: Apply, reason: str) -> None:
 def explain(fn: Any, file: Any = None) -> str:
     """Print (and return) each node of compiled ``fn``: where it runs, and why not on the GPU."""
     fgraph = fn.maker.fgraph
-    reasons = getattr(fgraph, "placement", {})
     lines = []
     for node in fgraph.toposort():
         if isinstance(node.op, TRANSFERS):
             where, why = "transfer", ""
         elif isinstance(node.op, gpu.GpuOp):
-            ctx = node.outputs[0].type.context
+            ctx = next(v.type for v in node.outputs + node.inputs
+                       if isinstance(v.type, GpuArrayType)).context
             where, why = f"gpu ({ctx.device.name})", ""
         else:
             where = "cpu"
-            why = reasons.get(_key(node)) or ("device is cpu" if config.device == "cpu"
+            why = reason_for(fgraph, node) or ("device is cpu" if config.device == "cpu"
                                               else "placed after the GPU pass")
         lines.append(f"{node}\n    device: {where}" + (f"\n    reason: {why}" if why else ""))
     text = "\n".join(lines)
@@ -151,9 +159,21 @@ def _elemwise(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     return [gpu.GpuElemwise(op.scalar_op)(*[on_gpu(i) for i in node.inputs])]
 
 
+def input_on_gpu(var: Variable) -> Variable:
+    """``var`` on the GPU if it is there already; a metadata op (view, shape,
+    reshape) of a host value stays with it, as moving it would only add a transfer."""
+    if isinstance(var.type, GpuArrayType):
+        return var
+    if var.owner is not None and isinstance(var.owner.op, HostFromGpu):
+        return var.owner.inputs[0]
+    raise StaysOnCpu("its input is a host value, and a view, shape or reshape of it moves no "
+                     "data: it runs where its input is")
+
+
 @register_lowering(DimShuffle)
 def _dimshuffle(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
-    return [gpu.GpuDimShuffle(node.op.input_broadcastable, node.op.new_order)(on_gpu(node.inputs[0]))]
+    x = input_on_gpu(node.inputs[0])
+    return [gpu.GpuDimShuffle(node.op.input_broadcastable, node.op.new_order)(x)]
 
 
 @register_lowering(CAReduce)
@@ -186,35 +206,11 @@ register_lowering(Softmax)(_softmax(gpu.GpuSoftmax))
 register_lowering(LogSoftmax)(_softmax(gpu.GpuLogSoftmax))
 
 
-@register_lowering(Dot)
-def _dot(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
-    a, b = node.inputs
-    if a.type.ndim > 2 or b.type.ndim > 2:
-        raise StaysOnCpu("GpuDot takes vectors and matrices; higher ranks stay on the CPU")
-    _check_dot(ctx, a, b)
-    return [gpu.GpuDot()(on_gpu(a), on_gpu(b))]
-
-
 def _check_dot(ctx: GpuContext, a: Variable, b: Variable) -> None:
     if a.type.dtype != b.type.dtype or a.type.dtype not in ("float32", "float64"):
         raise StaysOnCpu(f"GpuDot multiplies float32 or float64 of one dtype, got "
                          f"{a.type.dtype} and {b.type.dtype}")
     _check_dtypes(ctx, [a, b])
-
-
-@register_lowering(TensorDot)
-def _tensordot(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
-    """One contracted axis of a matrix or vector on each side: a GpuDot of transposed views."""
-    (axes_a, axes_b) = node.op.axes
-    a, b = node.inputs
-    if len(axes_a) != 1 or a.type.ndim > 2 or b.type.ndim > 2:
-        raise StaysOnCpu("GpuDot takes one contracted axis of vectors and matrices")
-    order_a = [i for i in range(a.type.ndim) if i != axes_a[0]] + [axes_a[0]]
-    order_b = [axes_b[0]] + [i for i in range(b.type.ndim) if i != axes_b[0]]
-    a_view = gpu.GpuDimShuffle(a.type.broadcastable, order_a)(on_gpu(a))
-    b_view = gpu.GpuDimShuffle(b.type.broadcastable, order_b)(on_gpu(b))
-    _check_dot(ctx, a, b)
-    return [gpu.GpuDot()(a_view, b_view)]
 
 
 @register_lowering(Subtensor)
@@ -234,3 +230,6 @@ def _alloc(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
 
 
 rewrites.register(Placement(), "placement", "fast_run", "fast_compile", "gpu")
+
+# The op modules register their lowerings on import.
+from arignote.backends.gpu import ops_blas, ops_index, ops_join, ops_shape  # noqa: E402,F401

@@ -227,30 +227,44 @@ def softmax(d: Dialect, in_dtype: str, out_dtype: str, n_kept: int, log: bool) -
     return Kernel("softmax", source, (in_dtype, out_dtype))
 
 
-def gemm(d: Dialect, dtype: str) -> Kernel:
-    """``C[M,N] = A[M,K] @ B[K,N]`` in TILE x TILE tiles staged in local memory;
-    A and B are read through their strides, so transposed views cost nothing."""
+def gemm(d: Dialect, dtype: str, n_batch: int = 0) -> Kernel:
+    """``C[M,N] = alpha * A[M,K] @ B[K,N] + beta * C`` in TILE x TILE tiles staged in
+    local memory (C is not read when beta is 0). A and B are read through their
+    strides, so transposed views cost nothing. ``n_batch`` leading dimensions
+    (lengths ``nb0..``, strides ``ab0.. bb0.. cb0..``, 0 where an operand
+    broadcasts) are the third launch dimension: one kernel for a batched matmul."""
     t = d.ctype(dtype)
     params = [_ptr(d, dtype, "c"), "const index_t c_off", "const index_t cs0", "const index_t cs1",
               _ptr(d, dtype, "a", True), "const index_t a_off", "const index_t as0", "const index_t as1",
               _ptr(d, dtype, "b", True), "const index_t b_off", "const index_t bs0", "const index_t bs1",
-              "const index_t M", "const index_t N", "const index_t K"]
+              "const index_t M", "const index_t N", "const index_t K", f"const {t} alpha",
+              f"const {t} beta"]
+    params += [f"const index_t nb{i}, const index_t ab{i}, const index_t bb{i}, const index_t cb{i}"
+               for i in range(n_batch)]
     if d is CUDA:
         row, col = "(blockIdx.y * TILE + threadIdx.y)", "(blockIdx.x * TILE + threadIdx.x)"
-        ly, lx = "threadIdx.y", "threadIdx.x"
+        ly, lx, batch = "threadIdx.y", "threadIdx.x", "blockIdx.z"
     else:
         row, col = "get_global_id(1)", "get_global_id(0)"
-        ly, lx = "get_local_id(1)", "get_local_id(0)"
+        ly, lx, batch = "get_local_id(1)", "get_local_id(0)", "get_global_id(2)"
+    batch_lines = [f"index_t g = {batch};"] if n_batch else []
+    for i in reversed(range(n_batch)):
+        batch_lines.append(f"{{ const index_t q = g % nb{i}; g /= nb{i}; ao += q * ab{i}; "
+                           f"bo += q * bb{i}; co += q * cb{i}; }}")
     source = (
         f"{d.prelude((dtype,))}#define TILE {TILE}\n{d.kernel} gemm({', '.join(params)}) {{\n"
         f"  {d.local}{t} ta[TILE][TILE];\n  {d.local}{t} tb[TILE][TILE];\n"
         f"  const index_t row = {row}, col = {col};\n"
         f"  const int ly = {ly}, lx = {lx};\n  {t} acc = 0;\n"
-        f"  for (index_t k0 = 0; k0 < K; k0 += TILE) {{\n"
-        f"    ta[ly][lx] = (row < M && k0 + lx < K) ? a[a_off + row * as0 + (k0 + lx) * as1] : 0;\n"
-        f"    tb[ly][lx] = (k0 + ly < K && col < N) ? b[b_off + (k0 + ly) * bs0 + col * bs1] : 0;\n"
+        f"  index_t ao = a_off, bo = b_off, co = c_off;\n"
+        + "".join(f"  {line}\n" for line in batch_lines)
+        + f"  for (index_t k0 = 0; k0 < K; k0 += TILE) {{\n"
+        f"    ta[ly][lx] = (row < M && k0 + lx < K) ? a[ao + row * as0 + (k0 + lx) * as1] : 0;\n"
+        f"    tb[ly][lx] = (k0 + ly < K && col < N) ? b[bo + (k0 + ly) * bs0 + col * bs1] : 0;\n"
         f"    {d.barrier}\n"
         f"    for (int k = 0; k < TILE; ++k) acc += ta[ly][k] * tb[k][lx];\n"
         f"    {d.barrier}\n  }}\n"
-        f"  if (row < M && col < N) c[c_off + row * cs0 + col * cs1] = acc;\n}}\n")
+        f"  if (row < M && col < N) {{\n"
+        f"    const index_t at = co + row * cs0 + col * cs1;\n"
+        f"    c[at] = beta == 0 ? alpha * acc : alpha * acc + beta * c[at];\n  }}\n}}\n")
     return Kernel("gemm", source, (dtype,))

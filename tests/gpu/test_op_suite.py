@@ -1,0 +1,107 @@
+"""The core op test modules, run again on every GPU backend.
+
+The cpu leg of the suite is tests/tensor itself; here every test function of
+those modules is collected a second time, parametrized over ``opencl`` (PoCL
+in CI) and ``cuda`` (skipped cleanly without a device), and called as it is
+under ``config.device``. So the same graphs are compiled with the placement
+pass active and checked against the same numpy references.
+
+Each call also checks the placement pass's own claims: every node of every
+graph it placed either runs as a ``Gpu*`` op or a transfer, or carries the
+reason it stayed on the CPU, and no node whose op has a GPU lowering stays on
+the CPU for want of a kernel. Hypothesis tests draw fewer examples on a GPU
+(each new kernel costs a compile; PoCL caches them on disk across runs).
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+from typing import Any, Callable
+
+import pytest
+from hypothesis import settings
+
+from arignote.backends.gpu import placement
+from arignote.backends.gpu.ops import GpuOp
+from tests.gpu.conftest import use
+from tests.tensor import (test_alloc, test_blas, test_join, test_nnet, test_reduction, test_shape,
+                          test_subtensor)
+
+MODULES = [test_shape, test_reduction, test_blas, test_join, test_alloc, test_subtensor, test_nnet]
+GPU_EXAMPLES = 6
+
+# Tests about the CPU implementation itself rather than an op's values: which
+# Python object perform returns, or the numpy view it hands out.
+CPU_ONLY: dict[str, str] = {}
+
+
+@pytest.fixture(params=["opencl", "cuda"])
+def gpu_device(request):
+    with use({"opencl": "opencl", "cuda": "cuda0"}[request.param]):
+        yield request.param
+
+
+@contextlib.contextmanager
+def placed_graphs():
+    """Collects every FunctionGraph the placement pass runs on."""
+    seen: list = []
+    apply = placement.Placement.apply
+
+    def recording(self, fgraph):
+        seen.append(fgraph)
+        return apply(self, fgraph)
+
+    placement.Placement.apply = recording
+    try:
+        yield seen
+    finally:
+        placement.Placement.apply = apply
+
+
+def check_placement(fgraph) -> None:
+    for node in fgraph.toposort():
+        if isinstance(node.op, (GpuOp, *placement.TRANSFERS)):
+            continue
+        why = placement.reason_for(fgraph, node)
+        assert why is not None, f"{node} stayed on the CPU and placement gave no reason"
+        assert not (why.startswith("no GPU kernel") and type(node.op) in placement._LOWERINGS), (
+            f"{node}: {why}, yet {type(node.op).__name__} has a GPU lowering")
+
+
+@contextlib.contextmanager
+def fewer_examples(fn: Callable):
+    """Hypothesis reads the settings it was decorated with; lower max_examples for one call."""
+    current = getattr(fn, "_hypothesis_internal_use_settings", None)
+    if current is None:
+        yield
+        return
+    fn._hypothesis_internal_use_settings = settings(current, max_examples=GPU_EXAMPLES)
+    try:
+        yield
+    finally:
+        fn._hypothesis_internal_use_settings = current
+
+
+def on_gpu(fn: Callable, name: str) -> Callable:
+    def test(gpu_device: str, **kwargs: Any) -> None:
+        if name in CPU_ONLY:
+            pytest.skip(CPU_ONLY[name])
+        with placed_graphs() as graphs, fewer_examples(fn):
+            fn(**kwargs)
+        for fgraph in graphs:
+            check_placement(fgraph)
+
+    parameters = [inspect.Parameter("gpu_device", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    test.__signature__ = inspect.Signature(parameters + list(inspect.signature(fn).parameters.values()))
+    test.__name__ = test.__qualname__ = name
+    test.__doc__ = fn.__doc__
+    test.pytestmark = list(getattr(fn, "pytestmark", []))
+    return test
+
+
+for _module in MODULES:
+    _short = _module.__name__.rsplit(".", 1)[-1][len("test_"):]
+    for _name, _fn in vars(_module).items():
+        if _name.startswith("test_") and callable(_fn) and getattr(_fn, "__module__", None) == _module.__name__:
+            _full = f"test_{_short}__{_name[len('test_'):]}"
+            globals()[_full] = on_gpu(_fn, _full)
