@@ -78,6 +78,8 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
         _check_state(outputs[i], *infos[i], i)
 
     step_updates = _with_default_updates(step_updates, outputs + ([condition] if condition is not None else []))
+    # A shared variable on a GPU takes its update there, as function() does for its updates.
+    step_updates = {s: _to_target_type(s, e) for s, e in step_updates.items()}
     shared_targets = list(step_updates)
     carry_vars = [s.type(f"{s.name or 'shared'}[t-1]") for s in shared_targets]
     roots = ([outputs[i] for i in state_idx] + [outputs[i] for i in nit_idx]
@@ -227,6 +229,11 @@ def _split_return(value: Any) -> tuple[list[Variable], dict, Variable | None]:
 def _as_variable(value: Any) -> Variable:
     """Update expressions may be of any type (random states are not tensors)."""
     return value if isinstance(value, Variable) else as_tensor_variable(value)
+
+
+def _to_target_type(target: SharedVariable, expr: Variable) -> Variable:
+    converted = target.type.convert_variable(expr)
+    return expr if converted is None else converted
 
 
 def _check_state(output: Variable, initial: Variable, taps: tuple[int, ...], i: int) -> None:

@@ -106,10 +106,10 @@ class Scan(Op):
         in_seqs, in_states, in_carries, in_nonseqs = self.split_inner_inputs()
         for outer, inner_vars in zip(seqs, in_seqs):
             for inner in inner_vars:
-                _check_row(outer, inner, "sequence")
+                self._check_row(outer, inner, "sequence")
         for outer, inner_vars in zip(inits, in_states):
             for inner in inner_vars:
-                _check_row(outer, inner, "initial state")
+                self._check_row(outer, inner, "initial state")
         for outer, inner in zip(carries + nonseqs, in_carries + in_nonseqs):
             if outer.type != inner.type:
                 raise TypeError(f"{self}: outer input {outer.describe()} is {outer.type}, but the inner "
@@ -117,7 +117,7 @@ class Scan(Op):
         outs = self.inner_outputs
         for k, (outer, out) in enumerate(zip(inits + carries, outs[:self.n_states] + outs[
                 self.n_states + self.n_nit:self.n_states + self.n_nit + self.n_carry])):
-            if not isinstance(outer.type, TensorType):
+            if not self._is_array(outer.type):
                 if out.type != outer.type:
                     raise TypeError(f"scan: the step updates {outer.describe()} ({outer.type}) to a "
                                     f"value of type {out.type}")
@@ -132,15 +132,55 @@ class Scan(Op):
                     f"result with tensor.cast(..., {outer.type.dtype!r}) or change the initial value")
         outputs = []
         for init, out in zip(inits, outs):
-            outputs.append(TensorType(init.type.dtype, (False,) + init.type.broadcastable[1:])())
+            outputs.append(self._array_type(init.type, (False,) + init.type.broadcastable[1:])())
         for out in outs[self.n_states:self.n_states + self.n_nit]:
-            outputs.append(TensorType(out.type.dtype, (False,) + out.type.broadcastable)())
+            outputs.append(self._array_type(out.type, (False,) + out.type.broadcastable)())
         for carry in carries:
             outputs.append(carry.type())
         return Apply(self, [n_steps] + inputs, outputs)
 
+    def _check_row(self, outer: Variable, inner: Variable, what: str) -> None:
+        """``inner`` must be the type of one row of ``outer``."""
+        otype = outer.type
+        if not self._is_array(otype) or otype.ndim < 1:
+            raise TypeError(f"scan: the {what} {outer.describe()} must have a leading time dimension, "
+                            f"got {getattr(otype, 'describe', lambda: str(otype))()}")
+        row = self._array_type(otype, otype.broadcastable[1:])
+        if row != inner.type:
+            raise TypeError(f"scan: one step of the {what} {outer.describe()} is {row.describe()}, but "
+                            f"the inner graph expects {inner.type.describe()}")
+
+    # ------------------------------------------------------------ arrays
+    # The loop's buffers are numpy arrays here; the GPU scan (backends/gpu/scan.py)
+    # overrides these few primitives for device arrays and keeps the loop itself.
+    @staticmethod
+    def _is_array(t: Any) -> bool:
+        return isinstance(t, TensorType)
+
+    @staticmethod
+    def _array_type(like: Any, broadcastable: Sequence[bool]) -> Any:
+        """The type of an array of ``like``'s dtype (and device) with these dimensions."""
+        return TensorType(like.dtype, broadcastable)
+
+    @staticmethod
+    def _empty(like: Any, shape: tuple, dtype: Any) -> Any:
+        """A new buffer where ``like`` (a value or a type) lives."""
+        return np.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def _row(a: Any, i: int) -> Any:
+        return a[i, ...]
+
+    @staticmethod
+    def _head(a: Any, k: int) -> Any:
+        return a[:k]
+
+    @staticmethod
+    def _write(dst: Any, value: Any) -> None:
+        dst[...] = value
+
     # ------------------------------------------------------------ running
-    def _compiled(self) -> Any:
+    def inner_function(self) -> Any:
         """The inner function, compiled on first use and kept for every later step and call."""
         if self._fn is None:
             outs = self.inner_outputs
@@ -154,7 +194,7 @@ class Scan(Op):
         return self._fn
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        fn = self._compiled()
+        fn = self.inner_function()
         n_steps, seqs, inits, carries, nonseqs = self.split_outer_inputs(inputs)
         n = int(n_steps)
         if n < 0:
@@ -174,17 +214,17 @@ class Scan(Op):
             if init.shape[0] != m:
                 raise ValueError(f"{self}: the initial value of recurrent output {i} has "
                                  f"{init.shape[0]} rows, but taps {list(taps)} need exactly {m}")
-            buf = np.empty((m + n,) + init.shape[1:], dtype=init.dtype)
-            buf[:m] = init
+            buf = self._empty(init, (m + n,) + init.shape[1:], init.dtype)
+            self._write(self._head(buf, m), init)
             buffers.append(buf)
         nits: list[np.ndarray | None] = [None] * self.n_nit
         carried = list(carries)
         steps = n
         for t in range(n):
-            args = [seq[t + offset, ...] for reads in seq_reads for seq, offset in reads]
+            args = [self._row(seq, t + offset) for reads in seq_reads for seq, offset in reads]
             for buf, taps in zip(buffers, self.state_taps):
                 m = -min(taps)
-                args.extend(buf[m + t + k, ...] for k in taps)
+                args.extend(self._row(buf, m + t + k) for k in taps)
             results = fn(*args, *carried, *nonseqs)
             for i, buf in enumerate(buffers):
                 row = results[i]
@@ -192,38 +232,27 @@ class Scan(Op):
                     raise ValueError(f"{self}: step {t} of recurrent output {i} has shape {row.shape}, "
                                      f"but its initial value's rows have shape {buf.shape[1:]}: the "
                                      "step function must keep the shape of each recurrent output")
-                buf[-min(self.state_taps[i]) + t] = row
+                self._write(self._row(buf, -min(self.state_taps[i]) + t), row)
             for j in range(self.n_nit):
                 row = results[self.n_states + j]
                 if nits[j] is None:
-                    nits[j] = np.empty((n,) + row.shape, dtype=row.dtype)
+                    nits[j] = self._empty(row, (n,) + row.shape, row.dtype)
                 elif row.shape != nits[j].shape[1:]:
                     raise ValueError(f"{self}: step {t} of output {self.n_states + j} has shape "
                                      f"{row.shape}, but step 0 had {nits[j].shape[1:]}: every step "
                                      "must give the same shape")
-                nits[j][t] = row
+                self._write(self._row(nits[j], t), row)
             carried = results[self.n_states + self.n_nit:self.n_states + self.n_nit + self.n_carry]
             if self.as_while and results[-1]:
                 steps = t + 1
                 break
-        outputs = [buf[:-min(taps) + steps] for buf, taps in zip(buffers, self.state_taps)]
+        outputs = [self._head(buf, -min(taps) + steps) for buf, taps in zip(buffers, self.state_taps)]
         for j, arr in enumerate(nits):
             if arr is None:
-                var = self.inner_outputs[self.n_states + j]
-                arr = np.empty((0,) * (var.type.ndim + 1), dtype=var.type.dtype)
-            outputs.append(arr[:steps])
+                var = node.outputs[self.n_states + j]
+                arr = self._empty(var.type, (0,) * var.type.ndim, var.type.dtype)
+            outputs.append(self._head(arr, steps))
         outputs.extend(carried)
         for cell, value in zip(output_storage, outputs):
             cell[0] = value
 
-
-def _check_row(outer: Variable, inner: Variable, what: str) -> None:
-    """``inner`` must be the type of one row of ``outer``."""
-    otype = outer.type
-    if not isinstance(otype, TensorType) or otype.ndim < 1:
-        raise TypeError(f"scan: the {what} {outer.describe()} must have a leading time dimension, "
-                        f"got {getattr(otype, 'describe', lambda: str(otype))()}")
-    row = TensorType(otype.dtype, otype.broadcastable[1:])
-    if row != inner.type:
-        raise TypeError(f"scan: one step of the {what} {outer.describe()} is {row.describe()}, but "
-                        f"the inner graph expects {inner.type.describe()}")

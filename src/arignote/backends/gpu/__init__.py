@@ -9,7 +9,7 @@ from arignote.backends.gpu.context import DeviceUnavailable, GpuContext, get_con
 from arignote.backends.gpu.placement import explain
 from arignote.backends.gpu.type import (GpuArrayType, GpuArraySharedVariable, GpuFromHost,
                                         GpuToGpu, HostFromGpu)
-from arignote.backends.gpu import mrg  # noqa: F401  (registers the lowering of MRG draws)
+from arignote.backends.gpu import mrg, scan  # noqa: F401  (register the lowerings of MRG draws and Scan)
 
 __all__ = ["GpuArray", "GpuArrayType", "GpuArraySharedVariable", "GpuContext", "GpuFromHost",
            "GpuToGpu", "HostFromGpu", "DeviceUnavailable", "explain", "get_context"]

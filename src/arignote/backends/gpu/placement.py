@@ -8,6 +8,8 @@ which :func:`explain` prints.
 """
 from __future__ import annotations
 
+import io
+import textwrap
 import warnings
 from typing import Any, Callable
 
@@ -45,6 +47,8 @@ def register_lowering(op_class: type) -> Callable[[Lowering], Lowering]:
 
 def _check_dtypes(ctx: GpuContext, variables: list[Variable]) -> None:
     for var in variables:
+        if not hasattr(var.type, "dtype"):
+            continue  # not an array (a random generator's state): no kernel reads it
         reason = ctx.supports(var.type.dtype)
         if reason is not None:
             raise StaysOnCpu(reason + f" (variable {var.describe()})")
@@ -139,6 +143,10 @@ def explain(fn: Any, file: Any = None) -> str:
             why = reason_for(fgraph, node) or ("device is cpu" if config.device == "cpu"
                                               else "placed after the GPU pass")
         lines.append(f"{node}\n    device: {where}" + (f"\n    reason: {why}" if why else ""))
+        inner = getattr(node.op, "inner_function", None)
+        if inner is not None:  # a loop: where the nodes of its body run
+            body = explain(inner(), file=io.StringIO())
+            lines.append("    inner graph:\n" + textwrap.indent(body, " " * 8))
     text = "\n".join(lines)
     print(text, file=file)
     return text
