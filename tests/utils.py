@@ -7,6 +7,7 @@ import numpy as np
 
 from arignote import function
 from arignote import tensor as T
+from arignote.graph.basic import Apply, Op
 from arignote.tensor.shape import shape_i
 from arignote.tensor.variable import as_tensor_variable
 
@@ -59,3 +60,18 @@ def check_infer_shape(inputs: Sequence[Any], outputs: Any, values: Sequence[Any]
             assert isinstance(entry, int) or entry.dtype == "int64", entry
         computed = run(inputs, [out] + [as_tensor_variable(s) for s in inferred], *values)
         assert tuple(int(s) for s in computed[1:]) == computed[0].shape
+
+
+class AddOneInplace(Op):
+    """A toy in-place op: overwrites its input with input + 1 (declares destroy_map)."""
+
+    destroy_map = {0: [0]}
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        (x,) = inputs
+        x += 1
+        output_storage[0][0] = x

@@ -1,4 +1,4 @@
-"""The memory-aliasing promises of DESIGN.md, one test per row and rule.
+"""The memory-aliasing promises of docs/architecture.md, one test per row and rule.
 
 Each test mutates or reuses memory in the way the promise forbids (or allows)
 and checks what the caller observes, so a broken promise fails here.
@@ -8,23 +8,7 @@ import pytest
 
 from arignote import In, Out, function, shared
 from arignote import tensor as T
-from arignote.graph.basic import Apply, Op
-from arignote.tensor.variable import as_tensor_variable
-
-
-class AddOneInplace(Op):
-    """A toy in-place op: overwrites its input with input + 1 (declares destroy_map)."""
-
-    destroy_map = {0: [0]}
-
-    def make_node(self, x):
-        x = as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node, inputs, output_storage):
-        (x,) = inputs
-        x += 1
-        output_storage[0][0] = x
+from tests.utils import AddOneInplace
 
 
 def shares(a, b):

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from arignote import In, MissingInputError, UnusedInputError, config, function, shared
 from arignote import tensor as T
+from tests.utils import AddOneInplace
 
 NUMERIC = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "complex64", "complex128"]
@@ -246,7 +247,6 @@ def test_inputs_must_be_a_list_of_variables():
 
 
 def test_graph_that_overwrites_an_input_needs_accept_inplace():
-    from tests.compile.test_aliasing import AddOneInplace
     x = T.vector("x")
     with pytest.raises(TypeError, match="accept_inplace=True"):
         function([x], AddOneInplace()(x))

@@ -5,10 +5,12 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.special import polygamma
 
 import arignote
 from arignote import function, shared, tensor as T
 from arignote.gradient import DisconnectedInputError, GradientError, grad, verify_grad
+from arignote.tensor.grad import elemwise
 from arignote.tensor.type import TensorType
 
 
@@ -169,7 +171,6 @@ def test_max_gradient_goes_to_the_maximum():
 
 
 def test_psi_gradient_is_trigamma_and_its_own_is_refused():
-    from scipy.special import polygamma
     x = T.dvector("x")
     g = grad(T.psi(x).sum(), x)
     xv = np.array([0.5, 2.0])
@@ -185,7 +186,6 @@ def test_op_without_gradient_is_named():
 
 
 def test_verify_grad_reports_a_wrong_gradient(monkeypatch):
-    from arignote.tensor.grad import elemwise
     monkeypatch.setitem(elemwise.RULES, "sin", lambda inputs, out, gz: [gz * T.cos(inputs[0]) * 1.01])
     with pytest.raises(GradientError, match=r"input 0 \(shape \(3,\)\).*index \(\d,\)"):
         verify_grad(T.sin, [np.array([0.1, 0.2, 0.3])])

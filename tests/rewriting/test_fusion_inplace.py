@@ -11,7 +11,9 @@ from arignote import In, Out, config, function, shared
 from arignote import tensor as T
 from arignote.compile.mode import FAST_COMPILE, FAST_RUN
 from arignote.gradient import grad
+from arignote.graph.rewriting.db import rewrites
 from arignote.graph.traversal import io_toposort
+from arignote.tensor.rewrites.fusion import MAX_INPUTS
 from tests.rewriting.rewrite_utils import NO_REWRITES, check_same_values, op_names
 
 rng = np.random.default_rng(0)
@@ -122,7 +124,6 @@ def test_no_phase_grows_the_gradient_graph_of_a_3_layer_mlp(phase):
 
 
 def test_fast_run_is_the_default_and_includes_in_place_rewrites():
-    from arignote.graph.rewriting.db import rewrites
     assert config.mode == "FAST_RUN"
     names = {e.name for e in rewrites.entries.values() if e.phase == "inplace" and "fast_run" in e.tags}
     assert {"inplace_elemwise", "inplace_gemm"} <= names
@@ -140,7 +141,6 @@ def test_a_transpose_is_lifted_up_a_1000_deep_chain_in_one_pass():
 
 
 def test_a_chain_with_more_inputs_than_a_kernel_takes_is_fused_in_pieces():
-    from arignote.tensor.rewrites.fusion import MAX_INPUTS
     xs = [T.dvector(f"x{i}") for i in range(3 * MAX_INPUTS)]
     out = xs[0]
     for x in xs[1:]:

@@ -7,6 +7,7 @@ from arignote import tensor as T
 from arignote.graph.fg import FunctionGraph
 from arignote.tensor.rewrites.shape_feature import ShapeFeature, ShapeMismatchError, shape_feature
 from tests.rewriting.rewrite_utils import check_same_values, op_names, phase_mode
+from tests.utils import AddOneInplace
 
 CANON = phase_mode("canonicalize")
 rng = np.random.default_rng(0)
@@ -68,8 +69,6 @@ def test_fixed_lengths_that_cannot_meet_fail_at_compile_time():
 
 
 def test_an_op_without_infer_shape_reads_its_own_length():
-    from tests.compile.test_aliasing import AddOneInplace
-
     class NoShape(AddOneInplace):
         destroy_map = {}
 

@@ -6,6 +6,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from arignote import function
 from arignote import tensor as T
 from arignote.tensor.shape import Shape_i
 from arignote.tensor.subtensor import (AdvancedIncSubtensor, AdvancedIncSubtensor1, AdvancedSubtensor,
@@ -271,7 +272,6 @@ def test_set_subtensor_reuses_its_buffer_but_never_the_input():
     v = value((3, 3))
     x = var_for(v)
     out = T.set_subtensor(x[0], 0.0)
-    from arignote import function
     fn = function([x], out)
     first = fn(v).copy()
     second = fn(v)
