@@ -81,6 +81,8 @@ def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None]:
 
 
 class _TreePrinter:
+    """The lines of one ``debugprint`` call; ids and expanded nodes are shared by all its trees."""
+
     def __init__(self, print_type: bool, ids: str, order: dict[Apply, int] | None):
         self.print_type = print_type
         self.ids = ids

@@ -55,7 +55,6 @@ def second(model: Any, value: Any) -> Variable:
 
 
 fill = second
-fill.__doc__ = second.__doc__
 
 
 def zeros_like(x: Any, dtype: str | None = None) -> Variable:
