@@ -61,7 +61,8 @@ class IndexOp(Op):
                        for v in (item if isinstance(item, IndexSlice) else (item,)))
         expected += sum(item == ARRAY for item in self.idx_list)
         if len(entries) != expected:
-            raise TypeError(f"{self} takes {expected} index inputs, got {len(entries)}")
+            raise TypeError(f"{self} takes {expected} index inputs, got {len(entries)}: one per "
+                            "'?' and '[]' in its index")
         return [as_tensor_variable(e) for e in entries]
 
 
@@ -116,10 +117,12 @@ class AdvancedSubtensor1(Op):
         x = as_tensor_variable(x)
         ilist = as_tensor_variable(ilist)
         if x.ndim == 0:
-            raise IndexError(f"cannot index the scalar {x.describe()} with an array")
+            raise IndexError(f"cannot index the scalar {x.describe()} with an array: a 0-d tensor "
+                             "has no axis to index")
         if ilist.ndim != 1 or ilist.dtype not in INTEGER:
             raise TypeError(f"AdvancedSubtensor1 takes an integer vector of indices, got "
-                            f"{ilist.describe()} ({ilist.type.describe()})")
+                            f"{ilist.describe()} ({ilist.type.describe()}): index with x[i] for "
+                            "other indices, or cast them with tensor.cast(i, 'int64')")
         return Apply(self, [x, ilist], [TensorType(x.dtype, (False,) + x.broadcastable[1:])()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
