@@ -40,7 +40,7 @@ def worker(quick: bool) -> dict:
     import numpy as np
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
-    rounds = 3 if quick else 7
+    rounds = 3 if quick else 9
     out: dict = {}
     for key, (desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
         for dtype in dtypes:

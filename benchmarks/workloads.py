@@ -316,16 +316,16 @@ def w6_jax(dtype):
 
 # name -> (description, dtypes, calls per timing, {framework: setup}, rtol for the check)
 WORKLOADS: dict[str, tuple] = {
-    "W1": ("seed loop: exp of a 230,400-element vector", ("float32", "float64"), 50,
+    "W1": ("seed loop: exp of a 230,400-element vector", ("float32", "float64"), 200,
            {"numpy": w1_numpy, "numpy (out=)": w1_numpy_out, "arignote": w1_arignote,
             "pytensor": w1_pytensor, "jax": w1_jax}, 1e-5),
     "W2": ("call overhead: x + 1 on a 10-element vector", ("float64",), 20000,
            {"numpy": w2_numpy, "arignote": w2_arignote, "arignote (trust_input)": w2_arignote_trusted,
             "pytensor": w2_pytensor, "jax": w2_jax}, 0),
-    "W3": ("fused chain tanh(a*x+b)*0.5 + exp(-x*x), 1e6 elements", ("float32",), 10,
+    "W3": ("fused chain tanh(a*x+b)*0.5 + exp(-x*x), 1e6 elements", ("float32",), 30,
            {"numpy": w3_numpy, "arignote": w3_arignote, "pytensor": w3_pytensor, "jax": w3_jax}, 1e-5),
-    "W4": ("one SGD step, 784-500-10 tanh/softmax MLP, batch 128", ("float32",), 5,
+    "W4": ("one SGD step, 784-500-10 tanh/softmax MLP, batch 128", ("float32",), 30,
            {"numpy": w4_numpy, "arignote": w4_arignote, "pytensor": w4_pytensor, "jax": w4_jax}, 1e-4),
-    "W6": ("(X @ W).sum(axis=1).max(), 1000x1000", ("float32",), 5,
+    "W6": ("(X @ W).sum(axis=1).max(), 1000x1000", ("float32",), 10,
            {"numpy": w6_numpy, "arignote": w6_arignote, "pytensor": w6_pytensor, "jax": w6_jax}, 1e-4),
 }

@@ -2,7 +2,9 @@
 
 ``Gemm`` is BLAS's ``Z * beta + alpha * dot(X, Y)`` on matrices; its in-place
 form overwrites ``Z``, and the in-place rewrite uses it only where the
-destroy check proves ``Z`` is needed nowhere else. ``SumOfSquares`` is
+destroy check proves ``Z`` is needed nowhere else. It goes through numpy's
+BLAS on purpose: scipy ships a second OpenBLAS whose thread pool, spinning
+beside numpy's, made every product several times slower on two threads. ``SumOfSquares`` is
 ``sum(x ** 2, axis)`` in one pass over ``x``, without the squared temporary.
 Neither has a gradient: rewrites run after gradients are built.
 """
@@ -12,7 +14,6 @@ import string
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.linalg import blas as _blas
 
 from arignote.graph.basic import Apply, Op
 from arignote.tensor.type import TensorType
@@ -59,19 +60,20 @@ class Gemm(Op):
         if z.shape != (x.shape[0], y.shape[1]) or x.shape[1] != y.shape[0]:
             raise ValueError(f"gemm: Z has shape {z.shape}, X {x.shape} and Y {y.shape}; "
                              "dot(X, Y) must have Z's shape")
-        out = z if self.inplace else np.array(z, order="C")
-        if not out.flags.c_contiguous or 0 in x.shape or 0 in z.shape:
-            result = z * beta + alpha * np.dot(x, y)
-            if self.inplace:
-                z[...] = result
-                result = z
-            output_storage[0][0] = result
+        product = np.dot(x, y)
+        if alpha != 1:
+            np.multiply(product, alpha, out=product)
+        if self.inplace:
+            if beta != 1:
+                np.multiply(z, beta, out=z)
+            np.add(z, product, out=z)
+            output_storage[0][0] = z
             return
-        # BLAS works in Fortran order: Z.T = alpha * Y.T @ X.T + beta * Z.T, where Z.T is
-        # Fortran-contiguous, so gemm writes straight into Z's memory.
-        fn = _blas.get_blas_funcs("gemm", (x, y, out))
-        fn(alpha.item(), y.T, x.T, beta=beta.item(), c=out.T, overwrite_c=True)
-        output_storage[0][0] = out
+        if beta == 1:
+            np.add(product, z, out=product)
+        elif beta != 0:
+            product += z * beta
+        output_storage[0][0] = product
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
