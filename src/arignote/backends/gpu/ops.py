@@ -21,9 +21,17 @@ from arignote.tensor.subtensor import _index_error, _numpy_index
 
 
 class GpuOp(Op):
-    """A GPU op; ``context_name`` picks the context its output lives on."""
+    """A GPU op; ``context_name`` picks the context its output lives on.
 
+    Ops whose identity is only their context use this ``__props__`` and
+    constructor as they are; the others declare their own.
+    """
+
+    __props__: tuple[str, ...] = ("context_name",)
     context_name: str | None = None
+
+    def __init__(self, context_name: str | None = None):
+        self.context_name = context_name
 
     def out_type(self, dtype: str, broadcastable: Sequence[bool]) -> GpuArrayType:
         return GpuArrayType(dtype, broadcastable, self.context_name)
@@ -203,11 +211,6 @@ class GpuLogSoftmax(_GpuSoftmaxBase):
 class GpuDot(GpuOp):
     """numpy.dot of matrices and vectors: cuBLAS on CUDA, the tiled GEMM kernel on OpenCL."""
 
-    __props__ = ("context_name",)
-
-    def __init__(self, context_name: str | None = None):
-        self.context_name = context_name
-
     def make_node(self, a: Variable, b: Variable) -> Apply:
         bc = a.type.broadcastable[:-1] + (b.type.broadcastable[-1:] if b.type.ndim == 2 else ())
         return Apply(self, [a, b], [self.out_type(a.type.dtype, bc)()])
@@ -290,11 +293,6 @@ def basic_view(x: GpuArray, index: Sequence) -> GpuArray:
 
 class GpuAlloc(GpuOp):
     """``value`` broadcast into a new array of the shape given by host scalars."""
-
-    __props__ = ("context_name",)
-
-    def __init__(self, context_name: str | None = None):
-        self.context_name = context_name
 
     def make_node(self, value: Variable, broadcastable: Sequence[bool], *shape: Variable) -> Apply:
         return Apply(self, [value, *shape], [self.out_type(value.type.dtype, broadcastable)()])

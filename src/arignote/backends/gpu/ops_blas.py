@@ -64,11 +64,6 @@ def _matrix(x: GpuArray, vector_as_row: bool) -> GpuArray:
 class GpuMatMul(GpuOp):
     """numpy.matmul: batched over the broadcast leading axes in one launch."""
 
-    __props__ = ("context_name",)
-
-    def __init__(self, context_name: str | None = None):
-        self.context_name = context_name
-
     def make_node(self, a: Variable, b: Variable, out_type) -> Apply:
         return Apply(self, [a, b], [self.out_type(out_type.dtype, out_type.broadcastable)()])
 
@@ -106,11 +101,6 @@ def _batch_stride(x: GpuArray, batch: tuple, n: int, k: int) -> int:
 class GpuDotNd(GpuOp):
     """numpy.dot with an operand of rank > 2: ``a``'s leading axes are the rows of
     one matrix, ``b``'s leading axes a batch of matrices sharing it."""
-
-    __props__ = ("context_name",)
-
-    def __init__(self, context_name: str | None = None):
-        self.context_name = context_name
 
     def make_node(self, a: Variable, b: Variable, out_type) -> Apply:
         return Apply(self, [a, b], [self.out_type(out_type.dtype, out_type.broadcastable)()])
@@ -185,11 +175,6 @@ def _transpose(x: GpuArray, order: list[int]) -> GpuArray:
 
 class GpuGemm(GpuOp):
     """``Z * beta + alpha * dot(X, Y)`` into a copy of Z (host scalars alpha, beta)."""
-
-    __props__ = ("context_name",)
-
-    def __init__(self, context_name: str | None = None):
-        self.context_name = context_name
 
     def make_node(self, z: Variable, alpha: Variable, x: Variable, y: Variable, beta: Variable) -> Apply:
         return Apply(self, [z, alpha, x, y, beta], [self.out_type(z.type.dtype, z.type.broadcastable)()])

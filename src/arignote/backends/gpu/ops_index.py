@@ -85,11 +85,6 @@ def _grid(size: int) -> tuple[tuple[int], tuple[int]]:
 class GpuAdvancedSubtensor1(GpuOp):
     """``x[ilist]`` on the first axis (numpy.take) for a host integer vector ``ilist``."""
 
-    __props__ = ("context_name",)
-
-    def __init__(self, context_name: str | None = None):
-        self.context_name = context_name
-
     def make_node(self, x: Variable, ilist: Variable) -> Apply:
         return Apply(self, [x, ilist], [self.out_type(x.type.dtype, (False,) + x.type.broadcastable[1:])()])
 
