@@ -77,7 +77,7 @@ def dot_grad(op, inputs, outputs, output_grads):
     if a.ndim <= 2 and b.ndim <= 2:
         return _matrix_dot_grads(a, b, gz)
     b_axis = b.ndim - 2 if b.ndim > 1 else 0
-    return _contraction_grads(a, b, output_grads[0], [a.ndim - 1], [b_axis], 0, _tensordot)
+    return _contraction_grads(a, b, gz, [a.ndim - 1], [b_axis], 0, _tensordot)
 
 
 def _matrix_dot_grads(a, b, gz):
