@@ -9,11 +9,27 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import importlib
+
 import numpy as np
-import scipy.special as sp
 
 from arignote.config import config
 from arignote.scalar.dtypes import ALL, COMPLEX, DISCRETE, FLOAT, upcast, upgrade_to_float
+
+
+class _SciPy:
+    """A scipy.special function found on first use: importing scipy.special costs
+    about 0.4 s, most of ``import arignote``, and most graphs never need it."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def resolve(self) -> Callable:
+        return getattr(importlib.import_module("scipy.special"), self.name)
+
+
+def _trigamma(x: np.ndarray) -> np.ndarray:
+    return importlib.import_module("scipy.special").polygamma(1, x)
 
 
 class ScalarOp:
@@ -37,8 +53,7 @@ class ScalarOp:
                  c_exprs: dict[str, str | None] | None = None):
         self.name = name
         self.nin = nin
-        self.impl = impl
-        self.ufunc = impl if isinstance(impl, np.ufunc) else None
+        self._impl = impl
         self.dtype_rule = dtype_rule
         self.c_expr = c_expr
         self.accepts = accepts
@@ -48,6 +63,18 @@ class ScalarOp:
         self.bool_result = bool_result
         self.cast_inputs = cast_inputs
         self.c_exprs = c_exprs or {}
+
+    @property
+    def impl(self) -> Callable:
+        impl = self._impl
+        if isinstance(impl, _SciPy):
+            impl = self._impl = impl.resolve()
+        return impl
+
+    @property
+    def ufunc(self) -> np.ufunc | None:
+        impl = self.impl
+        return impl if isinstance(impl, np.ufunc) else None
 
     def key(self) -> tuple:
         return (self.name,)
@@ -328,16 +355,16 @@ deg2rad = _register("deg2rad", 1, np.deg2rad, upgrade_to_float, "({0} * 0.017453
                     accepts=REAL)
 rad2deg = _register("rad2deg", 1, np.rad2deg, upgrade_to_float, "({0} * 57.29577951308232)",
                     accepts=REAL)
-sigmoid = _register("sigmoid", 1, sp.expit, upgrade_to_float, "(1 / (1 + exp(-{0})))", accepts=REAL)
+sigmoid = _register("sigmoid", 1, _SciPy("expit"), upgrade_to_float, "(1 / (1 + exp(-{0})))", accepts=REAL)
 softplus = _register("softplus", 1, _softplus, upgrade_to_float,
                      "({0} > 30 ? {0} : log1p(exp({0})))", accepts=REAL)
-erf = _register("erf", 1, sp.erf, upgrade_to_float, "erf({0})", accepts=REAL)
-erfc = _register("erfc", 1, sp.erfc, upgrade_to_float, "erfc({0})", accepts=REAL)
-erfinv = _register("erfinv", 1, sp.erfinv, upgrade_to_float, None, accepts=REAL)
-erfcinv = _register("erfcinv", 1, sp.erfcinv, upgrade_to_float, None, accepts=REAL)
-gammaln = _register("gammaln", 1, sp.gammaln, upgrade_to_float, "lgamma({0})", accepts=REAL)
-psi = _register("psi", 1, sp.psi, upgrade_to_float, None, accepts=REAL)
-tri_gamma = _register("tri_gamma", 1, lambda x: sp.polygamma(1, x), upgrade_to_float, None,
+erf = _register("erf", 1, _SciPy("erf"), upgrade_to_float, "erf({0})", accepts=REAL)
+erfc = _register("erfc", 1, _SciPy("erfc"), upgrade_to_float, "erfc({0})", accepts=REAL)
+erfinv = _register("erfinv", 1, _SciPy("erfinv"), upgrade_to_float, None, accepts=REAL)
+erfcinv = _register("erfcinv", 1, _SciPy("erfcinv"), upgrade_to_float, None, accepts=REAL)
+gammaln = _register("gammaln", 1, _SciPy("gammaln"), upgrade_to_float, "lgamma({0})", accepts=REAL)
+psi = _register("psi", 1, _SciPy("psi"), upgrade_to_float, None, accepts=REAL)
+tri_gamma = _register("tri_gamma", 1, _trigamma, upgrade_to_float, None,
                       accepts=REAL)  # psi's derivative, for psi's gradient
 real = _register("real", 1, _real, _real_of, None)
 imag = _register("imag", 1, _imag, _real_of, None)
