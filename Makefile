@@ -17,6 +17,7 @@ check: venv
 	$(BIN)/arignote check
 
 test: venv
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 # The benchmark peers (PyTensor, JAX) and matplotlib go into their own

@@ -42,7 +42,7 @@ def worker(quick: bool) -> dict:
     from workloads import WORKLOADS, available
     rounds = 3 if quick else 9
     out: dict = {}
-    for key, (desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
+    for key, (_desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
         for dtype in dtypes:
             runs = {}
             reference = None

@@ -8,7 +8,8 @@ Frameworks that are not installed are skipped.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

@@ -1,6 +1,6 @@
 # The seed note's script ("Investigate GPU Theano GPU requirements"), with only
 # the import line and xrange -> range changed.
-from arignote import function, config, shared, tensor, sandbox
+from arignote import function, config, shared, tensor
 import numpy
 import time
 

@@ -65,7 +65,7 @@ def test_boolean_flag_refuses_other_text():
 
 def test_unknown_flags_suggest_the_right_one():
     with pytest.raises(AttributeError, match=r"no flag 'floatx'; did you mean 'floatX'"):
-        config.floatx
+        _ = config.floatx
     with pytest.raises(AttributeError, match="known flags"):
         config.floatX_typo = "float32"
 

@@ -1,7 +1,8 @@
 """Helpers for comparing compiled graphs with their numpy twins, shared by the op tests."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -14,7 +14,8 @@ import difflib
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
+from collections.abc import Callable, Iterator, Mapping
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ recognise them (see ``register_stable_form``).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -361,7 +362,7 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
         proj = np.asarray(draw(out_shape) + 0.5, dtype=output.dtype)
         symbolic = grad_fn(*pt, proj)
         for i, p in enumerate(pt):
-            numeric = _finite_difference(lambda *args: cost_fn(*args, proj), pt, i, eps)
+            numeric = _finite_difference(lambda *args, proj=proj: cost_fn(*args, proj), pt, i, eps)
             _compare(i, p, np.asarray(symbolic[i], dtype=np.float64), numeric,
                      abs_tol, rel_tol, eps)
 

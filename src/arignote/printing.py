@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 from functools import singledispatch
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -12,7 +12,7 @@ from arignote.backends.gpu.context import DeviceUnavailable, open_device
 DEVICES = {"cpu": "cpu", "opencl": "opencl", "cuda": "cuda0"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unavailable(spec: str) -> str | None:
     """Why ``spec`` cannot be opened here, or None."""
     if spec == "cpu":

@@ -115,7 +115,7 @@ def test_kernel_source_in_both_dialects(d):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_cuda_mrg_kernels_compile_with_nvcc(tmp_path):
-    unit = "\n".join("namespace k%d {\n%s}\n" % (i, uniform_kernel(render.CUDA, dt).source.replace(
+    unit = "\n".join("namespace k{} {{\n{}}}\n".format(i, uniform_kernel(render.CUDA, dt).source.replace(
         'extern "C" ', "")) for i, dt in enumerate(("float32", "float64")))
     path = tmp_path / "mrg.cu"
     path.write_text(unit)

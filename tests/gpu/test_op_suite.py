@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 from hypothesis import settings

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arignote import config, function, tensor as T
+from arignote import function, tensor as T
 from arignote.scalar.ops import TABLE
 from arignote.tensor.elemwise import Elemwise
 from tests.tensor.test_elemwise import DISCRETE, REFERENCE, accepted, check

@@ -52,7 +52,7 @@ def test_both_dialects_render_every_kernel():
 def test_cuda_sources_compile_with_nvcc(tmp_path):
     sources = kernels(render.CUDA)
     # One translation unit: each kernel in its own namespace, so their names may repeat.
-    unit = "\n".join("namespace k%d {\n%s}\n" % (i, k.source.replace('extern "C" ', ""))
+    unit = "\n".join("namespace k{} {{\n{}}}\n".format(i, k.source.replace('extern "C" ', ""))
                      for i, k in enumerate(sources))
     path = tmp_path / "kernels.cu"
     path.write_text(unit)

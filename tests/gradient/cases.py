@@ -7,7 +7,8 @@ jumps of floor...). Length-1 dimensions broadcast, as verify_grad makes them.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 

@@ -65,7 +65,7 @@ def test_grad_go_backwards_and_map(nrng):
 
 def test_grad_reduce_foldl_foldr(nrng):
     for fold in (arignote.reduce, arignote.foldl, arignote.foldr):
-        verify_grad(lambda x, a0: fold(lambda xt, acc: T.tanh(acc * xt + xt), sequences=x,
+        verify_grad(lambda x, a0, fold=fold: fold(lambda xt, acc: T.tanh(acc * xt + xt), sequences=x,
                                        outputs_info=a0)[0],
                     [nrng.normal(size=5), nrng.normal(size=())])
 

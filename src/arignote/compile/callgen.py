@@ -10,7 +10,8 @@ buffers.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from arignote.compile.executor import Function
 
 
-def generate_call(fn: "Function") -> Callable[..., Any]:
+def generate_call(fn: Function) -> Callable[..., Any]:
     ns: dict[str, Any] = {"ndarray": np.ndarray, "fn": fn, "merge": fn._merge_keywords,
                           "fail": fn._fail}
     n = len(fn._input_cells)

@@ -29,7 +29,7 @@ class Function:
     (a one-element list); it is what the thunks read and write.
     """
 
-    def __init__(self, maker: "FunctionMaker", swap: dict | None = None):
+    def __init__(self, maker: FunctionMaker, swap: dict | None = None):
         self.maker = maker
         self.name = maker.name
         self.trust_input = False
@@ -211,7 +211,7 @@ class Function:
         return i
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
-             delete_updates: bool = False, name: str | None = None) -> "Function":
+             delete_updates: bool = False, name: str | None = None) -> Function:
         """A new Function for the same graph; ``swap`` maps shared variables to others of
         the same type, ``delete_updates`` drops every update (default ones too)."""
         from arignote.compile.function import FunctionMaker

@@ -7,7 +7,8 @@ rewrites on it, then hands it to the executor, which links it once.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from arignote.compile.executor import Function
 from arignote.compile.io import In, Out

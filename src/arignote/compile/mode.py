@@ -7,7 +7,8 @@ tagged ``fast_run`` (canonicalize, stabilize, specialize, fusion, in-place),
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import arignote.tensor.rewrites  # noqa: F401  (registers the tensor rewrites)
 from arignote.config import config
@@ -37,11 +38,11 @@ class Mode:
         self.exclude = tuple(exclude)
         self.name = name
 
-    def including(self, *tags: str) -> "Mode":
+    def including(self, *tags: str) -> Mode:
         """This mode plus the rewrites carrying any of ``tags``."""
         return Mode(self.linker, self.optimizer, self.include + tags, tuple(t for t in self.exclude if t not in tags))
 
-    def excluding(self, *tags: str) -> "Mode":
+    def excluding(self, *tags: str) -> Mode:
         """This mode without the rewrites carrying any of ``tags`` (a phase, a name, or a tag)."""
         return Mode(self.linker, self.optimizer, tuple(t for t in self.include if t not in tags), self.exclude + tags)
 

@@ -8,7 +8,8 @@ unless ``borrow=True``, and two shared variables never share memory.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class SharedVariable(Variable):
         as the zeros are a fresh array)."""
         self.set_value(np.zeros_like(self.storage[0]), borrow=True)
 
-    def clone(self) -> "SharedVariable":
+    def clone(self) -> SharedVariable:
         """Another Variable for the same storage (graph copies must see the same value)."""
         cp = type(self)(self.type, None, self.name, self.strict, self.allow_downcast, self.storage)
         cp.default_update = self.default_update
@@ -121,7 +122,7 @@ def tensor_constructor(value: Any, name: str | None = None, strict: bool = False
 # ------------------------------------------------------------------ aliasing
 # Every live shared variable, so that borrowing memory another one holds can be
 # caught (it forces a copy). Only borrow=True pays for the scan.
-_LIVE: "weakref.WeakSet[SharedVariable]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[SharedVariable] = weakref.WeakSet()
 
 
 def _claimed_by_other(array: Any, owner: SharedVariable | None) -> bool:

@@ -10,7 +10,8 @@ import itertools
 import os
 import sys
 from types import SimpleNamespace
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 _ids = itertools.count()
 
@@ -32,19 +33,19 @@ class Type:
     variable_type: type = None  # type: ignore[assignment]
     constant_type: type = None  # type: ignore[assignment]
 
-    def make_variable(self, name: str | None = None) -> "Variable":
+    def make_variable(self, name: str | None = None) -> Variable:
         return (self.variable_type or Variable)(self, name=name)
 
-    def make_constant(self, value: Any, name: str | None = None) -> "Constant":
+    def make_constant(self, value: Any, name: str | None = None) -> Constant:
         return (self.constant_type or Constant)(self, value, name=name)
 
-    def __call__(self, name: str | None = None) -> "Variable":
+    def __call__(self, name: str | None = None) -> Variable:
         return self.make_variable(name)
 
     def values_eq(self, a: Any, b: Any) -> bool:
         return a == b
 
-    def convert_variable(self, var: "Variable") -> "Variable | None":
+    def convert_variable(self, var: Variable) -> Variable | None:
         """Return ``var`` as a Variable of this type, or None when it cannot be."""
         return var if var.type == self else None
 
@@ -52,7 +53,7 @@ class Type:
 class Variable:
     """A value in the graph: an input, a constant, or an output of an Apply."""
 
-    def __init__(self, type: Type, owner: "Apply | None" = None,
+    def __init__(self, type: Type, owner: Apply | None = None,
                  index: int | None = None, name: str | None = None):
         self.type = type
         self.owner = owner
@@ -81,13 +82,13 @@ class Variable:
         where = self.tag.trace
         return f"{self} (made at {where})" if where else str(self)
 
-    def clone(self) -> "Variable":
+    def clone(self) -> Variable:
         """An ownerless copy with the same type and name."""
         cp = type(self)(self.type, None, None, self.name)
         cp.tag = SimpleNamespace(**vars(self.tag))
         return cp
 
-    def get_parents(self) -> list["Apply"]:
+    def get_parents(self) -> list[Apply]:
         return [self.owner] if self.owner is not None else []
 
 
@@ -107,14 +108,14 @@ class Constant(Variable):
         text = str(self.data)
         return text if len(text) <= 20 else text[:10] + "..." + text[-7:]
 
-    def clone(self) -> "Constant":
+    def clone(self) -> Constant:
         return type(self)(self.type, self.data, self.name)
 
 
 class Apply:
     """One application of an Op to input Variables."""
 
-    def __init__(self, op: "Op", inputs: Sequence[Variable], outputs: Sequence[Variable]):
+    def __init__(self, op: Op, inputs: Sequence[Variable], outputs: Sequence[Variable]):
         self.op = op
         self.inputs = list(inputs)
         self.outputs = list(outputs)
@@ -145,7 +146,7 @@ class Apply:
             raise ValueError(f"{self.op} has {len(self.outputs)} outputs; pick one by index")
         return self.outputs[0]
 
-    def clone_with_new_inputs(self, inputs: Sequence[Variable], strict: bool = True) -> "Apply":
+    def clone_with_new_inputs(self, inputs: Sequence[Variable], strict: bool = True) -> Apply:
         """Apply the same op to new inputs: same types keep the outputs' types."""
         if all(a.type == b.type for a, b in zip(inputs, self.inputs)):
             return Apply(self.op, inputs, [o.clone() for o in self.outputs])

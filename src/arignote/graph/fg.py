@@ -1,7 +1,8 @@
 """FunctionGraph: a graph with fixed inputs and outputs that rewrites may edit."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.traversal import clone_get_equiv, io_toposort
@@ -209,7 +210,7 @@ class FunctionGraph:
     def orphans(self) -> list[Variable]:
         return [v for v in self.variables if v.owner is None and v not in self.inputs]
 
-    def clone(self) -> "FunctionGraph":
+    def clone(self) -> FunctionGraph:
         equiv = clone_get_equiv(self.inputs, self.outputs, copy_inputs=True)
         return FunctionGraph([equiv[i] for i in self.inputs], [equiv[o] for o in self.outputs],
                              clone=False)

@@ -1,7 +1,7 @@
 """Walking and copying graphs."""
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
 

@@ -20,7 +20,8 @@ The number of streams of a draw is Theano's guess: the element count over 6
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

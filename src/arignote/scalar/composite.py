@@ -7,7 +7,7 @@ full-size temporaries. GPU kernel renderers call ``c_block``.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -96,7 +96,6 @@ class Composite(ScalarOp):
                 operands = [f"asarray({o}, dtype=CD{k})" for o in operands]
             call = ", ".join(operands)
             is_output = n + k == self.output
-            dest = "out" if is_output else f"s{k}"
             if op.ufunc is not None:
                 ns[f"F{k}"] = op.ufunc
                 if is_output:

@@ -7,7 +7,7 @@ the tensor layer, keyed by the op's name, so this table stays free of tensors.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import importlib
 

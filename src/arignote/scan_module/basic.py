@@ -9,7 +9,8 @@ become carried states, and their final values come back as ``updates``.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Constant, Variable

@@ -18,7 +18,8 @@ when the loop is a do-while (``until``).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -131,7 +132,7 @@ class Scan(Op):
                     + ": the two must have the same dtype and number of dimensions; cast the step's "
                     f"result with tensor.cast(..., {outer.type.dtype!r}) or change the initial value")
         outputs = []
-        for init, out in zip(inits, outs):
+        for init in inits:
             outputs.append(self._array_type(init.type, (False,) + init.type.broadcastable[1:])())
         for out in outs[self.n_states:self.n_states + self.n_nit]:
             outputs.append(self._array_type(out.type, (False,) + out.type.broadcastable)())

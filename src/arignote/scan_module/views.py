@@ -1,7 +1,8 @@
 """``map``, ``reduce``, ``foldl``, ``foldr``: the common loops, written with ``scan``."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from arignote.scan_module.basic import scan
 

@@ -8,7 +8,8 @@ otherwise the error comes at run time, naming both inputs and their shapes.
 from __future__ import annotations
 
 import string
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -1,7 +1,8 @@
 """Elemwise (a scalar op mapped over broadcast arrays) and DimShuffle."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class Elemwise(Op):
         names = [f"input {k} ({i.describe()})" for k, i in enumerate(inputs)]
         dtype = self.scalar_op.output_dtype(*[i.dtype for i in inputs], names=names)
         broadcastable = tuple(all(bs) for bs in zip(*[i.broadcastable for i in inputs])) if ndim else ()
-        for out, inp in self.inplace_pattern:
+        for _out, inp in self.inplace_pattern:
             if inputs[inp].dtype != dtype or inputs[inp].broadcastable != broadcastable:
                 raise TypeError(f"{self}: input {inp} cannot hold the output in place")
         node = Apply(self, inputs, [TensorType(dtype, broadcastable)()])

@@ -11,7 +11,8 @@ Neither has a gradient: rewrites run after gradients are built.
 from __future__ import annotations
 
 import string
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

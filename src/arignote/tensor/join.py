@@ -5,7 +5,8 @@ output's type is known; the lengths along it may be symbolic.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

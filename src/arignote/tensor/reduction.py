@@ -14,7 +14,8 @@ of ints is float64; any/all give bool; argmax/argmin give int64.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

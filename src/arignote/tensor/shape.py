@@ -12,7 +12,8 @@ split sizes); ops use them to type their outputs and to write ``infer_shape``.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class TensorType(Type):
     def __hash__(self) -> int:
         return self._hash
 
-    def clone(self, dtype: str | None = None, broadcastable: Sequence[bool] | None = None) -> "TensorType":
+    def clone(self, dtype: str | None = None, broadcastable: Sequence[bool] | None = None) -> TensorType:
         return TensorType(self.dtype if dtype is None else dtype,
                           self.broadcastable if broadcastable is None else broadcastable)
 

@@ -1,7 +1,8 @@
 """TensorVariable and TensorConstant: the Python operators and methods users write."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

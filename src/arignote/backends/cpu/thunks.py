@@ -6,7 +6,7 @@ path registers it here; every other op runs its reference ``perform``.
 from __future__ import annotations
 
 from functools import singledispatch
-from typing import Callable
+from collections.abc import Callable
 
 from arignote.graph.basic import Apply, Op
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -9,7 +9,8 @@ bytes and launches kernels.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,7 +29,7 @@ def c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 class GpuArray:
     """An array on a GPU context. ``get()`` (or ``numpy.asarray``) copies it to the host."""
 
-    def __init__(self, context: "GpuContext", shape: Sequence[int], dtype: Any, buffer: Any = None,
+    def __init__(self, context: GpuContext, shape: Sequence[int], dtype: Any, buffer: Any = None,
                  offset: int = 0, strides: Sequence[int] | None = None):
         self.context = context
         self.shape = tuple(int(n) for n in shape)
@@ -49,10 +50,10 @@ class GpuArray:
     def is_c_contiguous(self) -> bool:
         return all(s == c or n == 1 for s, c, n in zip(self.strides, c_strides(self.shape), self.shape))
 
-    def view(self, shape: Sequence[int], strides: Sequence[int], offset: int) -> "GpuArray":
+    def view(self, shape: Sequence[int], strides: Sequence[int], offset: int) -> GpuArray:
         return GpuArray(self.context, shape, self.dtype, self.buffer, offset, strides)
 
-    def copy(self) -> "GpuArray":
+    def copy(self) -> GpuArray:
         """A new contiguous array with the same values, made on the device."""
         out = GpuArray(self.context, self.shape, self.dtype)
         self.context.copy_into(out, self)
@@ -74,7 +75,7 @@ class GpuArray:
         return f"GpuArray({self.get()!r}, context={self.context.name!r})"
 
 
-def to_gpu(context: "GpuContext", host: np.ndarray) -> GpuArray:
+def to_gpu(context: GpuContext, host: np.ndarray) -> GpuArray:
     host = host if host.flags.c_contiguous else host.copy(order="C")  # keeps 0-d as 0-d
     out = GpuArray(context, host.shape, host.dtype)
     if host.size:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 import re
 import warnings
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -19,7 +19,8 @@ variable's new value through its update, with no transfer either way.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def uniform_kernel(d: render.Dialect, dtype: str) -> render.Kernel:
               "const index_t n_streams", "const index_t n"]
     load = [f"{u} {name} = ({u})state[state_off + 6 * s + {k}];" for k, name in enumerate(_NAMES)]
     store = [f"new_state[new_off + 6 * s + {k}] = ({i32}){name};" for k, name in enumerate(_NAMES)]
-    draw = [f"for (index_t i = s; i < n; i += n_streams) {{",
+    draw = ["for (index_t i = s; i < n; i += n_streams) {",
             *(f"  {line}" for line in _STEP),
             f"  out[out_off + i] = (({t})({i32})z) * {_norm(dtype)};", "}"]
     body = load + [f"{u} y1, y2, z;"] + draw + store

@@ -7,7 +7,8 @@ on the next call when the executor left them in their cell; views
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

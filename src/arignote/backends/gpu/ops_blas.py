@@ -9,7 +9,8 @@ serves GpuDot's single products on CUDA; these use the kernel on both runtimes.)
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 

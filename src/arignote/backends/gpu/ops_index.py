@@ -6,7 +6,7 @@ the host (so errors read as the CPU ops' do) and upload only int64 rows.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from arignote.backends.gpu import render, render_index
 from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, HostNames, _kernels, basic_view, host_variable
-from arignote.backends.gpu.placement import StaysOnCpu, _check_dtypes, register_lowering
+from arignote.backends.gpu.placement import _check_dtypes, register_lowering
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.ops import TABLE
 from arignote.tensor.reduction import Argmax, Argmin

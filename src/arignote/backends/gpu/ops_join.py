@@ -2,7 +2,7 @@
 its slice of the output by the strided copy kernel, converting its dtype."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

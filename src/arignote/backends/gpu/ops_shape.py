@@ -6,7 +6,7 @@ host value there just to read its shape would cost a transfer and gain nothing.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import io
 import textwrap
 import warnings
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from arignote.backends.gpu import ops as gpu
 from arignote.backends.gpu.context import GpuContext, get_context

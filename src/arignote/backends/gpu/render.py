@@ -9,7 +9,7 @@ copies, and one compiled program serves every shape of a node.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -209,7 +209,7 @@ def softmax(d: Dialect, in_dtype: str, out_dtype: str, n_kept: int, log: bool) -
                 f"    if (lid < s) {{ const {t} a = parts[lid]; const {t} b = parts[lid + s]; "
                 f"parts[lid] = {op}; }}\n    {d.barrier}\n  }}\n")
     value = f"(({t})x[base + j * xs])"
-    write = (f"(v - m) - log(total)" if log else "exp(v - m) / total")
+    write = ("(v - m) - log(total)" if log else "exp(v - m) / total")
     source = (
         f"{d.prelude((in_dtype, out_dtype))}{d.kernel} softmax({', '.join(params)}) {{\n"
         f"  {d.local}{t} parts[{LOCAL_SIZE}];\n  const index_t lid = {d.local_id};\n"

@@ -17,7 +17,8 @@ values such as random generator states.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.backends.gpu.context import GpuContext

@@ -7,14 +7,14 @@ removes the transfer pairs, so only the transfers that are needed remain.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.backends.gpu.context import GpuContext, get_context
 from arignote.compile.sharedvalue import SharedVariable, shared_constructor, tensor_constructor
-from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable, _hashable
 from arignote.tensor.type import TensorType
 from arignote.gradient import register_grad
@@ -94,7 +94,7 @@ class GpuArrayConstant(_TensorOperators, Constant):
     def signature(self) -> tuple:
         return (self.type, _hashable(self.host))
 
-    def clone(self) -> "GpuArrayConstant":
+    def clone(self) -> GpuArrayConstant:
         return type(self)(self.type, self.host, self.name)
 
     def __str__(self) -> str:

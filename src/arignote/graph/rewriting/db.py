@@ -11,7 +11,7 @@ own name) and can exclude any tag.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from collections.abc import Iterable
 
 from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, NodeRewriter,
                                             SequenceRewriter)

@@ -6,7 +6,7 @@ the axes back in the operand's order. ``outer`` is a Dot of DimShuffles.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from arignote.gradient import register_grad
 from arignote.tensor.blas import BatchedTensordot, Dot, MatMul, TensorDot, matmul

@@ -9,7 +9,8 @@ compiles the gradient of element ``k`` once and calls it for every ``k``.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -40,7 +40,7 @@ def advanced_subtensor1_grad(op, inputs, outputs, output_grads):
 
 @register_grad(IncSubtensor, AdvancedIncSubtensor)
 def inc_subtensor_grad(op, inputs, outputs, output_grads):
-    x, y, entries = inputs[0], inputs[1], inputs[2:]
+    y, entries = inputs[1], inputs[2:]
     gz = output_grads[0]
     read = (Subtensor if isinstance(op, IncSubtensor) else AdvancedSubtensor)(op.idx_list)
     gx = gz

@@ -10,7 +10,8 @@ arguments, which is when they are the same numbers.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -10,7 +10,8 @@ seed generator of future draws alone.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

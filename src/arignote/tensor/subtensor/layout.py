@@ -8,7 +8,8 @@ int64 graph following Python's slice rules, so ``infer_shape`` needs no values.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
+from collections.abc import Sequence
 
 import numpy as np
 

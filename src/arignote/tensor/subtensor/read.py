@@ -7,7 +7,8 @@ every other index holding an integer or boolean array.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import INTEGER

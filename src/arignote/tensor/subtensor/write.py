@@ -7,7 +7,8 @@ increments accumulate (``numpy.add.at``), as Theano's did.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
