@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from arignote import config, function, tensor as T
-from arignote.backends.gpu import GpuArraySharedVariable, explain, render
+from arignote.backends.gpu import GpuArraySharedVariable, explain
+from arignote.backends.kernels import render
 from arignote.backends.gpu.mrg import GpuMRGUniform, uniform_kernel
 from arignote.backends.gpu.type import GpuFromHost, HostFromGpu
 from arignote.sandbox.rng_mrg import MRG_RandomStreams

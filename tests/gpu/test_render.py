@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from arignote.backends.gpu import render, render_index
+from arignote.backends.kernels import render, render_index
 from arignote.scalar.composite import Composite
 from arignote.scalar.ops import TABLE, Cast
 

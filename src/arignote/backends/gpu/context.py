@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arignote.backends.gpu import render
+from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray
 from arignote.config import config
 from arignote.graph.basic import user_stacklevel

@@ -10,7 +10,7 @@ from typing import Any
 import cupy
 import numpy as np
 
-from arignote.backends.gpu.render import CUDA
+from arignote.backends.kernels.render import CUDA
 
 
 def devices() -> list[dict[str, Any]]:

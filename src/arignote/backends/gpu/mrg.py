@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from arignote.backends.gpu import render
+from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, _kernels

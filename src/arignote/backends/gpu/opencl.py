@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from arignote.backends.gpu.render import OPENCL
+from arignote.backends.kernels.render import OPENCL
 
 
 def platforms() -> list[dict[str, Any]]:

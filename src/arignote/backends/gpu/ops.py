@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arignote.backends.gpu import render
+from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray
 from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
 from arignote.graph.basic import Apply, Op, Variable

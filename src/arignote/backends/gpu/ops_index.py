@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from arignote.backends.gpu import render, render_index
+from arignote.backends.kernels import render, render_index
 from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, HostNames, _kernels, basic_view, host_variable

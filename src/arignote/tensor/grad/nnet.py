@@ -14,7 +14,7 @@ import numpy as np
 from arignote.gradient import register_grad, register_stable_form
 from arignote.graph.basic import Constant
 from arignote.tensor import math as tm
-from arignote.tensor import nnet as _nnet
+from arignote.tensor.nnet import basic as _nnet
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.grad.elemwise import c, rule
 from arignote.tensor.nnet import LogSoftmax, Softmax

@@ -7,7 +7,7 @@ the CPU's error messages) and hand the kernels int64 rows already in range.
 """
 from __future__ import annotations
 
-from arignote.backends.gpu.render import LOCAL_SIZE, Dialect, Kernel, _ptr
+from arignote.backends.kernels.render import LOCAL_SIZE, Dialect, Kernel, _ptr
 
 
 def _group_lines(d: Dialect, n_kept: int) -> list[str]:
