@@ -6,6 +6,7 @@ rewrites on it, then hands it to the executor, which links it once.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,13 +47,17 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     if not isinstance(inputs, (list, tuple)):
         raise TypeError(f"function() takes a list of inputs, got {type(inputs).__name__} {inputs!r}: "
                         f"write function([{inputs}], ...)")
-    maker = FunctionMaker(
-        inputs=[i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs],
-        outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
-        no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
-        on_unused_input=on_unused_input or config.on_unused_input, name=name,
-        accept_inplace=accept_inplace)
-    fn = maker.create()
+    inputs = [i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs]
+    # Rewrites build nodes too: they get no test values (Theano's compute_test_value_opt).
+    quiet = (config.change_flags(compute_test_value="off") if config.compute_test_value != "off"
+             else contextlib.nullcontext())
+    with quiet:
+        maker = FunctionMaker(
+            inputs=inputs, outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
+            no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
+            on_unused_input=on_unused_input or config.on_unused_input, name=name,
+            accept_inplace=accept_inplace)
+        fn = maker.create()
     fn.trust_input = trust_input
     return fn
 
