@@ -63,8 +63,9 @@ class Function:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
-        self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
-                                   [storage[v] for v in node.outputs]) for node in nodes]
+        self._thunks = maker.mode.wrap_thunks(self, nodes, [
+            make_thunk(node.op, node, [storage[v] for v in node.inputs],
+                       [storage[v] for v in node.outputs]) for node in nodes])
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
@@ -149,7 +150,8 @@ class Function:
 
     def _fail(self, err: BaseException, index: int) -> None:
         """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""
-        _describe_failure(err, self._nodes[index], self.storage_map)
+        if not getattr(err, "names_its_node", False):  # DebugMode's errors say more themselves
+            _describe_failure(err, self._nodes[index], self.storage_map)
         self._clear()
 
     def _clear(self) -> None:

@@ -7,6 +7,7 @@ tagged ``fast_run`` (canonicalize, stabilize, specialize, fusion, in-place),
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 from collections.abc import Callable
 
@@ -40,11 +41,22 @@ class Mode:
 
     def including(self, *tags: str) -> Mode:
         """This mode plus the rewrites carrying any of ``tags``."""
-        return Mode(self.linker, self.optimizer, self.include + tags, tuple(t for t in self.exclude if t not in tags))
+        return self._derived(self.include + tags, tuple(t for t in self.exclude if t not in tags))
 
     def excluding(self, *tags: str) -> Mode:
         """This mode without the rewrites carrying any of ``tags`` (a phase, a name, or a tag)."""
-        return Mode(self.linker, self.optimizer, tuple(t for t in self.include if t not in tags), self.exclude + tags)
+        return self._derived(tuple(t for t in self.include if t not in tags), self.exclude + tags)
+
+    def _derived(self, include: tuple[str, ...], exclude: tuple[str, ...]) -> Mode:
+        # A copy keeps the class and its settings (DebugMode's checks, NanGuardMode's).
+        mode = copy.copy(self)
+        mode.include, mode.exclude = include, exclude
+        return mode
+
+    def wrap_thunks(self, fn: Any, nodes: list, thunks: list[Callable]) -> list[Callable]:
+        """The thunks ``fn`` runs, one per node in order: these ones, or the checking
+        wrappers of a mode that watches every node (DebugMode, NanGuardMode)."""
+        return thunks
 
     def rewrite(self, fgraph: FunctionGraph) -> None:
         if self.optimizer is None and not self.include:
@@ -66,16 +78,18 @@ class Mode:
 FAST_RUN = Mode("cpu", "fast_run", name="FAST_RUN")
 FAST_COMPILE = Mode("cpu", "fast_compile", name="FAST_COMPILE")
 
+# Mode names -> the mode (or a function making it); modules defining modes add theirs.
+PREDEFINED: dict[str, Mode | Callable[[], Mode]] = {
+    "FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "Mode": Mode}
+
 
 def get_mode(mode: Mode | str | None) -> Mode:
     """``None`` means ``config.mode``; strings name the predefined modes."""
     if isinstance(mode, Mode):
         return mode
     name = config.mode if mode is None else mode
-    if name == "FAST_RUN":
-        return FAST_RUN
-    if name == "FAST_COMPILE":
-        return FAST_COMPILE
-    if name == "Mode":
-        return Mode()
-    raise ValueError(f"unknown mode {name!r}: use 'FAST_RUN', 'FAST_COMPILE' or a Mode instance")
+    found = PREDEFINED.get(name)
+    if found is None:
+        raise ValueError(f"unknown mode {name!r}: use one of {', '.join(map(repr, PREDEFINED))} "
+                         "or a Mode instance")
+    return found if isinstance(found, Mode) else found()

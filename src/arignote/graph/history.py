@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.traversal import clone_get_equiv
 
 
 @dataclass(frozen=True)
@@ -24,9 +26,14 @@ class Replacement:
 
 
 class RewriteHistory:
-    """A FunctionGraph feature; read ``replacements``, ``origin_of`` and ``introduced_by``."""
+    """A FunctionGraph feature, attached before rewriting: ``original`` (a copy of the graph as
+    it was), ``replacements``, ``origin_of``, ``original_of`` and ``introduced_by``."""
 
     def on_attach(self, fgraph: Any) -> None:
+        # The graph before any rewrite, kept apart (rewrites edit nodes in place).
+        self._twin = clone_get_equiv(fgraph.inputs, fgraph.outputs, copy_inputs=True)
+        self.original = FunctionGraph([self._twin[i] for i in fgraph.inputs],
+                                      [self._twin[o] for o in fgraph.outputs], clone=False)
         self.replacements: list[Replacement] = []
         self._origin: dict[Variable, Variable] = {}
         self._reason: dict[Apply, str] = {}
@@ -55,6 +62,10 @@ class RewriteHistory:
         """The variable of the graph as it was cloned from the user's that ``var`` stands for
         (``var`` itself when no rewrite made it); it has the user's name and line."""
         return self._origin.get(var, var)
+
+    def original_of(self, var: Variable) -> Variable | None:
+        """The twin in ``original`` (the graph before rewriting) of what ``var`` stands for."""
+        return self._twin.get(self.origin_of(var))
 
     def introduced_by(self, node: Apply) -> str | None:
         """The name of the rewrite that brought ``node`` into the graph, or None if it was there."""

@@ -149,6 +149,13 @@ def get_context(name: str | None = None) -> GpuContext | None:
     return found
 
 
+def why_unavailable(name: str | None = None) -> str | None:
+    """Why the context ``name`` (None: ``config.device``) could not be opened, if it was tried."""
+    spec = config.device if name is None else _named_contexts().get(name)
+    found = _CONTEXTS.get((name, spec))
+    return str(found) if isinstance(found, DeviceUnavailable) else None
+
+
 def _named_contexts() -> dict[str, str]:
     pairs = (item.partition("->") for item in config.contexts.split(";") if item.strip())
     return {name.strip(): device.strip() for name, _, device in pairs}
