@@ -68,18 +68,30 @@ def _perform(node: Any, values: dict[Variable, Any]) -> None:
         values[out] = cell[0]
 
 
+def _state(value: Any) -> Any:
+    """A random generator as its state (two generators are equal when their states are)."""
+    if isinstance(value, np.random.RandomState):
+        kind, keys, position, has_gauss, gauss = value.get_state()
+        return (kind, keys.tobytes(), position, has_gauss, gauss)
+    if isinstance(value, np.random.Generator):
+        return repr(value.bit_generator.state)
+    return value
+
+
 def difference(expected: Any, actual: Any, allow_nonfinite_change: bool = False) -> str | None:
     """None when ``actual`` is ``expected`` (floats within tolerance, NaN where NaN is),
     else what differs. ``allow_nonfinite_change`` accepts any value where ``expected``
     is inf or NaN: a rewrite may make a numerically safer form finite there."""
-    expected, actual = host(expected), host(actual)
-    if not isinstance(expected, np.ndarray) or not isinstance(actual, np.ndarray):
+    expected, actual = host(_state(expected)), host(_state(actual))
+    arrays = (np.ndarray, np.generic)
+    if isinstance(expected, arrays) and isinstance(actual, arrays):
+        expected, actual = np.asarray(expected), np.asarray(actual)
+    else:
         try:
-            same = bool(np.all(expected == actual)) if np.ndim(expected) or np.ndim(actual) \
-                else expected == actual
+            same = bool(expected == actual)
         except (TypeError, ValueError):
             same = expected is actual
-        return None if same else f"expected {expected!r}, got {actual!r}"
+        return None if same else f"expected {_short(expected)}, got {_short(actual)}"
     if expected.shape != actual.shape:
         return f"shape {actual.shape} where {expected.shape} was expected"
     if expected.dtype != actual.dtype:
@@ -99,3 +111,8 @@ def difference(expected: Any, actual: Any, allow_nonfinite_change: bool = False)
     if expected.dtype.kind in "fc":
         text += f" (largest difference {np.nanmax(np.abs(actual[wrong] - expected[wrong])):.6g})"
     return text
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:60] + "..." + text[-12:]

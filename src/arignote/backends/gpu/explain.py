@@ -33,7 +33,7 @@ def explain(fn: Any, file: Any = None, verbose: bool = False) -> str:
     lines = [_device_line(fgraph)]
     counts = {k: sum(1 for n in nodes if kinds[n] == k) for k in ("gpu", "cpu", "transfer")}
     lines.append(f"nodes: {len(nodes)} in all, {counts['gpu']} on the device, {counts['cpu']} on "
-                 f"the CPU, {counts['transfer']} transfers")
+                 f"the CPU, {counts['transfer']} transfer{'s' * (counts['transfer'] != 1)}")
     sizes = {n: transfer_bytes(fn, n) for n in transfers}
     lines.append("transfers per call: " + transfer_totals(transfers, sizes))
     if transfers:
