@@ -323,9 +323,14 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
 # ----------------------------------------------------------------- verify_grad
 def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2,
                 rng: np.random.RandomState | np.random.Generator | None = None,
-                eps: float | None = None, abs_tol: float | None = None,
-                rel_tol: float | None = None, mode: Any = None) -> None:
+                eps: float | None = None, out_type: str | None = None, abs_tol: float | None = None,
+                rel_tol: float | None = None, mode: Any = None, cast_to_output_type: bool = False,
+                no_debug_ref: bool = True) -> None:
     """Check ``grad`` of ``fun`` at the point ``pt`` against central finite differences.
+
+    The signature is Theano's; ``out_type``, ``cast_to_output_type`` and
+    ``no_debug_ref`` are accepted and have no effect (the projection takes the
+    output's own dtype). Failures raise ``verify_grad.E_grad`` (GradientError).
 
     ``fun`` takes one symbolic input per array in ``pt`` (float arrays) and
     returns a symbolic output of any shape; the output is projected on a random
@@ -365,6 +370,9 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
             numeric = _finite_difference(lambda *args, proj=proj: cost_fn(*args, proj), pt, i, eps)
             _compare(i, p, np.asarray(symbolic[i], dtype=np.float64), numeric,
                      abs_tol, rel_tol, eps)
+
+
+verify_grad.E_grad = GradientError
 
 
 def _compare(i: int, p: np.ndarray, analytic: np.ndarray, numeric: np.ndarray,

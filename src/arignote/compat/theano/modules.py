@@ -21,9 +21,9 @@ from __future__ import annotations
 # layout only; module whose public names override the delegated ones, or None).
 VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano": ("arignote", "arignote.compat.theano.top"),
-    "theano.tensor": ("arignote.tensor", None),
+    "theano.tensor": ("arignote.tensor", "arignote.compat.theano.tensor"),
     "theano.tensor.nnet": ("arignote.tensor.nnet", "arignote.compat.theano.nnet"),
-    "theano.compile": ("arignote.compile", None),
+    "theano.compile": ("arignote.compile", "arignote.compat.theano.compile"),
     "theano.scan_module": ("arignote.scan_module", None),
     "theano.sandbox": ("arignote.sandbox", None),
     "theano.gof": ("arignote.graph", "arignote.compat.theano.gof"),
