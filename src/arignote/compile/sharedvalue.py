@@ -62,6 +62,12 @@ class SharedVariable(Variable):
             new = new.copy()
         self.storage[0] = new
 
+    @property
+    def container(self) -> Container:
+        """Theano's view of the storage: ``container.storage`` is the one-element cell
+        compiled functions read and write, ``container.value`` its value."""
+        return Container(self)
+
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of its shape and dtype (Theano's API; ``borrow`` is moot,
         as the zeros are a fresh array)."""
@@ -77,6 +83,27 @@ class SharedVariable(Variable):
 
     def __str__(self) -> str:
         return self.name if self.name is not None else f"<{self.type}>"
+
+
+class Container:
+    """The storage cell of a shared variable, under Theano's names (``storage``, ``value``)."""
+
+    def __init__(self, owner: SharedVariable):
+        self.storage = owner.storage
+        self._owner = owner
+
+    @property
+    def value(self) -> Any:
+        return self.storage[0]
+
+    @value.setter
+    def value(self, value: Any) -> None:
+        self._owner.set_value(value, borrow=True)
+
+    data = value
+
+    def __repr__(self) -> str:
+        return f"<Container of {self._owner}>"
 
 
 class TensorSharedVariable(_TensorOperators, SharedVariable):
