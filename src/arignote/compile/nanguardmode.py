@@ -68,12 +68,11 @@ class NanGuardMode(Mode):
     """``mode=NanGuardMode(nan_is_error=True, inf_is_error=True, big_is_error=True)`` or
     ``mode='NanGuardMode'``: a NaN, inf, or a value beyond 1e10 in magnitude raises
     :class:`NanGuardError` at the node that made it. ``optimizer='default'`` is
-    ``'fast_run'``; ``linker`` is accepted and unused, as in Theano."""
+    ``config.optimizer``, else ``'fast_run'``; ``linker`` is accepted and unused, as in Theano."""
 
     def __init__(self, nan_is_error: bool | None = None, inf_is_error: bool | None = None,
                  big_is_error: bool | None = None, optimizer: Any = "default", linker: Any = None):
-        super().__init__("cpu", "fast_run" if optimizer == "default" else optimizer,
-                         name="NanGuardMode")
+        super().__init__("cpu", optimizer, name="NanGuardMode")
         self.errors = tuple(True if flag is None else bool(flag)
                             for flag in (nan_is_error, inf_is_error, big_is_error))
         if not any(self.errors):
