@@ -23,6 +23,7 @@ import numpy as np
 from arignote.backends.cpu import make_thunk
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In
+from arignote.compile.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable, Storage
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
@@ -84,6 +85,8 @@ class Function:
         self._turns.put(True)
         updated = {t.rank: t for t in self._update_targets if isinstance(t, Storage)}
         self._state_locks = [updated[rank].lock for rank in sorted(updated)]
+        self.profile = getattr(maker, "profile", None)
+        self._profile_record = None if self.profile is None else self.profile.record(self)
         self._call = generate_call(self)
 
     # --------------------------------------------------------------- linking
@@ -251,6 +254,8 @@ class Function:
             if all(s.origin is not old.origin for s in maker.shared_inputs):
                 raise ValueError(f"copy(swap=): {old.describe()} is not used by this function")
             swap_map[old.origin] = new
+        if self.profile is not None:  # Theano's name for the copy's profile
+            maker.profile = ProfileStats(message=f"{self.profile.message} copy")
         fn = Function(maker, swap_map)
         fn.trust_input = self.trust_input
         for mine, theirs in zip(self._stored, fn._stored):

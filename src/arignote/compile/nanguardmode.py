@@ -7,7 +7,7 @@ each of the node's inputs whether it was already bad. A fused node computes
 several of the user's variables at once, so the graph as the user wrote it is
 then evaluated (with ``perform``) up to that node, to name the first of the
 user's variables that went bad. Arrays on a GPU are checked on the device by
-a reduction kernel (``backends/gpu/nancheck.py``): three flags come back, not
+a reduction kernel (``backends/gpu/instruments.py``): three flags come back, not
 the array.
 """
 from __future__ import annotations

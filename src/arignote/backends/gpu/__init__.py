@@ -10,7 +10,7 @@ from arignote.backends.gpu.explain import explain
 from arignote.backends.gpu.type import (GpuArrayType, GpuArraySharedVariable, GpuFromHost,
                                         GpuToGpu, HostFromGpu)
 from arignote.backends.gpu import mrg, scan  # noqa: F401  (register the lowerings of MRG draws and Scan)
-from arignote.backends.gpu import nancheck  # noqa: F401  (NanGuardMode's check on the device)
+from arignote.backends.gpu import instruments  # noqa: F401  (NanGuardMode's check, profiles' sync)
 
 __all__ = ["GpuArray", "GpuArrayType", "GpuArraySharedVariable", "GpuContext", "GpuFromHost",
            "GpuToGpu", "HostFromGpu", "DeviceUnavailable", "explain", "get_context"]

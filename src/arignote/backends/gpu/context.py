@@ -18,8 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arignote import progress
 from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray
+from arignote.compile.profiling import kernel_build
 from arignote.config import config
 from arignote.graph.basic import user_stacklevel
 from arignote.scalar.ops import TABLE
@@ -79,7 +81,8 @@ class GpuContext:
         return None
 
     def kernel(self, k: render.Kernel) -> Any:
-        return self.device.build(k.source, k.name, "float64" in k.dtypes)
+        progress.step(f"building kernel {k.name}")
+        return kernel_build(lambda: self.device.build(k.source, k.name, "float64" in k.dtypes))
 
     def launch(self, kernel: Any, global_size: Sequence[int], local_size: Sequence[int] | None,
                args: list) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from arignote.backends.gpu import ops as gpu
 from arignote.backends.gpu.placement import TRANSFERS, reason_for
 from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
+from arignote.compile.profiling import format_bytes, nbytes
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant
@@ -40,7 +41,7 @@ def explain(fn: Any, file: Any = None, verbose: bool = False) -> str:
         known = sorted(transfers, key=lambda n: -(sizes[n] or 0))
         lines.append(f"largest transfers{' (sizes from the last call)' if any(sizes.values()) else ''}:")
         for node in known[:N_LARGEST]:
-            size = "" if sizes[node] is None else f" ({_bytes(sizes[node])})"
+            size = "" if sizes[node] is None else f" ({format_bytes(sizes[node])})"
             lines.append(f"  {node}{size}: {_transfer_reason(fgraph, node)}")
         if len(known) > N_LARGEST:
             lines.append(f"  ... and {len(known) - N_LARGEST} more (verbose=True lists every node)")
@@ -91,17 +92,8 @@ def transfer_bytes(fn: Any, node: Apply) -> int | None:
     (None before the first call, or when the call handed the buffers out)."""
     for var in (node.outputs[0], node.inputs[0]):
         size = nbytes(fn.storage_map.get(var, [None])[0])
-        if size is not None:
+        if size:
             return size
-    return None
-
-
-def nbytes(value: Any) -> int | None:
-    """The size of a host or device array in bytes (None for anything else)."""
-    if hasattr(value, "nbytes"):
-        return int(value.nbytes)
-    if hasattr(value, "size") and hasattr(value, "dtype"):
-        return int(value.size) * value.dtype.itemsize
     return None
 
 
@@ -113,7 +105,7 @@ def transfer_totals(transfers: list[Apply], sizes: dict) -> str:
         group = [n for n in transfers if isinstance(n.op, cls)]
         if group:
             known = [sizes[n] for n in group if sizes[n] is not None]
-            amount = f" ({_bytes(sum(known))})" if len(known) == len(group) else ""
+            amount = f" ({format_bytes(sum(known))})" if len(known) == len(group) else ""
             parts.append(f"{len(group)} {label}{amount}")
     between = len(transfers) - sum(isinstance(n.op, (GpuFromHost, HostFromGpu)) for n in transfers)
     if between:
@@ -185,10 +177,3 @@ def _missing_reason(fgraph: Any) -> str:
 
 def _inner(node: Apply) -> Any:
     return getattr(node.op, "inner_function", None)
-
-
-def _bytes(n: int) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"

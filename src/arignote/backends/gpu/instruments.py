@@ -1,16 +1,20 @@
-"""NanGuardMode's check of a device array, run on the device: three flags come back.
+"""What the modes that look inside a function need from the GPU layer.
 
-Registered for GpuArray in ``compile.nanguardmode.finite_flags``, so the guard
-never copies a whole array to the host to look at it.
+NanGuardMode's check of a device array runs on the device (three flags come
+back, never the array: ``compile.nanguardmode.finite_flags``), and a profile
+waits for a node's device before it stops the clock
+(``compile.profiling.synchronizer``).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from arignote.backends.gpu.array import GpuArray
+from arignote.backends.gpu.type import GpuArrayType
 from arignote.backends.kernels import render_check
 from arignote.backends.kernels.render import LOCAL_SIZE
 from arignote.compile.nanguardmode import BIG, Flags, finite_flags
+from arignote.compile.profiling import synchronizer
 
 MAX_GROUPS = 64  # partial flags per launch, combined on the host
 _KERNELS: dict = {}  # (context, dtype) -> the built kernel
@@ -35,3 +39,8 @@ def _device_flags(value: GpuArray) -> Flags:
     bits = int(np.bitwise_or.reduce(flags.get()))
     return (bool(bits & render_check.NAN), bool(bits & render_check.INF),
             bool(bits & render_check.BIG))
+
+
+@synchronizer.register(GpuArrayType)
+def _device_sync(var_type: GpuArrayType):
+    return var_type.context.device.synchronize
