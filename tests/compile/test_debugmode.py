@@ -225,3 +225,7 @@ def test_every_error_is_a_debug_mode_error_naming_the_user_variable():
     f = function([x], y * 3, mode=DebugMode(stability_patience=1))
     with pytest.raises(DebugModeError, match=r"computing 'y' \(built at .*test_debugmode.py"):
         f(_values("cpu"))
+    z = T.log(x) * 2  # fused into one node: an error there names the rewrite that made it
+    g = function([x], z, mode=DebugMode(stability_patience=1))
+    with pytest.raises(InvalidValueError, match="made by the rewrite elemwise_fusion.*holds NaN"):
+        g(-_values("cpu"))

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from arignote import config, function, shared, tensor as T
+from arignote import Out, config, function, shared, tensor as T
 from arignote.backends.gpu import GpuArray, get_context
 from arignote.backends.gpu.array import to_gpu
 from arignote.compile.mode import get_mode
@@ -108,3 +108,16 @@ def test_the_device_check_agrees_with_numpy(dtype):
         strided = to_gpu(ctx, np.array([[1, np.nan], [2, 3]], "float32"))
         column = strided.view((2,), (2,), 0)  # the first column: no NaN in it
         assert finite_flags(column) == (False, False, False)
+
+
+def test_on_the_device_only_the_flags_come_back(monkeypatch):
+    with use("opencl"), config.change_flags(floatX="float32"):
+        x = shared(np.linspace(0, 1, 50_000).astype("float32"), name="x")
+        f = function([], Out((T.exp(x) * 2).transfer(None), borrow=True), mode="NanGuardMode")
+        downloads = []
+        real_get = GpuArray.get
+        monkeypatch.setattr(GpuArray, "get", lambda self, out=None: (
+            downloads.append((self.size, self.dtype.name)), real_get(self, out))[1])
+        assert isinstance(f(), GpuArray)
+    # the input and the output were checked, each by one launch returning at most 64 int32 flags
+    assert downloads and all(size <= 64 and dtype == "int32" for size, dtype in downloads)

@@ -118,13 +118,13 @@ def test_without_a_profile_the_call_path_has_no_timing():
     assert "CLOCK" in profiled._call.source
 
 
-def test_a_gpu_node_is_timed_with_the_device_synchronised(opencl):
-    x = T.fvector("x")
-    f = function([x], T.exp(x), profile=True)
+def test_a_gpu_node_is_timed_with_the_device_synchronised():
+    with use("opencl"):
+        x = T.fvector("x")
+        f = function([x], T.exp(x), profile=True)
     assert "SY0()" in f._call.source  # the GpuElemwise waits for its kernel
-    with config.change_flags(device="cpu"):
-        y = T.fvector("y")
-        g = function([y], y * 2, profile=True)
+    y = T.fvector("y")
+    g = function([y], y * 2, profile=True)
     assert "SY" not in g._call.source
 
 

@@ -54,8 +54,8 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     n = len(fn._input_cells)
     lines = [f"if kwargs or len(args) != {n}:",
              "    args = merge(args, kwargs)"]
-    if fn._profile_record is not None:
-        record = fn._profile_record
+    record = fn._profile_record
+    if record is not None:
         ns.update(CLOCK=time.perf_counter, BUILDS=kernel_builds, AT=record.times, AC=record.calls,
                   FT=record.call_time, FC=record.call_count, KT=record.build_time, KN=record.builds)
         lines = ["t_call = CLOCK()", "b_call, n_call = BUILDS()", *lines]
@@ -82,7 +82,6 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     for k, (cell, source) in enumerate(fn._shared_cells):
         ns[f"P{k}"], ns[f"S{k}"] = cell, source
     lines += _atomic(snapshot)
-    record = fn._profile_record
     if fn._thunks:
         lines.append("i = 0")
         lines.append("try:")

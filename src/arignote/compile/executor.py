@@ -85,7 +85,7 @@ class Function:
         self._turns.put(True)
         updated = {t.rank: t for t in self._update_targets if isinstance(t, Storage)}
         self._state_locks = [updated[rank].lock for rank in sorted(updated)]
-        self.profile = getattr(maker, "profile", None)
+        self.profile = maker.profile
         self._profile_record = None if self.profile is None else self.profile.record(self)
         self._call = generate_call(self)
 

@@ -12,11 +12,11 @@ import warnings
 from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
 
+from arignote import progress
 from arignote.compile.executor import Function
 from arignote.compile.io import In, Out
-from arignote import progress
-from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.mode import Mode, get_mode
+from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable

@@ -16,7 +16,6 @@ from collections.abc import Iterable
 
 from arignote import progress
 from arignote.graph.fg import FunctionGraph
-
 from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, NodeRewriter,
                                             SequenceRewriter)
 from arignote.graph.rewriting.constant_folding import constant_folding
