@@ -77,7 +77,7 @@ def _values(where):
 @pytest.fixture(params=["cpu", "opencl"])
 def where(request):
     """Each test on the CPU and on OpenCL (float32 there, as PoCL may lack nothing but GPUs do)."""
-    with use(DEVICES[request.param]), \
+    with use(DEVICES[request.param]), np.errstate(invalid="ignore"), \
             config.change_flags(floatX="float32" if request.param == "opencl" else "float64"):
         yield request.param
 
@@ -227,5 +227,6 @@ def test_every_error_is_a_debug_mode_error_naming_the_user_variable():
         f(_values("cpu"))
     z = T.log(x) * 2  # fused into one node: an error there names the rewrite that made it
     g = function([x], z, mode=DebugMode(stability_patience=1))
-    with pytest.raises(InvalidValueError, match="made by the rewrite elemwise_fusion.*holds NaN"):
+    with pytest.raises(InvalidValueError, match="made by the rewrite elemwise_fusion.*holds NaN"), \
+            np.errstate(invalid="ignore"):
         g(-_values("cpu"))

@@ -59,8 +59,11 @@ def _host_flags(value: np.ndarray) -> Flags:
     if value.dtype.kind != "f":
         return False, False, bool(high > BIG or low < -BIG)
     nan = bool(np.isnan(low))
-    if nan:
-        low, high = np.nanmin(value), np.nanmax(value)
+    if nan:  # look again at the numbers only (rare: the guard is about to raise)
+        numbers = value[~np.isnan(value)]
+        if not numbers.size:
+            return True, False, False
+        low, high = numbers.min(), numbers.max()
     return nan, bool(np.isinf(low) or np.isinf(high)), bool(abs(low) > BIG or abs(high) > BIG)
 
 
