@@ -14,10 +14,12 @@ from arignote.printing import debugprint, pp
 from arignote.backends.gpu import explain
 from arignote import scan_module
 from arignote.scan_module import foldl, foldr, map, reduce, scan  # noqa: A004 - Theano's names
+from arignote.serialization import load, save
+from arignote import misc
 
 __version__ = "0.1.0"
 __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mode",
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
-           "jacobian", "hessian"]
+           "jacobian", "hessian", "save", "load", "misc"]

@@ -15,6 +15,7 @@ threads update it.
 """
 from __future__ import annotations
 
+import copy
 import queue
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ import numpy as np
 from arignote.backends.cpu import make_thunk
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In
-from arignote.compile.sharedvalue import SharedVariable, Storage
+from arignote.compile.sharedvalue import SharedVariable, Storage, check_picklable
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
 
@@ -44,7 +45,7 @@ class Function:
         self.trust_input = False
         fgraph = maker.fgraph
         n_explicit = len(maker.inputs)
-        swap = swap or {}
+        swap = self._swap = dict(swap or {})  # origin of a shared variable -> the one used instead
 
         # Storage: one cell per variable; a shared input's cell is filled from the
         # variable's storage at the start of each call and emptied at its end.
@@ -229,32 +230,54 @@ class Function:
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
              delete_updates: bool = False, name: str | None = None) -> Function:
-        """A new Function for the same graph; ``swap`` maps shared variables to others of
-        the same type, ``delete_updates`` drops every update (default ones too)."""
+        """A new Function for the same graph, Theano's ``copy``: it uses the same shared
+        variables unless ``swap`` maps some to others of the same type; stored ``In``
+        values are copied unless ``share_memory``; ``delete_updates`` drops every
+        update (default ones too); the name is ``name``, else this one's + " copy"."""
         from arignote.compile.function import FunctionMaker
         request = dict(self.maker.request)
         if delete_updates:
             request.update(updates=None, no_default_updates=True,
                            inputs=[_without_update(spec) for spec in request["inputs"]])
-        if name is not None:
-            request["name"] = name
+        request["name"] = name if name is not None else self.name and f"{self.name} copy"
         maker = FunctionMaker(**request)
-        swap_map = {}
+        used = {s.origin: self._swap.get(s.origin, s) for s in maker.shared_inputs}
+        swap_map = dict(self._swap)
         for old, new in (swap or {}).items():
             if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
                 raise TypeError("copy(swap=) maps shared variables to shared variables")
             if old.type != new.type:
                 raise TypeError(f"copy(swap=): {old.describe()} is {old.type} but its replacement "
                                 f"{new.describe()} is {new.type}")
-            if all(s.origin is not old.origin for s in maker.shared_inputs):
+            replaced = [origin for origin, var in used.items() if var.origin is old.origin]
+            if not replaced:
                 raise ValueError(f"copy(swap=): {old.describe()} is not used by this function")
-            swap_map[old.origin] = new
+            swap_map.update(dict.fromkeys(replaced, new))
         fn = Function(maker, swap_map)
         fn.trust_input = self.trust_input
         for mine, theirs in zip(self._stored, fn._stored):
             if mine is not None:
                 theirs[0] = mine[0] if share_memory else mine[0].copy()
         return fn
+
+    __copy__ = copy
+
+    # ------------------------------------------------------------- pickling
+    def _definition(self) -> tuple:
+        """What rebuilds this function: its request (the user's graph, input specs, mode),
+        the shared variables swapped in, the stored ``In`` values, ``trust_input``."""
+        return (self.maker.request, self._swap,
+                [None if cell is None else cell[0] for cell in self._stored], self.trust_input)
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        definition = self._definition()
+        check_picklable(definition, protocol)
+        return _load_function, definition
+
+    def __deepcopy__(self, memo: dict) -> Function:
+        """A function of the copied graph: it reads and updates the copies (made with
+        ``memo``, so once each) of the shared variables this one uses."""
+        return _load_function(*copy.deepcopy(self._definition(), memo))
 
     def free(self) -> None:
         """Drop the intermediate buffers kept for reuse between calls."""
@@ -267,6 +290,17 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _load_function(request: dict, swap: dict, stored: list, trust_input: bool) -> Function:
+    """Compile a pickled (or deep-copied) function again, here, from its definition."""
+    from arignote.compile.function import FunctionMaker
+    fn = Function(FunctionMaker(**request), swap)
+    fn.trust_input = trust_input
+    for cell, value in zip(fn._stored, stored):
+        if cell is not None:
+            cell[0] = value
+    return fn
 
 
 def _own(value: Any, given: Any) -> Any:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from arignote.backends.kernels import render
-from arignote.backends.gpu.array import GpuArray
+from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.config import config
 from arignote.graph.basic import user_stacklevel
 from arignote.scalar.ops import TABLE
@@ -152,6 +152,18 @@ def get_context(name: str | None = None) -> GpuContext | None:
             raise found
         return None
     return found
+
+
+def loading_context(name: str | None) -> GpuContext | None:
+    """Where a value pickled on context ``name`` goes when loaded in this process: that
+    context if this process defines it, else the default device (None: the CPU)."""
+    return get_context(name if name is not None and name in _named_contexts() else None)
+
+
+def load_array(host: np.ndarray, context_name: str | None) -> GpuArray | np.ndarray:
+    """A pickled GpuArray: on this process's device, or the host array where there is none."""
+    ctx = loading_context(context_name)
+    return host if ctx is None else to_gpu(ctx, host)
 
 
 def _named_contexts() -> dict[str, str]:
