@@ -15,9 +15,11 @@ threads update it.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import queue
 from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -219,8 +221,9 @@ class Function:
     def __setitem__(self, name: str, value: Any) -> None:
         i = self._default_index(name)
         ttype, _, _, _, strict, downcast, label = self._specs[i]
-        self._stored[i][0] = _own(ttype.filter(value, strict=strict, allow_downcast=downcast,
-                                               name=label), value)
+        value = _own(ttype.filter(value, strict=strict, allow_downcast=downcast, name=label), value)
+        with self._turn():  # not overwritten by the update of a call running now
+            self._stored[i][0] = value
 
     def _default_index(self, name: str) -> int:
         i = self._names.get(name)
@@ -281,9 +284,19 @@ class Function:
 
     def free(self) -> None:
         """Drop the intermediate buffers kept for reuse between calls."""
-        for node in self._nodes:
-            for var in node.outputs:
-                self.storage_map[var][0] = None
+        with self._turn():
+            for node in self._nodes:
+                for var in node.outputs:
+                    self.storage_map[var][0] = None
+
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """This Function's turn, as a call takes it: no call runs meanwhile."""
+        turn = self._turns.get()
+        try:
+            yield
+        finally:
+            self._turns.put(turn)
 
     def __repr__(self) -> str:
         return f"<arignote Function {self.name or ''} with {len(self._nodes)} nodes>"
