@@ -95,3 +95,12 @@ def test_save_refuses_what_it_cannot_write_safely(tmp_path):
     with pytest.raises(TypeError, match="object"):
         arignote.save(tmp_path / "p.npz", {"x": np.array([None])})
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_random_states_are_not_parameters(tmp_path):
+    state = shared(np.random.RandomState(0), "rng")
+    with pytest.raises(TypeError, match="RandomState, not an array"):
+        arignote.save(tmp_path / "p.npz", [state])
+    arignote.save(tmp_path / "p.npz", {"rng": np.zeros(2)})
+    with pytest.raises(TypeError, match="not an array"):
+        arignote.load(tmp_path / "p.npz", [state])

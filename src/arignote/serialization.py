@@ -126,23 +126,24 @@ def _entries(params: Any) -> list[tuple[str, np.ndarray, tuple[bool, ...]]]:
         else:
             array, pattern = np.asarray(value), None
         if not isinstance(array, np.ndarray) or array.dtype == object:
-            raise TypeError(f"save: parameter {name!r} is a {type(array).__name__} of "
-                            f"{getattr(array, 'dtype', 'objects')}, not an array of numbers: save() "
+            what = "an array of dtype object" if isinstance(array, np.ndarray) else type(array).__name__
+            raise TypeError(f"save: parameter {name!r} holds {what}, not an array of numbers: save() "
                             "writes arrays only; pickle other objects with misc.pkl_utils.dump")
         entries.append((name, array, tuple(pattern) if pattern is not None else (False,) * array.ndim))
     return entries
 
 
 def _targets(params: Any) -> dict[str, SharedVariable]:
-    if isinstance(params, Mapping):
-        return dict(params)
-    targets = {}
-    for var in params:
-        if not isinstance(var, SharedVariable) or not var.name:
+    pairs = list(params.items()) if isinstance(params, Mapping) else [
+        (getattr(var, "name", None), var) for var in params]
+    for name, var in pairs:
+        if not isinstance(var, SharedVariable) or not name:
             raise TypeError(f"load: {var!r} is not a named shared variable: pass named shared "
                             "variables, or a dict of name -> shared variable")
-        targets[var.name] = var
-    return targets
+        if not hasattr(var.type, "dtype"):
+            raise TypeError(f"load: shared variable {var.describe()} holds {var.type}, not an array: "
+                            "parameter files hold arrays only")
+    return dict(pairs)
 
 
 def _read(path: PathOrFile) -> dict[str, np.ndarray]:

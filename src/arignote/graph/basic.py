@@ -6,8 +6,8 @@ owner is a graph input or a Constant.
 
 Pickling (and ``copy.deepcopy``) never recurses along a graph: a variable
 computed by a node is pickled as "output ``index`` of that node" together with
-the nodes it depends on as one flat list in topological order (see "Pickles"
-in docs/architecture.md), so graphs of any depth pickle.
+the nodes it depends on as one flat list in topological order (see "Copies and
+pickles" in docs/architecture.md), so graphs of any depth pickle.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class Type:
 class Variable:
     """A value in the graph: an input, a constant, or an output of an Apply."""
 
-    # Attributes that are caches, dropped when the variable is pickled or copied.
+    # Attributes that are caches, dropped when the variable is pickled or deep-copied.
     _transient: tuple[str, ...] = ()
 
     def __init__(self, type: Type, owner: Apply | None = None,
