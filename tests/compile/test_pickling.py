@@ -3,6 +3,7 @@ types, never device handles; a function loaded in a fresh process computes exact
 what the original would have; a failed dump writes nothing it could avoid."""
 from __future__ import annotations
 
+import copy
 import os
 import pickle
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 
 from arignote import In, Mode, SharedVariable, function, shared, tensor as T
 from arignote.graph.traversal import graph_inputs
+from arignote.sandbox.rng_mrg import MRG_RandomStreams
 from arignote.tensor.shared_randomstreams import RandomStreams
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
@@ -71,6 +73,20 @@ def test_random_states_pickle_with_their_stream_position():
     draw()
     copy_of_draw = roundtrip(draw)
     np.testing.assert_array_equal(copy_of_draw(), draw())
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+@pytest.mark.parametrize("load", [roundtrip, copy.deepcopy], ids=["pickle", "deepcopy"])
+def test_random_streams_and_their_functions_copy_together(streams, load):
+    s = streams(seed=3)
+    draw = function([], s.uniform((2,)))
+    s2, draw2 = load((s, draw))
+    np.testing.assert_array_equal(draw2(), draw())
+    s2.seed(5)  # reseeds the copy's states, the ones its function reads
+    s.seed(5)
+    np.testing.assert_array_equal(draw2(), draw())
+    s.seed(6)
+    assert not np.array_equal(draw2(), draw())
 
 
 def test_pickled_on_opencl_loads_in_a_cpu_only_process(opencl, tmp_path):

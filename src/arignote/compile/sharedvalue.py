@@ -160,9 +160,11 @@ class SharedVariable(Variable):
             return copy.deepcopy(self.origin, memo).clone()
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        state = {k: v for k, v in self.__dict__.items() if k != "storage"}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("storage", "default_update")}
         new.__dict__.update(copy.deepcopy(state, memo))
         new.storage = Storage(self.get_value(return_internal_type=True))
+        # Last: the update's graph reads this variable, which must be whole by then.
+        new.default_update = copy.deepcopy(self.default_update, memo)
         return new
 
     def __str__(self) -> str:
