@@ -18,7 +18,7 @@ import io
 import json
 import os
 import pickle
-import tempfile
+import uuid
 import zipfile
 from typing import IO, Any
 from collections.abc import Iterable, Mapping
@@ -49,15 +49,16 @@ def save(path: PathOrFile, params: Mapping[str, Any] | Iterable[SharedVariable])
     if not isinstance(path, (str, os.PathLike)):
         _write_npz(path, arrays)
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=".arignote-save-", delete=False) as tmp:
-        try:
-            _write_npz(tmp, arrays)
-        except BaseException:
-            tmp.close()
-            os.unlink(tmp.name)
-            raise
-    os.replace(tmp.name, path)
+    # Beside the target (so the rename is atomic), created as open() would (umask applies).
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{uuid.uuid4().hex}")
+    try:
+        with open(tmp, "xb") as out:
+            _write_npz(out, arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _write_npz(file: IO[bytes], arrays: dict[str, np.ndarray]) -> None:
