@@ -4,6 +4,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from arignote import config
+from tests.gpu.conftest import device, opencl  # noqa: F401  (every test may run on each device)
 
 settings.register_profile("default", max_examples=25, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])

@@ -9,10 +9,8 @@ release handed-out buffers; for a profiled Function, also time each thunk and
 the whole call (``_profiled_thunk``), with nothing of that otherwise. ``_body``
 writes those steps; ``generate_call``
 wraps them in the locks of the thread model (docs/architecture.md, "Threads"):
-the Function's turn (a token taken from a one-item ``SimpleQueue``, the
-cheapest blocking lock CPython offers: about 50 ns a call, where
-``Lock.acquire``/``release`` cost 150), then the locks of the shared variables
-it updates, in rank order, around ``try: <body> finally: <release>``.
+the Function's turn (compile/turn.py, inlined), then the locks of the shared
+variables it updates, in rank order, around ``try: <body> finally: <release>``.
 """
 from __future__ import annotations
 
@@ -34,14 +32,17 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     ns: dict[str, Any] = {"ndarray": np.ndarray, "fn": fn, "merge": fn._merge_keywords,
                           "fail": fn._fail, "COMMIT": COMMIT_LOCK.acquire,
                           "COMMITTED": COMMIT_LOCK.release}
-    ns["TURN"], ns["DONE"] = fn._turns.get, fn._turns.put
+    turn = fn._turn
+    ns.update(TAKE=turn.token.pop, WAIT=turn.wait, GIVE=turn.token.append, WAITING=turn.waiting,
+              WAKE=turn.wake)
     for k, lock in enumerate(fn._state_locks):
         ns[f"L{k}"], ns[f"UL{k}"] = lock.acquire, lock.release
     body = _body(fn, ns)
     for k in reversed(range(len(fn._state_locks))):
         body = [f"L{k}()", "try:", *_indent(body), "finally:", f"    UL{k}()"]
-    lines = ["def call(*args, **kwargs):", "    turn = TURN()", "    try:", *_indent(body, 2),
-             "    finally:", "        DONE(turn)"]
+    lines = ["def call(*args, **kwargs):", "    try:", "        TAKE()", "    except IndexError:",
+             "        WAIT()", "    try:", *_indent(body, 2), "    finally:", "        GIVE(True)",
+             "        if WAITING[0]:", "            WAKE()"]
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<arignote call of {fn.name or 'function'}>", "exec"), ns)
     call = ns["call"]

@@ -163,7 +163,7 @@ def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
                              "steps back it is read from, so they must be negative (e.g. [-2, -1])")
     else:
         initial, taps = item, [-1]
-    initial = initial if isinstance(initial, Variable) else as_tensor_variable(initial)
+    initial = as_tensor_variable(initial)  # a GPU shared variable: its host twin, as the loop sees it
     taps = tuple(int(k) for k in taps)
     if taps != (-1,) and initial.ndim < 1:
         raise TypeError(f"scan: outputs_info[{i}] has taps {list(taps)}, so its initial value needs one "
