@@ -99,6 +99,11 @@ def _anything(value: Any) -> Any:
     return value
 
 
+def _default_compiledir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "arignote")
+
+
 _FLAGS = [
     Flag("floatX", "float64", "dtype given to Python floats and to constructors "
          "such as tensor.vector() that take no dtype",
@@ -128,6 +133,7 @@ _FLAGS = [
          "an error raised while running a node carries", _choice("low", "high")),
     Flag("unittests.rseed", 666, "seed of arignote.testing.fetch_seed ('random': a new one "
          "each run)", _seed),
+    Flag("compiledir", _default_compiledir(), "where compiled kernels are cached", str),
 ]
 
 # Theano 1.0's flags under the ``theano`` alias: the flag of ours each one sets, or None

@@ -39,8 +39,8 @@ def kernel_builds() -> tuple[float, int]:
     return (totals[0], totals[1]) if totals else (0.0, 0)
 
 
-def kernel_build(build: Callable[[], Any]) -> Any:
-    """Run ``build`` (a kernel compile, or its cache lookup) and count its time."""
+def kernel_build(build: Callable[[], Any], count: int = 1) -> Any:
+    """Run ``build`` (``count`` kernel compiles, or their cache lookups) and count its time."""
     totals = getattr(_builds, "totals", None)
     if totals is None:
         totals = _builds.totals = [0.0, 0]
@@ -49,7 +49,7 @@ def kernel_build(build: Callable[[], Any]) -> Any:
         return build()
     finally:
         totals[0] += time.perf_counter() - start
-        totals[1] += 1
+        totals[1] += count
 
 
 @singledispatch
