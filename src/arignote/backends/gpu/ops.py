@@ -16,7 +16,7 @@ from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray, c_strides
 from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
 from arignote.graph.basic import Apply, Op, Variable
-from arignote.scalar.ops import ScalarOp
+from arignote.scalar.ops import TABLE, ScalarOp
 from arignote.tensor.blas import _mismatch
 from arignote.tensor.subtensor import _index_error, _numpy_index
 
@@ -298,6 +298,11 @@ class _GpuSoftmaxBase(GpuOp):
     def make_node(self, x: Variable, dtype: str) -> Apply:
         return Apply(self, [x], [self.out_type(dtype, x.type.broadcastable)()])
 
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        out = node.outputs[0].type
+        return [render.softmax(out.context.dialect, node.inputs[0].type.dtype, out.dtype, out.ndim - 1,
+                               self.log)]
+
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
         ctx = node.outputs[0].type.context
@@ -308,8 +313,7 @@ class _GpuSoftmaxBase(GpuOp):
         if out.size:
             memo = _kernels(node)
             if "softmax" not in memo:
-                memo["softmax"] = ctx.kernel(render.softmax(ctx.dialect, x.dtype.name, dtype.name,
-                                                            len(kept), self.log))
+                memo["softmax"] = ctx.kernel(self.gpu_kernels(node)[0])
             args = [out.buffer, np.int64(out.offset), x.buffer, np.int64(x.offset),
                     np.int64(x.shape[self.axis]), np.int64(x.strides[self.axis]),
                     np.int64(out.strides[self.axis])]
@@ -333,6 +337,10 @@ class GpuDot(GpuOp):
     def make_node(self, a: Variable, b: Variable) -> Apply:
         bc = a.type.broadcastable[:-1] + (b.type.broadcastable[-1:] if b.type.ndim == 2 else ())
         return Apply(self, [a, b], [self.out_type(a.type.dtype, bc)()])
+
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        ctx = node.outputs[0].type.context
+        return [] if ctx.device.gemm is not None else [render.gemm(ctx.dialect, node.inputs[0].type.dtype)]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         a, b = inputs
@@ -415,6 +423,12 @@ class GpuAlloc(GpuOp):
 
     def make_node(self, value: Variable, broadcastable: Sequence[bool], *shape: Variable) -> Apply:
         return Apply(self, [value, *shape], [self.out_type(value.type.dtype, broadcastable)()])
+
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        value, out = node.inputs[0], node.outputs[0].type
+        scalar = not isinstance(value.type, GpuArrayType)
+        return [out.context.elemwise_kernel(TABLE["identity"], [value.type.dtype], out.dtype, out.ndim,
+                                            scalar, (scalar,))]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         value, *dims = inputs

@@ -65,6 +65,10 @@ def _matrix(x: GpuArray, vector_as_row: bool) -> GpuArray:
 class GpuMatMul(GpuOp):
     """numpy.matmul: batched over the broadcast leading axes in one launch."""
 
+    def gpu_kernels(self, node: Apply) -> list:
+        a, b = node.inputs
+        return _gemm_kernels(node, max(a.type.ndim, b.type.ndim, 2) - 2)
+
     def make_node(self, a: Variable, b: Variable, out_type) -> Apply:
         return Apply(self, [a, b], [self.out_type(out_type.dtype, out_type.broadcastable)()])
 
@@ -102,6 +106,9 @@ def _batch_stride(x: GpuArray, batch: tuple, n: int, k: int) -> int:
 class GpuDotNd(GpuOp):
     """numpy.dot with an operand of rank > 2: ``a``'s leading axes are the rows of
     one matrix, ``b``'s leading axes a batch of matrices sharing it."""
+
+    def gpu_kernels(self, node: Apply) -> list:
+        return _gemm_kernels(node, max(node.inputs[1].type.ndim - 2, 0))
 
     def make_node(self, a: Variable, b: Variable, out_type) -> Apply:
         return Apply(self, [a, b], [self.out_type(out_type.dtype, out_type.broadcastable)()])
@@ -174,8 +181,16 @@ def _transpose(x: GpuArray, order: list[int]) -> GpuArray:
     return x.view([x.shape[i] for i in order], [x.strides[i] for i in order], x.offset)
 
 
+def _gemm_kernels(node: Apply, n_batch: int) -> list:
+    out = node.outputs[0].type
+    return [render.gemm(out.context.dialect, out.dtype, n_batch)]
+
+
 class GpuGemm(GpuOp):
     """``Z * beta + alpha * dot(X, Y)`` into a copy of Z (host scalars alpha, beta)."""
+
+    def gpu_kernels(self, node: Apply) -> list:
+        return _gemm_kernels(node, 0)
 
     def make_node(self, z: Variable, alpha: Variable, x: Variable, y: Variable, beta: Variable) -> Apply:
         return Apply(self, [z, alpha, x, y, beta], [self.out_type(z.type.dtype, z.type.broadcastable)()])

@@ -37,6 +37,11 @@ class GpuArgmax(GpuOp):
         broadcastable = [b for i, b in enumerate(x.type.broadcastable) if i not in self.axis]
         return Apply(self, [x], [self.out_type("int64", broadcastable)()])
 
+    def gpu_kernels(self, node: Apply) -> list:
+        out = node.outputs[0].type
+        return [render_index.argreduce(out.context.dialect, node.inputs[0].type.dtype, out.ndim,
+                                       len(self.axis), self.largest)]
+
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
         if any(x.shape[a] == 0 for a in self.axis):
@@ -48,8 +53,7 @@ class GpuArgmax(GpuOp):
         if out.size:
             memo = _kernels(node)
             if "argreduce" not in memo:
-                memo["argreduce"] = ctx.kernel(render_index.argreduce(
-                    ctx.dialect, x.dtype.name, len(kept), len(self.axis), self.largest))
+                memo["argreduce"] = ctx.kernel(self.gpu_kernels(node)[0])
             args = [out.buffer, np.int64(out.offset), x.buffer, np.int64(x.offset),
                     np.int64(int(np.prod([x.shape[a] for a in self.axis])))]
             for k, i in enumerate(kept):

@@ -27,7 +27,8 @@ def entry_name(k: Kernel) -> str:
 
 
 def join(d: Dialect, kernels: Sequence[Kernel]) -> str:
-    """One source holding every kernel, each under :func:`entry_name`."""
+    """One source holding every kernel (each once), each under :func:`entry_name`."""
+    kernels = list({entry_name(k): k for k in kernels}.values())
     dtypes = sorted({t for k in kernels for t in k.dtypes})
     prelude = d.prelude(dtypes)
     parts = [prelude]
