@@ -1,15 +1,16 @@
 """GPU benchmarks: launch overhead, reductions, kernel builds and a training step on one device.
 
-Usage: python benchmarks/gpu.py [--device opencl0:0] [--quick] [--baseline FILE]
-[--save FILE]. Each figure is the median of several rounds, timed with the
+Usage: python benchmarks/gpu.py [--device opencl0:0] [--quick] [--baseline FILE |
+--baseline-src DIR] [--save FILE]. Each figure is the median of several rounds, timed with the
 device synchronised before the clock stops. The peers run in the same process
 and the same rounds: pyopencl's own typed ``ElementwiseKernel`` (CuPy's on
 CUDA) for the launch, numpy for the reductions. The kernel builds of a
 12-kernel graph are timed in fresh processes: cold (empty arignote, PoCL and
 pyopencl caches) and warm (the same caches, filled). Writes
-benchmarks/results/gpu-latest.md; ``--baseline`` adds the figures of an
-earlier ``--save`` as a column (the ones kept from main before issue 14 are
-in benchmarks/results/gpu-baseline.json).
+benchmarks/results/gpu-latest.md; ``--baseline-src`` measures another
+checkout's ``src/`` in the same run and shows it as a column (``--baseline``:
+the figures an earlier ``--save`` wrote; those of main before issue 14 are in
+benchmarks/results/gpu-baseline.json).
 """
 from __future__ import annotations
 
@@ -150,9 +151,14 @@ def spawn(args: list[str], env: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def cold_and_warm(device: str, rounds: int) -> dict:
+def _env(src: Path) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(HERE.parent / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def cold_and_warm(device: str, rounds: int, src: Path) -> dict:
+    env = _env(src)
     cold, warm = [], []
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as tmp:
@@ -208,6 +214,8 @@ def main() -> None:
     parser.add_argument("--device", default="opencl0:0")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (smoke test)")
     parser.add_argument("--baseline", help="a JSON file written by --save, shown as a column")
+    parser.add_argument("--baseline-src", help="another checkout's src/ directory (main before "
+                        "issue 14, say), measured in this same run and shown as the baseline")
     parser.add_argument("--save", help="also write the figures to this JSON file")
     parser.add_argument("--twelve", help=argparse.SUPPRESS)
     parser.add_argument("--timings", help=argparse.SUPPRESS)
@@ -218,13 +226,18 @@ def main() -> None:
     if args.timings:
         print(json.dumps(timings(args.timings, args.quick)))
         return
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(HERE.parent / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    results = spawn(["--timings", args.device] + (["--quick"] if args.quick else []), env)
-    results.update(cold_and_warm(args.device, 1 if args.quick else 3))
+    rounds = 1 if args.quick else 3
+    quick = ["--quick"] if args.quick else []
+    ours = HERE.parent / "src"
+    results = spawn(["--timings", args.device, *quick], _env(ours))
+    baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
+    if args.baseline_src:  # the same figures from the other tree, in this run
+        other = Path(args.baseline_src).resolve()
+        baseline = spawn(["--timings", args.device, *quick], _env(other))
+        baseline.update(cold_and_warm(args.device, rounds, other))
+    results.update(cold_and_warm(args.device, rounds, ours))
     if args.save:
         Path(args.save).write_text(json.dumps(results, indent=1) + "\n")
-    baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
     text = report(results, baseline)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "gpu-latest.md").write_text(text)
