@@ -13,6 +13,7 @@ import contextlib
 import difflib
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Iterator, Mapping
@@ -68,6 +69,23 @@ def _contexts(value: Any) -> str:
     return text
 
 
+def _default_cxx() -> str:
+    """The system C compiler, if one is on PATH (the probe decides whether it works)."""
+    return next((found for name in ("cc", "gcc", "clang") if (found := shutil.which(name))), "")
+
+
+def _default_compiledir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "arignote")
+
+
+def _count(value: Any) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected a count of elements, 0 or more")
+    return number
+
+
 _FLAGS = [
     Flag("floatX", "float64", "dtype given to Python floats and to constructors "
          "such as tensor.vector() that take no dtype",
@@ -85,6 +103,15 @@ _FLAGS = [
          "(False keeps them for reuse, which is faster)", _boolean),
     Flag("on_unused_input", "raise", "default for function(on_unused_input=)",
          _choice("raise", "warn", "ignore")),
+    Flag("cxx", _default_cxx(), "the C compiler for native CPU kernels; empty: numpy's kernels only",
+         str),
+    Flag("compiledir", _default_compiledir(), "where compiled kernels are cached", str),
+    Flag("openmp", True, "let native kernels run on OMP_NUM_THREADS threads (all cores by default)",
+         _boolean),
+    Flag("openmp_elemwise_minsize", 200000, "elements an array needs before a native kernel "
+         "spreads it over threads", _count),
+    Flag("native_min_size", 2048, "elements below which an op runs numpy's kernel instead of "
+         "a native one (0: always native)", _count),
 ]
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arignote.backends.cpu import make_thunk
+from arignote.backends.cpu import link_batch, make_thunk
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In
 from arignote.compile.sharedvalue import SharedVariable
@@ -63,8 +63,9 @@ class Function:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
-        self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
-                                   [storage[v] for v in node.outputs]) for node in nodes]
+        with link_batch():  # every native kernel of this function in one compiler run
+            self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
+                                       [storage[v] for v in node.outputs]) for node in nodes]
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from arignote.backends.cpu import native, native_elemwise
 from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
+from arignote.config import config
 from arignote.graph.basic import Apply, Constant
 from arignote.backends.cpu.tiling import TILE, run_tiled
 from arignote.scalar.composite import Composite
@@ -25,7 +27,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     scalar_op = op.scalar_op
     out_type = node.outputs[0].type
     composite = isinstance(scalar_op, Composite)
-    if scalar_op.ufunc is None and not op.inplace_pattern and not composite:
+    source = native_elemwise.kernel(node)
+    if scalar_op.ufunc is None and not op.inplace_pattern and not composite and source is None:
         return perform_thunk(op, node, input_cells, output_cells)
     out_dtype = out_type.numpy_dtype
     ufunc = scalar_op.ufunc
@@ -65,6 +68,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         same = " and ".join(f"{s}.shape == {first}" for s in shapers[1:])
         shape = f"({first} if {same} else broadcast_shapes({', '.join(s + '.shape' for s in shapers)}))"
     call = ", ".join(args)
+    if source is not None:
+        body[:0] = _native_lines(op, node, ns, source, shapers)
     if op.inplace_pattern:
         target = args[op.inplace_pattern[0][1]]
         body.append(f"    target = {target}")
@@ -96,6 +101,47 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     body.append("            r = r.astype(DT)")
     body.append("        OUT[0] = r")
     return _compile(body, op, ns)
+
+
+def _native_lines(op: Elemwise, node: Apply, ns: dict[str, Any], source: Any,
+                  shapers: list[str]) -> list[str]:
+    """The native path, first in the thunk: arrays of ``native_min_size`` elements or more
+    (judged by an input that sets the shape) go to the kernel; it returns nonzero
+    for a layout it was not built for, and the numpy lines below run instead."""
+    ns["K"] = native.refuse
+    native.request(source, len(node.inputs) + 1, lambda fn: ns.__setitem__("K", fn))
+    names = []
+    lines = []
+    for k, var in enumerate(node.inputs):
+        if isinstance(var, Constant):
+            ns[f"NK{k}"] = np.asarray(var.data, dtype=var.type.dtype)
+            names.append(f"NK{k}")
+        else:
+            lines.append(f"    v{k} = C{k}[0]")
+            names.append(f"v{k}")
+    shaped = [names[int(s[1:])] for s in shapers if s.startswith("x")] or [n for n in names if n[0] == "v"]
+    if not shaped:
+        return []
+    if len(shaped) == 1:
+        shape = f"{shaped[0]}.shape"
+    else:
+        first = f"{shaped[0]}.shape"
+        same = " and ".join(f"{s}.shape == {first}" for s in shaped[1:])
+        shape = f"({first} if {same} else broadcast_shapes({', '.join(s + '.shape' for s in shaped)}))"
+    minimum = config.native_min_size
+    indent = "        " if minimum else "    "
+    if minimum:
+        lines.append(f"    if {shaped[0]}.size >= {minimum}:")
+    lines.append(f"{indent}shape = {shape}")
+    target = names[op.inplace_pattern[0][1]] if op.inplace_pattern else "OUT[0]"
+    lines.append(f"{indent}target = {target}")
+    lines.append(f"{indent}if target is None or target.shape != shape:")
+    lines.append(f"{indent}    target = empty(shape, DT)")
+    lines.append(f"{indent}if not K(target, {', '.join(names)}):")
+    lines.append(f"{indent}    OUT[0] = target")
+    lines.append(f"{indent}    return")
+    ns["empty"] = np.empty
+    return lines
 
 
 def _compile(body: list[str], op: Elemwise, ns: dict[str, Any]) -> Thunk:

@@ -1,10 +1,14 @@
-"""The one kernel renderer: C-family source for OpenCL C and CUDA C.
+"""The one kernel renderer: C-family source for OpenCL C, CUDA C and C for the CPU.
 
 Every kernel is written once against a :class:`Dialect`, a small table of the
-few things the two languages spell differently (qualifiers, thread indices,
-barriers, type names, the fp64 pragma). Kernels take element offsets and
-strides as arguments, so views (transposes, slices, broadcasting) need no
-copies, and one compiled program serves every shape of a node.
+few things the languages spell differently (qualifiers, thread indices,
+barriers, type names, the fp64 pragma, how a loop is spread over threads).
+Kernels take element offsets and strides as arguments, so views (transposes,
+slices, broadcasting) need no copies, and one compiled program serves every
+shape of a node. A GPU spreads a loop over threads, one element each; the C
+dialect runs it as a loop (OpenMP threads over the outer range, SIMD lanes
+inside), and walks strided arrays as a loop nest (rows, then a strided inner
+loop) instead of dividing the flat index per element.
 """
 from __future__ import annotations
 
@@ -38,6 +42,11 @@ class Dialect:
     types: dict[str, str] = field(hash=False)
     fp64_pragma: str = ""
     inf: dict[str, str] = field(default_factory=dict, hash=False)
+    # The loop over ``{i}`` in [0, {n}) spread over the device: a grid-stride loop on a
+    # GPU; on the CPU an OpenMP loop (``loop_nest``: strided arrays as rows, see elemwise).
+    loop: str = "for (index_t {i} = {gid}; {i} < {n}; {i} += {gsize})"
+    loop_nest: bool = False
+    preamble: str = ""
 
     def ctype(self, dtype: str) -> str:
         try:
@@ -47,7 +56,16 @@ class Dialect:
 
     def prelude(self, dtypes: Sequence[str]) -> str:
         lines = [self.fp64_pragma] if "float64" in dtypes and self.fp64_pragma else []
+        if self.preamble:
+            return "\n".join(lines + [""])  # the CPU module's preamble, once per module
         return "\n".join(lines + [f"typedef {self.index} index_t;", ""])
+
+    def for_each(self, i: str, n: str, work: str | None = None, simd: bool = True) -> str:
+        """The header of a loop of ``i`` over ``[0, n)``, spread over the device's threads;
+        on the CPU, ``work`` elements decide whether threads start, and ``simd=False``
+        leaves the lanes to an inner loop."""
+        return self.loop.format(i=i, n=n, gid=self.global_id, gsize=self.global_size,
+                                work=work or n, simd=" simd" if simd else "")
 
 
 OPENCL = Dialect(
@@ -75,6 +93,30 @@ CUDA = Dialect(
          "float64": "__longlong_as_double(0x7ff0000000000000LL)"})
 
 
+# C for the CPU: a kernel is a static function inlined into the entry point that
+# reads numpy's array objects (backends/cpu/native_glue.py); OpenMP threads take
+# the outer range when it reaches PARALLEL_MIN elements, SIMD lanes the inner one.
+# max/min/isnan/isinf on already-converted operands, as the other dialects have them.
+C_PREAMBLE = """#include <math.h>
+#include <stdint.h>
+#include <stddef.h>
+typedef int64_t index_t;
+#define max(a, b) ((a) > (b) ? (a) : (b))
+#define min(a, b) ((a) < (b) ? (a) : (b))
+"""
+
+C = Dialect(
+    name="C", kernel="static inline void", global_="", local="", barrier="", global_id="0",
+    global_size="1", local_id="0", group_id="0", index="int64_t",
+    types={"bool": "unsigned char", "int8": "signed char", "uint8": "unsigned char",
+           "int16": "short", "uint16": "unsigned short", "int32": "int32_t", "uint32": "uint32_t",
+           "int64": "int64_t", "uint64": "uint64_t", "float32": "float", "float64": "double"},
+    inf={"float32": "INFINITY", "float64": "((double)INFINITY)"},
+    loop="_Pragma(\"omp parallel for{simd} if({work} >= PARALLEL_MIN) schedule(static)\")\n"
+         "for (index_t {i} = 0; {i} < {n}; {i}++)",
+    loop_nest=True, preamble=C_PREAMBLE)
+
+
 @dataclass(frozen=True)
 class Kernel:
     """Source and entry point of one kernel; ``dtypes`` tells the runtime whether fp64 is used."""
@@ -98,12 +140,15 @@ def _offsets(ndim: int, n_arrays: int, index: str = "i") -> list[str]:
 
 
 def elemwise(d: Dialect, scalar_op: ScalarOp, in_dtypes: Sequence[str], out_dtype: str,
-             ndim: int, contiguous: bool) -> Kernel:
+             ndim: int, contiguous: bool, scalars: Sequence[int] = (), name: str | None = None) -> Kernel:
     """``out = scalar_op(*inputs)``; array 0 is the output, arrays 1.. the inputs.
 
-    The contiguous form indexes every array by the flat index; the strided one
+    The contiguous form indexes every array by the flat index, except the
+    inputs listed in ``scalars`` (one element each, read once); the strided one
     walks the output shape ``n0..`` with per-array strides ``stK_D`` (0 where
-    an input broadcasts).
+    an input broadcasts), one element per thread. A loop-nest dialect takes the
+    shape at run time instead (``nd``, ``n[]``, ``st[]``: see ``_row_loop``), so
+    one compiled kernel serves every rank.
     """
     n_in = len(in_dtypes)
     block = scalar_op.c_block([f"x{k}" for k in range(n_in)], list(in_dtypes), out_dtype, d.ctype)
@@ -114,20 +159,46 @@ def elemwise(d: Dialect, scalar_op: ScalarOp, in_dtypes: Sequence[str], out_dtyp
     for k, dtype in enumerate(in_dtypes, start=1):
         params += [_ptr(d, dtype, f"a{k}", const=True), f"const index_t off{k}"]
     params.append("const index_t size")
+    hoisted = [f"const {d.ctype(in_dtypes[k])} x{k} = a{k + 1}[off{k + 1}];" for k in scalars
+               ] if contiguous else []
+    loads = [f"const {d.ctype(dt)} x{k} = a{k + 1}[o{k + 1}];" for k, dt in enumerate(in_dtypes)
+             if not (contiguous and k in scalars)]
+    store = lines + [f"a0[o0] = {result};"]
     if contiguous:
-        index_lines = [f"const index_t o{k} = off{k} + i;" for k in range(n_in + 1)]
+        index_lines = [f"const index_t o{k} = off{k} + i;" for k in range(n_in + 1)
+                       if k - 1 not in scalars or not k]
+        loops = [(d.for_each("i", "size"), index_lines + loads + store)]
+    elif d.loop_nest:
+        params += ["const int nd", "const index_t *n", "const index_t *st"]
+        loops = [_row_loop(d, n_in + 1, loads + store)]
     else:
         params += [f"const index_t n{dim}" for dim in range(ndim)]
         params += [f"const index_t st{k}_{dim}" for k in range(n_in + 1) for dim in range(ndim)]
-        index_lines = _offsets(ndim, n_in + 1)
-    name = f"elemwise_{'c' if contiguous else 's'}{ndim}"
-    body = index_lines + [f"const {d.ctype(dt)} x{k} = a{k + 1}[o{k + 1}];"
-                          for k, dt in enumerate(in_dtypes)]
-    body += lines + [f"a0[o0] = {result};"]
+        loops = [(d.for_each("i", "size"), _offsets(ndim, n_in + 1) + loads + store)]
+    name = name or f"elemwise_{'c' if contiguous else 's'}{ndim}"
+    body = "".join(f"  {line}\n" for line in hoisted)
+    for header, inside in loops:
+        body += "".join(f"  {h}\n" for h in header.split("\n")) + "  {\n"
+        body += "".join(f"    {line}\n" for line in inside) + "  }\n"
     source = (f"{d.prelude((*in_dtypes, out_dtype))}{d.kernel} {name}({', '.join(params)}) {{\n"
-              f"  for (index_t i = {d.global_id}; i < size; i += {d.global_size}) {{\n"
-              + "".join(f"    {line}\n" for line in body) + "  }\n}\n")
+              f"{body}}}\n")
     return Kernel(name, source, (*in_dtypes, out_dtype))
+
+
+def _row_loop(d: Dialect, n_arrays: int, body: list[str]) -> tuple[str, list[str]]:
+    """The loop-nest form of a strided walk: threads take rows (all dims but the last,
+    ``nd`` of them at run time, lengths ``n[]``, element strides ``st[k * MAXD + dim]``),
+    SIMD lanes the strided inner loop, which sets the offsets ``oK``."""
+    lines = ["index_t rem = r;"] + [f"index_t b{k} = off{k};" for k in range(n_arrays)]
+    lines.append("for (int dim = nd - 2; dim >= 0; dim--) {")
+    lines.append("  const index_t c = rem % n[dim]; rem /= n[dim];")
+    lines += [f"  b{k} += c * st[{k} * MAXD + dim];" for k in range(n_arrays)]
+    lines.append("}")
+    lines += [f"const index_t s{k} = st[{k} * MAXD + nd - 1];" for k in range(n_arrays)]
+    lines += ["_Pragma(\"omp simd\")", "for (index_t j = 0; j < n[nd - 1]; j++) {"]
+    lines += [f"  const index_t o{k} = b{k} + j * s{k};" for k in range(n_arrays)]
+    lines += ["  " + line for line in body] + ["}"]
+    return d.for_each("r", "(n[nd - 1] ? size / n[nd - 1] : 0)", "size", simd=False), lines
 
 
 _REDUCE_EXPR = {"add": "(a + b)", "mul": "(a * b)", "and_": "(a && b)", "or_": "(a || b)"}
