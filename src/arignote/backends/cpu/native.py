@@ -48,6 +48,18 @@ typedef struct {{ char head[{head}]; char *data; int nd; index_t *dims; index_t 
 static void *ndarray_type;
 void arignote_init(void *type) {{ ndarray_type = type; }}
 
+/* 1 unless every array is a plain ndarray of the dtype, aligned, and the output writeable. */
+static int check(ndarray_t *const *a, const int count, const int *tnum, const int *isz) {{
+  if (!(a[0]->flags & 0x0400)) return 1;
+  for (int k = 0; k < count; k++) {{
+    const char order = a[k]->descr->byteorder;
+    if (*(void **)(a[k]->head + {head} - sizeof(void *)) != ndarray_type || a[k]->nd > MAXD
+        || a[k]->descr->type_num != tnum[k] || (order != '=' && order != '|')
+        || ((uintptr_t)a[k]->data) % isz[k]) return 1;
+  }}
+  return 0;
+}}
+
 /* Element strides of every array over the output's (array 0's) shape, 0 where an
    input broadcasts, with dimensions merged where every array allows: n[0..nd),
    st[k * MAXD + dim]. 1 when an array is not what the kernel was built for. */
@@ -55,14 +67,11 @@ static int layout(ndarray_t *const *a, const int count, const int *tnum, const i
                   index_t *n, index_t *st, int *ndp, index_t *sizep) {{
   const int nd = a[0]->nd;
   index_t size = 1;
-  if (nd > MAXD || !(a[0]->flags & 0x0400)) return 1;
+  if (check(a, count, tnum, isz)) return 1;
   for (int d = 0; d < nd; d++) size *= a[0]->dims[d];
   *sizep = size;
   for (int k = 0; k < count; k++) {{
-    const char order = a[k]->descr->byteorder;
-    if (*(void **)(a[k]->head + {head} - sizeof(void *)) != ndarray_type || a[k]->nd != nd
-        || a[k]->descr->type_num != tnum[k] || (order != '=' && order != '|')
-        || ((uintptr_t)a[k]->data) % isz[k]) return 1;
+    if (a[k]->nd != nd) return 1;
     for (int d = 0; d < nd; d++) {{
       const index_t len = a[k]->dims[d], s = a[k]->strides[d];
       if ((len != a[0]->dims[d] && len != 1) || s % isz[k]) return 1;

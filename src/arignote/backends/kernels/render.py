@@ -339,3 +339,121 @@ def gemm(d: Dialect, dtype: str, n_batch: int = 0) -> Kernel:
         f"    const index_t at = co + row * cs0 + col * cs1;\n"
         f"    c[at] = beta == 0 ? alpha * acc : alpha * acc + beta * c[at];\n  }}\n}}\n")
     return Kernel("gemm", source, (dtype,))
+
+
+_OMP_REDUCTION = {"add": "+", "mul": "*", "and_": "&&", "or_": "||"}
+
+
+def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Sequence[str],
+                map_dtype: str, acc_dtype: str, out_dtype: str, ndim: int, axes: Sequence[int],
+                name: str) -> Kernel:
+    """The loop-nest form of ``reduce`` (C dialect): ``out = reduce(map_op(*inputs))`` over
+    ``axes`` in one pass, the mapped values never stored. Arguments: the output and the
+    inputs (pointers), the broadcast shape ``n[ndim]`` and element strides
+    ``st[k * MAXD + dim]`` (array 0 the output, 0 on reduced axes).
+
+    When the last axis is reduced, each output element accumulates in a register
+    (threads take output elements; SIMD lanes the last axis for sums and products).
+    Otherwise the output, already holding the identity, accumulates row by row
+    in memory order, so the last axis stays contiguous."""
+    identity, combine = _reduce_parts(d, op_name, acc_dtype)
+    acc = d.ctype(acc_dtype)
+    n_in = len(in_dtypes)
+    if map_op is None:
+        lines, value = [], "x0"
+    else:
+        block = map_op.c_block([f"x{k}" for k in range(n_in)], list(in_dtypes), map_dtype, d.ctype)
+        if block is None:
+            raise UnsupportedDtype(f"{map_op} has no kernel expression for {', '.join(in_dtypes)}")
+        lines, value = block
+    load = f"({value} != 0)" if op_name in ("and_", "or_") else f"(({acc})({value}))"
+    kept = [i for i in range(ndim) if i not in axes]
+    params = [_ptr(d, out_dtype, "a0")] + [_ptr(d, dt, f"a{k + 1}", True) for k, dt in enumerate(in_dtypes)]
+    params += ["const index_t *n", "const index_t *st"]
+    offset = " + ".join([f"i{i} * st[{{k}} * MAXD + {i}]" for i in range(ndim)] or ["0"])
+    step = [f"const {d.ctype(dt)} x{k} = a{k + 1}[{offset.format(k=k + 1)}];" for k, dt in enumerate(in_dtypes)]
+    step += lines + [f"const {acc} b = {load};"]
+    out_at = offset.format(k=0)
+    simd = _OMP_REDUCTION.get(op_name) if acc_dtype in d.inf or op_name not in ("maximum", "minimum") else None
+    last_reduced = ndim and ndim - 1 in axes
+    body: list[str] = []
+    depth = 0
+
+    def open_loop(i: int, pragma: str = "") -> None:
+        nonlocal depth
+        if pragma:
+            body.append("  " * depth + pragma)
+        body.append("  " * depth + f"for (index_t i{i} = 0; i{i} < n[{i}]; i{i}++) {{")
+        depth += 1
+
+    def close(count: int) -> None:
+        nonlocal depth
+        for _ in range(count):
+            depth -= 1
+            body.append("  " * depth + "}")
+
+    parallel = '_Pragma("omp parallel for if(total >= PARALLEL_MIN) schedule(static)")'
+    if not ndim or last_reduced:
+        for j, i in enumerate(kept):
+            open_loop(i, parallel if j == 0 else "")
+        body.append("  " * depth + f"{acc} part = {identity};")
+        for j, i in enumerate(axes):
+            pragma = ""
+            if j == 0 and not kept and simd:
+                inner = " simd" if len(axes) == 1 else ""
+                pragma = f'_Pragma("omp parallel for{inner} reduction({simd}:part) if(total >= PARALLEL_MIN)")'
+            elif j == len(axes) - 1 and simd:
+                pragma = f'_Pragma("omp simd reduction({simd}:part)")'
+            open_loop(i, pragma)
+        body += ["  " * depth + line for line in step]
+        body.append("  " * depth + f"{{ const {acc} a = part; part = {combine}; }}")
+        close(len(axes))
+        kept_at = " + ".join([f"i{i} * st[{i}]" for i in kept] or ["0"])
+        body.append("  " * depth + f"a0[{kept_at}] = {c_convert('part', out_dtype, d.ctype)};")
+        close(len(kept))
+    else:
+        if acc_dtype != out_dtype:
+            raise UnsupportedDtype("an output accumulated in memory must have the accumulator's dtype")
+        for i in range(ndim):
+            open_loop(i, '_Pragma("omp simd")' if i == ndim - 1 else "")
+        body += ["  " * depth + line for line in step]
+        body.append("  " * depth + f"{{ const {acc} a = a0[{out_at}]; a0[{out_at}] = {combine}; }}")
+        close(ndim)
+    total = " * ".join([f"n[{i}]" for i in range(ndim)] or ["1"])
+    source = (f"{d.kernel} {name}({', '.join(params)}) {{\n  const index_t total = {total};\n"
+              f"  (void)total;\n" + "".join(f"  {line}\n" for line in body) + "}\n")
+    return Kernel(name, source, (*in_dtypes, acc_dtype, out_dtype))
+
+
+def softmax_nest(d: Dialect, in_dtype: str, out_dtype: str, ndim: int, axis: int, log: bool,
+                 name: str) -> Kernel:
+    """The loop-nest form of ``softmax`` (C dialect): threads take slices along ``axis``;
+    each slice is three passes (max, sum of ``exp(x - max)``, write), the last two in SIMD
+    lanes. Arguments: output and input pointers, ``n[ndim]``, element strides
+    ``st[k * MAXD + dim]`` (array 0 the output)."""
+    t = d.ctype(out_dtype)
+    kept = [i for i in range(ndim) if i != axis]
+    params = [_ptr(d, out_dtype, "a0"), _ptr(d, in_dtype, "a1", True), "const index_t *n",
+              "const index_t *st"]
+    body = []
+    for j, i in enumerate(kept):
+        if j == 0:
+            body.append('_Pragma("omp parallel for if(total >= PARALLEL_MIN) schedule(static)")')
+        body.append(f"for (index_t i{i} = 0; i{i} < n[{i}]; i{i}++) {{")
+    at = " + ".join([f"i{i} * st[{{k}} * MAXD + {i}]" for i in kept] or ["0"])
+    value = f"(({t})a1[xb + j * xs])"
+    write = "(v - m) - log(total)" if log else "exp(v - m) / total"
+    body += [f"const index_t ob = {at.format(k=0)}, xb = {at.format(k=1)};",
+             f"const index_t os = st[{axis}], xs = st[MAXD + {axis}], len = n[{axis}];",
+             f"{t} m = -{d.inf[out_dtype]};",
+             f"for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; m = (m > v || isnan(m)) ? m : v; }}",
+             f"{t} total = 0;",
+             '_Pragma("omp simd reduction(+:total)")',
+             f"for (index_t j = 0; j < len; j++) total += exp({value} - m);",
+             '_Pragma("omp simd")',
+             f"for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; a0[ob + j * os] = {write}; }}"]
+    body += ["}"] * len(kept)
+    total = " * ".join([f"n[{i}]" for i in range(ndim)] or ["1"])
+    source = (f"{d.kernel} {name}({', '.join(params)}) {{\n  const index_t total = {total};\n"
+              "  (void)total;\n" + "".join(f"  {line}\n" for line in body) + "}\n")
+    return Kernel(name, source, (in_dtype, out_dtype))
