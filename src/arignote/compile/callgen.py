@@ -4,7 +4,8 @@ The generic call loops over cells, specs and thunks; here those loops are
 unrolled once at link time into one function whose locals are the cells,
 thunks and checks themselves. What the generated code does is exactly what
 the link-time decisions in executor.py say: fill and check inputs, read the
-shared values, run the thunks, copy what must be copied, write the updates,
+shared values, run the thunks, copy what must be copied, write the updates
+(handing each spare-buffered update its target's previous buffer),
 release handed-out buffers. ``_body`` writes those steps; ``generate_call``
 wraps them in the locks of the thread model (docs/architecture.md, "Threads"):
 the Function's turn (a token taken from a one-item ``SimpleQueue``, the
@@ -92,7 +93,10 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     for j, (cell, target) in enumerate(zip(fn._update_cells, fn._update_targets)):
         ns[f"U{j}"], ns[f"UT{j}"] = cell, target
         lines.append(f"u{j} = U{j}[0]{'.copy()' if j in copy_upd else ''}")
+    spares = fn._spare_updates
+    lines += [f"s{j} = UT{j}[0]" for j in spares]
     lines += _atomic([f"UT{j}[0] = u{j}" for j in range(len(fn._update_cells))])
+    lines += [f"U{j}[0] = s{j}" for j in spares]
     for m, cell in enumerate(fn._release_cells):
         ns[f"R{m}"] = cell
         lines.append(f"R{m}[0] = None")

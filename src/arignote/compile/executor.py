@@ -153,6 +153,14 @@ class Function:
         # A released buffer is the caller's (or a shared variable's) now: no cell
         # may keep it, views included, or the next call would write into it.
         release = {v for v in internal if roots_of(v) & released}
+        # Updates without allocation: an update computed into a buffer of its own gets
+        # the target's previous buffer back as its node's output buffer for the next
+        # call, swapped in with the commit (so a failing call still changes nothing).
+        self._spare_updates = [] if config.allow_gc else [
+            j for j in range(len(maker.updates)) if j not in self._copy_updates
+            and roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]}
+            and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
+        release -= {fgraph.outputs[n_out + j] for j in self._spare_updates}
         if config.allow_gc:
             release |= internal - set(fgraph.outputs)
         self._release_cells = [storage[v] for v in release]
