@@ -74,7 +74,7 @@ class Function:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
-        with link_batch():  # every native kernel of this function in one compiler run
+        with link_batch():  # this function's native kernels: one compiler run, on first need
             self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
                                        [storage[v] for v in node.outputs]) for node in nodes]
         roots_of = _alias_roots()

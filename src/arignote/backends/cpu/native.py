@@ -1,8 +1,11 @@
 """Native kernels: C from the one renderer, built by the system compiler, called through ctypes.
 
 A thunk asks for a kernel with :func:`request`; while a Function links
-(:func:`link_batch`), requests are gathered and every kernel not already in
-the memo or on disk is compiled in one compiler run, into one shared object.
+(:func:`link_batch`), requests are gathered into one batch, and the first time
+any of them is called (an array of ``native_min_size`` elements or more),
+every kernel of the batch not already in the memo or on disk is compiled in
+one compiler run, into one shared object. A function that only ever sees
+small arrays compiles nothing.
 Each kernel's entry point takes numpy's array objects themselves
 (``ctypes.py_object``: no pointer is extracted in Python, measured faster than
 passing data pointers or using cffi) and reads data, shape, strides and dtype
@@ -110,6 +113,30 @@ class Request:
         self.ready = ready
         self.key = ""
         self.symbol = ""
+        self.fn: Callable = refuse
+
+
+class Batch:
+    """The requests of one Function, resolved together on the first call of any of them."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.lock = threading.Lock()
+        self.done = False
+
+    def add(self, req: Request) -> None:
+        self.requests.append(req)
+
+        def first_call(*args: object) -> int:
+            self.resolve()
+            return req.fn(*args)
+        req.ready(first_call)
+
+    def resolve(self) -> None:
+        with self.lock:  # a second thread calling meanwhile waits for this build, once
+            if not self.done:
+                resolve(self.requests)
+                self.done = True
 
 
 def refuse(*args: object) -> int:
@@ -160,24 +187,19 @@ def preamble(chain: Toolchain) -> str:
 
 @contextlib.contextmanager
 def link_batch() -> Iterator[None]:
-    """Gather the kernel requests of the thunks made inside; compile them together on exit."""
+    """Gather the kernel requests of the thunks made inside into one batch."""
     stack = _batches.__dict__.setdefault("stack", [])
-    stack.append([])
+    stack.append(Batch())
     try:
         yield
     finally:
-        pending = stack.pop()
-    resolve(pending)
+        stack.pop()
 
 
 def request(render: Callable[[str], str], n_args: int, ready: Callable[[Callable], None]) -> None:
-    """Ask for a kernel; inside :func:`link_batch` it is built with the others on exit."""
-    req = Request(render, n_args, ready)
+    """Ask for a kernel, built with the rest of its batch the first time it is called."""
     stack = _batches.__dict__.get("stack")
-    if stack:
-        stack[-1].append(req)
-    else:
-        resolve([req])
+    (stack[-1] if stack else Batch()).add(Request(render, n_args, ready))
 
 
 def resolve(requests: list[Request]) -> None:
@@ -204,7 +226,8 @@ def resolve(requests: list[Request]) -> None:
         except native_compiler.CompileError as err:
             warnings.warn(f"{err}\nnumpy's kernels run instead", RuntimeWarning, stacklevel=2)
     for req in requests:
-        req.ready(_memo.get(req.key, refuse))
+        req.fn = _memo.get(req.key, refuse)
+        req.ready(req.fn)
 
 
 def _from_disk(req: Request) -> Callable | None:
