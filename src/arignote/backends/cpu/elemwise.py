@@ -69,7 +69,9 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         shape = f"({first} if {same} else broadcast_shapes({', '.join(s + '.shape' for s in shapers)}))"
     call = ", ".join(args)
     if source is not None:
-        body[:0] = _native_lines(op, node, ns, source, shapers)
+        # Without casts the numpy lines' fetches are the native path's too: it goes after them.
+        at = len(body) if compute is None else 0
+        body[at:at] = _native_lines(op, node, ns, source, shapers, "x" if compute is None else "v")
     if op.inplace_pattern:
         target = args[op.inplace_pattern[0][1]]
         body.append(f"    target = {target}")
@@ -104,8 +106,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
 
 
 def _native_lines(op: Elemwise, node: Apply, ns: dict[str, Any], source: Any,
-                  shapers: list[str]) -> list[str]:
-    """The native path, first in the thunk: arrays of ``native_min_size`` elements or more
+                  shapers: list[str], prefix: str) -> list[str]:
+    """The native path, before numpy's lines: arrays of ``native_min_size`` elements or more
     (judged by an input that sets the shape) go to the kernel; it returns nonzero
     for a layout it was not built for, and the numpy lines below run instead."""
     ns["K"] = native.refuse
@@ -117,9 +119,11 @@ def _native_lines(op: Elemwise, node: Apply, ns: dict[str, Any], source: Any,
             ns[f"NK{k}"] = np.asarray(var.data, dtype=var.type.dtype)
             names.append(f"NK{k}")
         else:
-            lines.append(f"    v{k} = C{k}[0]")
-            names.append(f"v{k}")
-    shaped = [names[int(s[1:])] for s in shapers if s.startswith("x")] or [n for n in names if n[0] == "v"]
+            if prefix == "v":
+                lines.append(f"    v{k} = C{k}[0]")
+            names.append(f"{prefix}{k}")
+    shaped = ([names[int(s[1:])] for s in shapers if s.startswith("x")]
+              or [n for n in names if n[0] == prefix])
     if not shaped:
         return []
     if len(shaped) == 1:
