@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import sys
 import threading
 import warnings
@@ -259,6 +260,10 @@ def _load(path: Path, sha: str, requests: list[Request]) -> Callable | None:
     if lib is None:
         if cache.read_verified(path, sha) is None:
             return None
+        if "GOMP_SPINCOUNT" not in os.environ:
+            # Read by libgomp when it loads: its idle threads sleep instead of spinning
+            # beside the BLAS's threads, which run the next node.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             lib = ctypes.CDLL(key)
             lib.arignote_init(ctypes.c_void_p(id(np.ndarray)))

@@ -46,7 +46,7 @@ class Dialect:
     # GPU; on the CPU an OpenMP loop (``loop_nest``: strided arrays as rows, see elemwise).
     loop: str = "for (index_t {i} = {gid}; {i} < {n}; {i} += {gsize})"
     loop_nest: bool = False
-    preamble: str = ""
+    shared_prelude: bool = False  # kernels share one module, which starts with C_PREAMBLE
 
     def ctype(self, dtype: str) -> str:
         try:
@@ -56,8 +56,8 @@ class Dialect:
 
     def prelude(self, dtypes: Sequence[str]) -> str:
         lines = [self.fp64_pragma] if "float64" in dtypes and self.fp64_pragma else []
-        if self.preamble:
-            return "\n".join(lines + [""])  # the CPU module's preamble, once per module
+        if self.shared_prelude:
+            return "\n".join(lines + [""])
         return "\n".join(lines + [f"typedef {self.index} index_t;", ""])
 
     def for_each(self, i: str, n: str, work: str | None = None, simd: bool = True) -> str:
@@ -114,7 +114,7 @@ C = Dialect(
     inf={"float32": "INFINITY", "float64": "((double)INFINITY)"},
     loop="_Pragma(\"omp parallel for{simd} if({work} >= PARALLEL_MIN) schedule(static)\")\n"
          "for (index_t {i} = 0; {i} < {n}; {i}++)",
-    loop_nest=True, preamble=C_PREAMBLE)
+    loop_nest=True, shared_prelude=True)
 
 
 @dataclass(frozen=True)
@@ -356,8 +356,8 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
     (threads take output elements; SIMD lanes the last axis for sums and products).
     Otherwise the output, already holding the identity, accumulates row by row
     in memory order, so the last axis stays contiguous."""
+    acc = d.ctype(acc_dtype)  # first: UnsupportedDtype for a dtype C lacks
     identity, combine = _reduce_parts(d, op_name, acc_dtype)
-    acc = d.ctype(acc_dtype)
     n_in = len(in_dtypes)
     if map_op is None:
         lines, value = [], "x0"

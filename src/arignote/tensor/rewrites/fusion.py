@@ -129,6 +129,10 @@ class ReduceFusion(GraphRewriter):
                 continue
             fused = ElemwiseReduce(producer.op.scalar_op, node.op)(*producer.inputs)
             if fused.type == node.outputs[0].type:
+                # explain() keeps saying why the reduction stayed on the CPU (placement's record).
+                reasons = getattr(fgraph, "placement", None)
+                if reasons is not None and node in reasons:
+                    reasons[fused.owner] = reasons[node]
                 fgraph.replace(node.outputs[0], fused, reason=self.name)
                 changes += 1
         return changes
