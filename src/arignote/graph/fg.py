@@ -218,6 +218,20 @@ class FunctionGraph:
     def __str__(self) -> str:
         return f"FunctionGraph({', '.join(map(str, self.outputs))})"
 
+    def __reduce__(self) -> tuple:
+        """The inputs, the outputs and plain attributes (``n_outputs``...); the bookkeeping
+        is rebuilt on load, and features (rewrite helpers) are not kept."""
+        extra = {k: v for k, v in self.__dict__.items() if k not in _BOOKKEEPING}
+        return _load_fgraph, (self.inputs, self.outputs), extra
+
+
+_BOOKKEEPING = frozenset(["equiv", "inputs", "_input_set", "outputs", "apply_nodes", "variables",
+                          "clients", "features"])
+
+
+def _load_fgraph(inputs: list[Variable], outputs: list[Variable]) -> FunctionGraph:
+    return FunctionGraph(inputs, outputs, clone=False)
+
 
 def _client_key(client: tuple[Any, int]) -> tuple[int, int]:
     node, i = client

@@ -41,6 +41,18 @@ class TensorType(Type):
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt, not restored: the cached hash differs from one process to the next.
+        return TensorType, (self.dtype, self.broadcastable, self.name)
+
+    def convert_variable(self, var: Variable) -> Variable | None:
+        """``var`` itself, or the host twin of a device variable of this dtype and pattern."""
+        if var.type == self:
+            return var
+        to_host = getattr(var.type, "host_variable", None)
+        host = to_host(var) if to_host is not None else None
+        return host if host is not None and host.type == self else None
+
     def clone(self, dtype: str | None = None, broadcastable: Sequence[bool] | None = None) -> TensorType:
         return TensorType(self.dtype if dtype is None else dtype,
                           self.broadcastable if broadcastable is None else broadcastable)
