@@ -190,14 +190,14 @@ def test_in_place_writes_the_destroyed_buffer():
     ops = [n.op for n in f.maker.fgraph.toposort()]
     assert any(getattr(op, "inplace_pattern", None) for op in ops) or len(ops) == 1
     v = np.linspace(-2, 2, 50).astype("float32")
-    np.testing.assert_allclose(f(v), np.exp(np.exp(v) * 2) + 1, rtol=1e-6)
+    np.testing.assert_allclose(f(v), np.exp(np.exp(v) * 2) + 1, rtol=1e-5)
 
 
 def test_below_the_size_threshold_numpy_runs():
     x = tensor.dvector("x")
     with config.change_flags(native_min_size=100):
         f = function([x], tensor.exp(x) * 2)
-    assert "v0.size >= 100" in f._thunks[-1].source
+    assert "x0.size >= 100" in f._thunks[-1].source
     small, large = np.arange(5.0), np.linspace(0, 1, 500)
     np.testing.assert_array_equal(f(small), np.exp(small) * 2)
     np.testing.assert_allclose(f(large), np.exp(large) * 2, rtol=1e-15)
