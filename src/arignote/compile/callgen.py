@@ -16,6 +16,7 @@ variables it updates, in rank order, around ``try: <body> finally: <release>``.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
@@ -109,12 +110,15 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     spares = fn._spare_updates
     lines += [f"s{j} = UT{j}[0]" for j in spares]
     lines += _atomic([f"UT{j}[0] = u{j}" for j in range(len(fn._update_cells))])
-    lines += [f"U{j}[0] = s{j}" for j in spares]
     for m, cell in enumerate(fn._release_cells):
         ns[f"R{m}"] = cell
         lines.append(f"R{m}[0] = None")
     lines += [f"I{i}[0] = None" for i in range(n)]
     lines += [f"P{k}[0] = None" for k in range(len(fn._shared_cells))]
+    # A previous buffer nobody else holds (no other call's snapshot, no borrowed
+    # reference, no view) is where the next call writes that update.
+    ns["REFS"] = sys.getrefcount
+    lines += [f"U{j}[0] = s{j} if REFS(s{j}) == 2 else None" for j in spares]
     if record is not None:
         lines += ["FT[0] += CLOCK() - t_call", "FC[0] += 1", "b_now, n_now = BUILDS()",
                   "KT[0] += b_now - b_call", "KN[0] += n_now - n_call"]

@@ -164,6 +164,9 @@ class Function:
             and roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]}
             and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
         release -= {fgraph.outputs[n_out + j] for j in self._spare_updates}
+        if self._spare_updates:  # views of shared storage would pin old buffers: recompute them
+            shared_roots = set(fgraph.inputs[n_explicit:])
+            release |= {v for v in internal if roots_of(v) & shared_roots}
         if config.allow_gc:
             release |= internal - set(fgraph.outputs)
         self._release_cells = [storage[v] for v in release]
