@@ -3,7 +3,8 @@
 Everything decidable before the first call is decided here and baked into a
 small straight-line function: constants bound as 0-d values (numpy broadcasts
 a 0-d operand much faster than a (1,)-shaped one), which inputs can set the
-output shape, whether inputs need a cast first (numpy's exp of int8 is
+output shape (equal shapes pass with one comparison; others meet the types'
+BroadcastRule, which refuses what numpy alone would stretch), whether inputs need a cast first (numpy's exp of int8 is
 float16; ours is float32), and whether the last call's output buffer (or, in
 place, the destroyed input) can be written into.
 """
@@ -17,7 +18,7 @@ from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
 from arignote.graph.basic import Apply, Constant
 from arignote.backends.cpu.tiling import TILE, run_tiled
 from arignote.scalar.composite import Composite
-from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.elemwise import BroadcastRule, Elemwise
 
 
 @make_thunk.register(Elemwise)
@@ -35,11 +36,10 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         compute = scalar_op.compute_dtype(out_dtype.name, *in_dtypes)
     ns: dict[str, Any] = {"F": ufunc,
                           "IMPL": scalar_op.impl, "OUT": output_cells[0], "DT": out_dtype,
-                          "ndarray": np.ndarray, "asarray": np.asarray, "copyto": np.copyto,
-                          "broadcast_shapes": np.broadcast_shapes}
+                          "ndarray": np.ndarray, "asarray": np.asarray, "copyto": np.copyto}
     body: list[str] = []
     args: list[str] = []
-    shapers: list[str] = []  # operands that can set the output shape
+    shapers: list[tuple[int, str]] = []  # (input position, operand) of inputs that can set the shape
     for k, (var, cell) in enumerate(zip(node.inputs, input_cells)):
         if isinstance(var, Constant) and all(var.type.broadcastable) and len(node.inputs) > 1:
             value = np.asarray(var.data).reshape(())
@@ -53,17 +53,12 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         body.append(f"    x{k} = {fetch}")
         args.append(f"x{k}")
         if not all(var.type.broadcastable) or not node.outputs[0].type.ndim:
-            shapers.append(f"x{k}")
+            shapers.append((k, f"x{k}"))
     if compute is not None:
         ns["CD"] = np.dtype(compute)
     if not shapers:
-        shapers = [a for a in args if a.startswith("x")] or args[:1]
-    if len(shapers) == 1:
-        shape = f"{shapers[0]}.shape"
-    else:
-        first = f"{shapers[0]}.shape"
-        same = " and ".join(f"{s}.shape == {first}" for s in shapers[1:])
-        shape = f"({first} if {same} else broadcast_shapes({', '.join(s + '.shape' for s in shapers)}))"
+        shapers = [(k, a) for k, a in enumerate(args) if a.startswith("x")] or [(0, args[0])]
+    body.append(f"    shape = {_shape_expression(node, shapers, ns)}")
     call = ", ".join(args)
     if op.inplace_pattern:
         target = args[op.inplace_pattern[0][1]]
@@ -73,8 +68,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     if composite:
         ns.update(KERNEL=scalar_op.kernel, NOSCRATCH=(None,) * len(scalar_op.steps),
                   TILED=run_tiled, STEP_DTYPES=tuple(scalar_op.step_dtypes), TILE=TILE, empty=np.empty)
-        body.append(f"    if target is None or target.shape != {shape}:")
-        body.append("        target = empty(" + shape + ", DT)")
+        body.append("    if target is None or target.shape != shape:")
+        body.append("        target = empty(shape, DT)")
         body.append("    if target.size <= TILE:")
         body.append(f"        KERNEL({call}, target, *NOSCRATCH)")
         body.append("    else:")
@@ -82,7 +77,7 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         body.append("    OUT[0] = target")
         return _compile(body, op, ns)
     fast = "F" if ns["F"] is not None else None
-    body.append(f"    if target is not None and target.shape == {shape}:")
+    body.append("    if target is not None and target.shape == shape:")
     if fast:
         body.append(f"        OUT[0] = F({call}, out=target)")
     else:
@@ -96,6 +91,17 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     body.append("            r = r.astype(DT)")
     body.append("        OUT[0] = r")
     return _compile(body, op, ns)
+
+
+def _shape_expression(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]) -> str:
+    """The output shape: the one shaper's, or the first's when all are equal (no check
+    needed, so the common case costs one comparison), else the types' BroadcastRule."""
+    if len(shapers) == 1:
+        return f"{shapers[0][1]}.shape"
+    ns["RULE"] = BroadcastRule(node, [k for k, _ in shapers])
+    first = f"{shapers[0][1]}.shape"
+    same = " and ".join(f"{a}.shape == {first}" for _, a in shapers[1:])
+    return f"({first} if {same} else RULE({', '.join(a + '.shape' for _, a in shapers)}))"
 
 
 def _compile(body: list[str], op: Elemwise, ns: dict[str, Any]) -> Thunk:

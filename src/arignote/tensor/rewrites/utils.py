@@ -29,8 +29,8 @@ def op_name(var: Variable) -> str | None:
 def scalar_constant(var: Variable) -> Any:
     """The value of a one-element constant (seen through DimShuffles), else None.
 
-    Only one-element constants count: removing ``x * ones(3)`` would change the
-    shape when ``x`` has length 1, removing ``x * 1`` never does.
+    Only one-element constants count: removing ``x * ones(3)`` would hide the
+    error a length other than 3 raises; removing ``x * 1`` never changes anything.
     """
     while var.owner is not None and isinstance(var.owner.op, DimShuffle):
         var = var.owner.inputs[0]
