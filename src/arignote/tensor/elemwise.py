@@ -187,7 +187,7 @@ def _label(node: Apply) -> str:
 def _describe(var: Any) -> str:
     var = user_variable(var)
     if isinstance(var, Constant) and var.name is None:
-        text = str(var.data)
+        text = str(np.asarray(var.data))
         return f"the constant {text if len(text) <= 30 else text[:27] + '...'}"
     return var.describe()
 

@@ -82,6 +82,7 @@ class Placement(GraphRewriter):
                 _warn_float64(node, str(why))
                 continue
             for old, out in zip(node.outputs, new):  # a shape read is already a host value
+                out.tag.trace = old.tag.trace  # errors point where the user wrote it
                 host = out if out.type == old.type else HostFromGpu()(out)
                 fgraph.replace(old, host, reason=self.name)
             changes += 1
