@@ -150,6 +150,14 @@ class BroadcastRule:
             out.append(n)
         return tuple(out)
 
+    def source(self, names: Sequence[str]) -> tuple[str, str]:
+        """The rule as Python expressions over the shapes called ``names``: (the condition
+        under which they fit, the output shape then), for generated code."""
+        checks = [f"{names[k]}[{d}] == {names[agree[0]]}[{d}]"
+                  for d, agree in enumerate(self.dims) for k in agree[1:]]
+        dims = [f"{names[agree[0]]}[{d}]" if agree else "1" for d, agree in enumerate(self.dims)]
+        return " and ".join(checks) or "True", f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
+
     def mismatch(self, shapes: Sequence[tuple], d: int) -> ValueError:
         """The error for shapes that disagree in dimension ``d``: it names the user's variables."""
         entries = [(self.node.inputs[p], s) for p, s in zip(self.positions, shapes)]

@@ -58,7 +58,7 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         ns["CD"] = np.dtype(compute)
     if not shapers:
         shapers = [(k, a) for k, a in enumerate(args) if a.startswith("x")] or [(0, args[0])]
-    body.append(f"    shape = {_shape_expression(node, shapers, ns)}")
+    body += _shape_lines(node, shapers, ns)
     call = ", ".join(args)
     if op.inplace_pattern:
         target = args[op.inplace_pattern[0][1]]
@@ -93,15 +93,22 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     return _compile(body, op, ns)
 
 
-def _shape_expression(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]) -> str:
-    """The output shape: the one shaper's, or the first's when all are equal (no check
-    needed, so the common case costs one comparison), else the types' BroadcastRule."""
+def _shape_lines(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]) -> list[str]:
+    """Code setting ``shape``, the output's: the one shaper's; else the first's when all
+    are equal (one comparison, the common case); else the types' BroadcastRule written
+    out for this node (a few index comparisons), which raises when the shapes do not fit."""
     if len(shapers) == 1:
-        return f"{shapers[0][1]}.shape"
-    ns["RULE"] = BroadcastRule(node, [k for k, _ in shapers])
-    first = f"{shapers[0][1]}.shape"
-    same = " and ".join(f"{a}.shape == {first}" for _, a in shapers[1:])
-    return f"({first} if {same} else RULE({', '.join(a + '.shape' for _, a in shapers)}))"
+        return [f"    shape = {shapers[0][1]}.shape"]
+    rule = ns["RULE"] = BroadcastRule(node, [k for k, _ in shapers])
+    names = [f"s{k}" for k, _ in shapers]
+    fits, result = rule.source(names)
+    return [f"    {', '.join(names)} = {', '.join(a + '.shape' for _, a in shapers)}",
+            f"    if {' and '.join(f'{n} == {names[0]}' for n in names[1:])}:",
+            f"        shape = {names[0]}",
+            f"    elif {fits}:",
+            f"        shape = {result}",
+            "    else:",
+            f"        shape = RULE({', '.join(names)})"]
 
 
 def _compile(body: list[str], op: Elemwise, ns: dict[str, Any]) -> Thunk:
