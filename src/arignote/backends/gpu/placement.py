@@ -26,6 +26,7 @@ from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.alloc import Alloc
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.nnet.basic import ClassIndices
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import TensorType
@@ -214,6 +215,11 @@ def _softmax(cls: type) -> Lowering:
 
 register_lowering(Softmax)(_softmax(gpu.GpuSoftmax))
 register_lowering(LogSoftmax)(_softmax(gpu.GpuLogSoftmax))
+
+
+@register_lowering(ClassIndices)
+def _class_indices(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    raise StaysOnCpu("class indices are checked on the host, where index vectors live")
 
 
 def _check_dot(ctx: GpuContext, a: Variable, b: Variable) -> None:
