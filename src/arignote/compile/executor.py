@@ -320,5 +320,9 @@ def _describe_failure(err: BaseException, node: Any, storage: dict) -> None:
     trace = getattr(node.outputs[0].tag, "trace", None)
     if trace:
         lines.append(f"  the node was built at {trace}")
+    if config.exception_verbosity == "high":
+        from arignote.printing import debugprint
+        lines.append("  the graph of its inputs (exception_verbosity=high):")
+        lines.extend("    " + line for line in debugprint(node.inputs, file="str", print_type=True).splitlines())
     if hasattr(err, "add_note"):
         err.add_note("\n".join(lines))

@@ -7,6 +7,8 @@ unless ``borrow=True``, and two shared variables never share memory.
 """
 from __future__ import annotations
 
+import copy
+import inspect
 import weakref
 from typing import Any
 from collections.abc import Callable, Sequence
@@ -14,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from arignote.graph.basic import Type, Variable
+from arignote.graph.types import generic
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import _TensorOperators
 
@@ -46,15 +49,24 @@ class SharedVariable(Variable):
         array (a GPU shared variable returns its device buffer); here the two agree.
         """
         value = self.storage[0]
-        return value if borrow else value.copy()
+        return value if borrow else copy.deepcopy(value) if self.type is generic else value.copy()
 
     def set_value(self, value: Any, borrow: bool = False) -> None:
         """Replace the value; refused (old value kept) when it does not fit the type."""
         new = self._filter(value)
+        if self.type is generic:
+            self.storage[0] = value if borrow else copy.deepcopy(value)
+            return
         if (new is value or np.may_share_memory(new, value)) and (
                 not borrow or _claimed_by_other(new, self)):
             new = new.copy()
         self.storage[0] = new
+
+    @property
+    def container(self) -> Container:
+        """Theano's view of the storage: ``container.storage`` is the one-element cell
+        compiled functions read and write, ``container.value`` its value."""
+        return Container(self)
 
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of its shape and dtype (Theano's API; ``borrow`` is moot,
@@ -73,11 +85,40 @@ class SharedVariable(Variable):
         return self.name if self.name is not None else f"<{self.type}>"
 
 
+class Container:
+    """The storage cell of a shared variable, under Theano's names (``storage``, ``value``)."""
+
+    def __init__(self, owner: SharedVariable):
+        self.storage = owner.storage
+        self._owner = owner
+
+    @property
+    def value(self) -> Any:
+        return self.storage[0]
+
+    @value.setter
+    def value(self, value: Any) -> None:
+        self._owner.set_value(value, borrow=True)
+
+    data = value
+
+    def __repr__(self) -> str:
+        return f"<Container of {self._owner}>"
+
+
 class TensorSharedVariable(_TensorOperators, SharedVariable):
     """A shared array with the tensor operators."""
 
 
-_CONSTRUCTORS: list[Callable[..., SharedVariable | None]] = []
+def generic_constructor(value: Any, name: str | None = None, strict: bool = False,
+                        allow_downcast: bool | None = None, borrow: bool = False) -> SharedVariable:
+    """Any other value (a list, a string, an object) is held as it is, with type ``generic``
+    (Theano's rule): it can be an update target or a function's output, not an array operand."""
+    return SharedVariable(generic, value if borrow else copy.deepcopy(value), name=name,
+                          strict=strict, allow_downcast=allow_downcast)
+
+
+_CONSTRUCTORS: list[Callable[..., SharedVariable | None]] = [generic_constructor]
 
 
 def shared_constructor(fn: Callable[..., SharedVariable | None]) -> Callable[..., SharedVariable | None]:
@@ -90,13 +131,19 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False, **kwargs: Any) -> SharedVariable:
     """A shared variable holding ``value``; copied unless ``borrow=True``."""
     for ctor in _CONSTRUCTORS:
+        if not _takes(ctor, kwargs):
+            continue
         var = ctor(value, name=name, strict=strict, allow_downcast=allow_downcast,
                    borrow=borrow, **kwargs)
         if var is not None:
             return var
-    raise TypeError(f"shared() takes a numpy array or a number, got {type(value).__name__}"
-                    + (f" {value!r}" if len(repr(value)) < 60 else "")
-                    + ": convert it first, e.g. shared(numpy.asarray(value, config.floatX))")
+    raise TypeError(f"shared(): no constructor accepts {type(value).__name__} with arguments "
+                    f"{sorted(kwargs)}: drop the arguments the value's kind does not take")
+
+
+def _takes(ctor: Callable, kwargs: dict) -> bool:
+    params = inspect.signature(ctor).parameters
+    return any(p.kind is p.VAR_KEYWORD for p in params.values()) or set(kwargs) <= set(params)
 
 
 @shared_constructor
