@@ -66,8 +66,8 @@ def test_the_types_decide_on_every_cpu_path(case):
     for mode in (None, NO_REWRITES):  # fused and generated thunks / one node per op
         *_, f = compile_sum(patterns, mode)
         if expected_shape is None:
-            # Fused, the node reads the inputs themselves; unfused, a sum of two of them.
-            with pytest.raises(ValueError, match="'x[0-9]' has shape" if mode is None else "has shape"):
+            # The failing node may read the inputs themselves or products of them.
+            with pytest.raises(ValueError, match=r"has shape \(.*(not broadcastable|differ in dimension)"):
                 f(*values)
         else:
             reference = values[0] + sum(v * k for k, v in enumerate(values[1:], start=2))
