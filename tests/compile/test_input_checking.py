@@ -325,3 +325,10 @@ def test_shared_of_other_values_is_generic_and_refused_in_expressions():
     assert shared(np.array([object()])).type is generic
     with pytest.raises(TypeError, match="no constructor accepts int with arguments \\['bad_kw'\\]"):
         shared(7, bad_kw=False)
+
+
+def test_allow_input_downcast_does_not_drop_an_imaginary_part():
+    f = identity(T.vector("x"), allow_input_downcast=True)
+    for value in (1 + 2j, np.array([1 + 2j])):
+        with pytest.raises(TypeError, match=r"would drop the imaginary part; take numpy.real\(v\)"):
+            f(value)

@@ -316,9 +316,9 @@ def _to_target_type(target: Any, expr: Variable) -> Variable:
 
 
 def _check_update_type(target: Any, expr: Variable) -> None:
-    """An update has exactly its variable's type (Theano's rule; only the move to the
-    variable's device is added for it): one more broadcastable would let a 1x1 value
-    replace a 3x3 matrix, one less would break the variable's promise of length 1."""
+    """An update has exactly its variable's type (Theano's rule; the move to the variable's
+    device is made before): one more broadcastable would let a 1x1 value replace a 3x3
+    matrix, one less would break the variable's promise of length 1."""
     expected = target.type if isinstance(target, SharedVariable) else target.variable.type
     if expr.type == expected:
         return
@@ -328,11 +328,11 @@ def _check_update_type(target: Any, expr: Variable) -> None:
             and getattr(expr.type, "dtype", None) == getattr(expected, "dtype", None)):
         differ = [axis for axis, (a, b) in enumerate(zip(pattern, want)) if a != b]
         raise TypeError(
-            f"the update of {who} has broadcastable pattern {pattern}, but the variable's is {want}: "
-            f"an update must keep the variable's type (it would make dimension(s) {differ} of the "
-            "variable change their length promise). If the new value really has the variable's "
-            f"shape, say so: tensor.patternbroadcast(expr, {want}); otherwise fix the expression "
-            "(e.g. build it with tensor.alloc or tensor.zeros_like(variable))")
+            f"the update of {who} has broadcastable pattern {pattern}, but the variable's is {want} "
+            f"(dimensions {differ} differ): an update must keep its variable's type, or a value of "
+            "another shape could replace it (Theano refuses this too). If the new value does have "
+            f"the variable's shape, say so with tensor.patternbroadcast(expr, {want}); otherwise fix "
+            "the expression (build it with tensor.alloc, or tensor.zeros_like(variable))")
     raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
                     f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
                     f"cast it with tensor.cast(expr, {getattr(expected, 'dtype', '?')!r}) or fix the "

@@ -60,9 +60,8 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
 
     steps = _n_steps(n_steps, seq_specs)
 
-    # The per-step variables fn is called with.
-    # Each is named after the outer variable it reads and carries its trace, so an
-    # error inside the step names what the user passed in.
+    # The per-step variables fn is called with, each named after the outer variable it
+    # reads and carrying its trace, so that an error inside the step names what the user passed.
     seq_vars = [[_inner(_row_type(seq), seq, _tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
     state_vars = [[_inner(init.type if taps == (-1,) else _row_type(init), init, _tap_name(init, k))
                    for k in taps] for init, taps in (infos or []) if taps]

@@ -31,8 +31,8 @@ from arignote.scan_module.op import Scan
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import zeros_like
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.rewrites.utils import is_scalar_constant
 from arignote.tensor.join import stack
+from arignote.tensor.rewrites.utils import is_scalar_constant
 from arignote.tensor.shape import shape_i
 from arignote.tensor.subtensor import inc_subtensor
 from arignote.tensor.type import TensorType

@@ -205,10 +205,10 @@ class Scan(Op):
         for j, (seq, taps) in enumerate(zip(seqs, self.seq_taps)):
             lo, hi = min(min(taps), 0), max(max(taps), 0)
             if seq.shape[0] < n + hi - lo:
-                raise ValueError(f"{self}: sequence {j} ({user_variable(node.inputs[1 + j]).describe()}) "
-                                 f"has {seq.shape[0]} "
-                                 f"entries, but {n} steps with taps {list(taps)} need {n + hi - lo}: "
-                                 "pass a longer sequence or fewer n_steps")
+                name = user_variable(node.inputs[1 + j]).describe()
+                raise ValueError(f"{self}: sequence {j} ({name}) has {seq.shape[0]} entries, but {n} "
+                                 f"steps with taps {list(taps)} need {n + hi - lo}: pass a longer "
+                                 "sequence or fewer n_steps")
             seq_reads.append([(seq, k - lo) for k in taps])
         buffers = []
         for i, (init, taps) in enumerate(zip(inits, self.state_taps)):
@@ -265,7 +265,6 @@ class Scan(Op):
             cell[0] = value
 
 
-
 def _note_step(err: BaseException, op: Scan, node: Apply, t: int) -> None:
     """Say which step failed and which outer variable each input of the step stands for."""
     _, seqs, inits, carries, nonseqs = op.split_outer_inputs(node.inputs)
@@ -278,6 +277,7 @@ def _note_step(err: BaseException, op: Scan, node: Apply, t: int) -> None:
         outer = user_variable(outer)
         if not what and inner.name and inner.name == outer.name:
             continue  # the step names it as the user did
-        lines.append(f"  inside the step, {inner.describe()} is {what + ' ' if what else ''}{outer.describe()}")
+        lines.append(f"  inside the step, {inner.describe()} is {what}{' ' if what else ''}"
+                     f"{outer.describe()}")
     if hasattr(err, "add_note"):
         err.add_note("\n".join(lines))

@@ -20,9 +20,10 @@ class Elemwise(Op):
     dimensions (a DimShuffle is inserted), as numpy does. Only dimensions a type
     marks broadcastable stretch: a length-1 dimension that is not broadcastable
     must meet length 1, so every gradient, summed over the broadcastable
-    dimensions of its input, has that input's shape (``BroadcastRule``). ``inplace_pattern``
-    ``{out: in}`` makes output ``out`` overwrite input ``in``; only the in-place
-    rewrite sets it, after proving that input is not needed elsewhere.
+    dimensions of its input, has that input's shape (``BroadcastRule``).
+    ``inplace_pattern`` ``{out: in}`` makes output ``out`` overwrite input
+    ``in``; only the in-place rewrite sets it, after proving that input is not
+    needed elsewhere.
     """
 
     __props__ = ("scalar_op", "inplace_pattern")

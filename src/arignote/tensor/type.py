@@ -116,6 +116,9 @@ class TensorType(Type):
         if original.dtype.kind not in "biufc":  # text, None or objects: no cast would mean them
             raise TypeError(f"{got}: {_not_numbers(value, original, self)}")
         if allow_downcast:
+            if original.dtype.kind == "c" and self.numpy_dtype.kind != "c":
+                raise TypeError(f"{got}: converting it would drop the imaginary part; take "
+                                "numpy.real(v) or numpy.abs(v) first if that is meant")
             return original.astype(self.numpy_dtype)
         if isinstance(value, np.ndarray):
             if np.result_type(value.dtype, self.numpy_dtype) == self.numpy_dtype:

@@ -4,9 +4,10 @@ Everything decidable before the first call is decided here and baked into a
 small straight-line function: constants bound as 0-d values (numpy broadcasts
 a 0-d operand much faster than a (1,)-shaped one), which inputs can set the
 output shape (equal shapes pass with one comparison; others meet the types'
-BroadcastRule, which refuses what numpy alone would stretch), whether inputs need a cast first (numpy's exp of int8 is
-float16; ours is float32), and whether the last call's output buffer (or, in
-place, the destroyed input) can be written into.
+BroadcastRule, written out for the node, which refuses what numpy alone would
+stretch), whether inputs need a cast first (numpy's exp of int8 is float16;
+ours is float32), and whether the last call's output buffer (or, in place, the
+destroyed input) can be written into.
 """
 from __future__ import annotations
 

@@ -213,11 +213,12 @@ class ClassIndices(Op):
         n = int(n)
         if y.size and (y.min() < 0 or y.max() >= n):
             i = int(np.argmax((y < 0) | (y >= n)))
+            labels = user_variable(node.inputs[0]).describe()
             raise ValueError(
-                f"categorical_crossentropy: the class indices {user_variable(node.inputs[0]).describe()} "
-                f"(shape {y.shape}) hold {y[i]} at position {i}, but coding_dist has {n} classes: each "
-                f"index must be in 0 .. {n - 1}. Drop or mask the rows whose label is missing (such as "
-                "-1) before taking the loss")
+                f"categorical_crossentropy: the class indices {labels} (shape {y.shape}) hold {y[i]} "
+                f"at position {i}, but coding_dist has {n} classes: each index must be in "
+                f"0 .. {n - 1}. Drop or mask the rows whose label is missing (such as -1) before "
+                "taking the loss")
         output_storage[0][0] = y
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:

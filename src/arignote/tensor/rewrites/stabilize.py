@@ -2,8 +2,9 @@
 
 ``log(1 + x)`` rounds ``1 + 1e-20`` to 1 and returns 0; ``log1p(x)`` keeps
 it. ``1 / (1 + exp(-z))`` (and the other written-out sigmoids) become
-``sigmoid(z)`` first, so the forms below apply to them too: written out,
-``log(1 - p)`` at ``z = 30`` is -30.001 and at ``z = 1000`` NaN. ``log(sigmoid(x))`` is ``log(0) = -inf`` once the sigmoid saturates;
+``sigmoid(z)``, so the forms below apply to them too: written out, ``log(1 -
+p)`` at ``z = 30`` is -30.001 and at ``z = 1000`` NaN. ``log(sigmoid(x))`` is
+``log(0) = -inf`` once the sigmoid saturates;
 ``-softplus(-x)`` is exact there. ``log(softmax(x))`` and ``log(sum(exp(x)))``
 overflow for large logits; ``log_softmax`` and the max-shifted sum do not.
 
