@@ -59,7 +59,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         ns["CD"] = np.dtype(compute)
     if not shapers:
         shapers = [(k, a) for k, a in enumerate(args) if a.startswith("x")] or [(0, args[0])]
-    body += _shape_lines(node, shapers, ns)
+    shape_lines, shape = _shape_code(node, shapers, ns)
+    body += shape_lines
     call = ", ".join(args)
     if op.inplace_pattern:
         target = args[op.inplace_pattern[0][1]]
@@ -69,8 +70,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     if composite:
         ns.update(KERNEL=scalar_op.kernel, NOSCRATCH=(None,) * len(scalar_op.steps),
                   TILED=run_tiled, STEP_DTYPES=tuple(scalar_op.step_dtypes), TILE=TILE, empty=np.empty)
-        body.append("    if target is None or target.shape != shape:")
-        body.append("        target = empty(shape, DT)")
+        body.append(f"    if target is None or target.shape != {shape}:")
+        body.append(f"        target = empty({shape}, DT)")
         body.append("    if target.size <= TILE:")
         body.append(f"        KERNEL({call}, target, *NOSCRATCH)")
         body.append("    else:")
@@ -78,7 +79,7 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         body.append("    OUT[0] = target")
         return _compile(body, op, ns)
     fast = "F" if ns["F"] is not None else None
-    body.append("    if target is not None and target.shape == shape:")
+    body.append(f"    if target is not None and target.shape == {shape}:")
     if fast:
         body.append(f"        OUT[0] = F({call}, out=target)")
     else:
@@ -94,22 +95,23 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     return _compile(body, op, ns)
 
 
-def _shape_lines(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]) -> list[str]:
-    """Code setting ``shape``, the output's: the one shaper's; else the first's when all
-    are equal (one comparison, the common case); else the types' BroadcastRule written
-    out for this node (a few index comparisons), which raises when the shapes do not fit."""
+def _shape_code(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]
+                ) -> tuple[list[str], str]:
+    """(lines, expression) for the output shape. One shaper: its shape, nothing to check.
+    Several: the first's when all are equal (one comparison each, the common case), else
+    the types' BroadcastRule written out for this node (a few index comparisons), which
+    raises when the shapes do not fit."""
     if len(shapers) == 1:
-        return [f"    shape = {shapers[0][1]}.shape"]
+        return [], f"{shapers[0][1]}.shape"
     rule = ns["RULE"] = BroadcastRule(node, [k for k, _ in shapers])
     names = [f"s{k}" for k, _ in shapers]
     fits, result = rule.source(names)
-    return [f"    {', '.join(names)} = {', '.join(a + '.shape' for _, a in shapers)}",
-            f"    if {' and '.join(f'{n} == {names[0]}' for n in names[1:])}:",
-            f"        shape = {names[0]}",
-            f"    elif {fits}:",
-            f"        shape = {result}",
-            "    else:",
-            f"        shape = RULE({', '.join(names)})"]
+    first = shapers[0][1]
+    differ = " or ".join(f"{a}.shape != shape" for _, a in shapers[1:])
+    return [f"    shape = {first}.shape",
+            f"    if {differ}:",
+            f"        {', '.join(names)} = shape, {', '.join(a + '.shape' for _, a in shapers[1:])}",
+            f"        shape = {result} if {fits} else RULE({', '.join(names)})"], "shape"
 
 
 def _compile(body: list[str], op: Elemwise, ns: dict[str, Any]) -> Thunk:
