@@ -15,7 +15,8 @@ settings.load_profile("default")
 def _isolate_config():
     """Each test starts from the default flags, whatever an earlier test changed."""
     with config.change_flags(floatX="float64", warn_float64="ignore", mode="FAST_RUN",
-                             allow_gc=False, on_unused_input="raise"):
+                             allow_gc=False, on_unused_input="raise", profile=False,
+                             compute_test_value="off"):
         yield
 
 

@@ -72,7 +72,8 @@ def test_an_rnn_and_its_gradient_run_on_the_device_and_match_the_cpu(opencl):
 
 def test_explain_shows_where_the_inner_nodes_ran(opencl):
     f, _, _ = on("opencl", rnn, X)
-    text = explain(f, file=io.StringIO())
+    assert "inner graph:" not in explain(f, file=io.StringIO())  # the whole body is on the device
+    text = explain(f, file=io.StringIO(), verbose=True)
     assert "GpuScan{rnn}" in text and "inner graph:" in text
     body = text.split("inner graph:")[1]
     assert "GpuDot" in body and "device: gpu" in body and "device: cpu" not in body.split("GpuScan")[0]

@@ -23,6 +23,7 @@ import numpy as np
 from arignote.backends.cpu import make_thunk
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In
+from arignote.compile.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable, Storage
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
@@ -74,8 +75,9 @@ class Function:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
-        self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
-                                   [storage[v] for v in node.outputs]) for node in nodes]
+        self._thunks = maker.mode.wrap_thunks(self, nodes, [
+            make_thunk(node.op, node, [storage[v] for v in node.inputs],
+                       [storage[v] for v in node.outputs]) for node in nodes])
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
@@ -83,6 +85,8 @@ class Function:
         self._turns.put(True)
         updated = {t.rank: t for t in self._update_targets if isinstance(t, Storage)}
         self._state_locks = [updated[rank].lock for rank in sorted(updated)]
+        self.profile = maker.profile
+        self._profile_record = None if self.profile is None else self.profile.record(self)
         self._call = generate_call(self)
 
     # --------------------------------------------------------------- linking
@@ -164,7 +168,8 @@ class Function:
 
     def _fail(self, err: BaseException, index: int) -> None:
         """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""
-        _describe_failure(err, self._nodes[index], self.storage_map)
+        if not getattr(err, "names_its_node", False):  # DebugMode's errors say more themselves
+            _describe_failure(err, self._nodes[index], self.storage_map)
         self._clear()
 
     def _clear(self) -> None:
@@ -249,6 +254,8 @@ class Function:
             if all(s.origin is not old.origin for s in maker.shared_inputs):
                 raise ValueError(f"copy(swap=): {old.describe()} is not used by this function")
             swap_map[old.origin] = new
+        if self.profile is not None:  # Theano's name for the copy's profile
+            maker.profile = ProfileStats(message=f"{self.profile.message} copy")
         fn = Function(maker, swap_map)
         fn.trust_input = self.trust_input
         for mine, theirs in zip(self._stored, fn._stored):

@@ -6,13 +6,17 @@ rewrites on it, then hands it to the executor, which links it once.
 """
 from __future__ import annotations
 
+import contextlib
+import time
 import warnings
 from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
 
+from arignote import progress
 from arignote.compile.executor import Function
 from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
+from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
@@ -38,23 +42,47 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     list), or a dict of name -> variable (a dict). ``updates`` pairs shared
     variables with expressions of their next value, all computed from the values
     before the call and applied together after it. ``givens`` substitutes
-    variables of the graph before compiling. ``profile`` and ``rebuild_strict``
-    are accepted so that Theano calls run unchanged; they have no effect yet.
+    variables of the graph before compiling. ``profile=True`` (or a name, or a
+    shared :class:`ProfileStats`; default ``config.profile``) times every call
+    into ``f.profile``. ``rebuild_strict`` is accepted so that Theano calls run
+    unchanged.
     """
     if inputs is None:
         inputs = []
     if not isinstance(inputs, (list, tuple)):
         raise TypeError(f"function() takes a list of inputs, got {type(inputs).__name__} {inputs!r}: "
                         f"write function([{inputs}], ...)")
-    maker = FunctionMaker(
-        inputs=[i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs],
-        outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
-        no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
-        on_unused_input=on_unused_input or config.on_unused_input, name=name,
-        accept_inplace=accept_inplace)
-    fn = maker.create()
+    inputs = [i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs]
+    # Rewrites build nodes too: they get no test values (Theano's compute_test_value_opt).
+    quiet = (config.change_flags(compute_test_value="off") if config.compute_test_value != "off"
+             else contextlib.nullcontext())
+    profile = _profile_for(config.profile if profile is None else profile, name)
+    start, builds = time.perf_counter(), kernel_builds()
+    with quiet, progress.task(f"compiling {name or 'a function'}"):
+        maker = FunctionMaker(
+            inputs=inputs, outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
+            no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
+            on_unused_input=on_unused_input or config.on_unused_input, name=name,
+            accept_inplace=accept_inplace)
+        maker.profile = profile
+        made = time.perf_counter()
+        progress.step(f"linking {len(maker.fgraph.apply_nodes)} nodes")
+        fn = maker.create()
+    if profile is not None:
+        done, built = time.perf_counter(), kernel_builds()
+        profile.add_compile(done - start, maker.rewrite_time, getattr(maker.fgraph, "rewrite_times", {}),
+                            done - made, (built[0] - builds[0], built[1] - builds[1]))
     fn.trust_input = trust_input
     return fn
+
+
+def _profile_for(profile: Any, name: str | None) -> ProfileStats | None:
+    """``function(profile=...)``: True (or a message) makes a ProfileStats, one is used as it is."""
+    if isinstance(profile, ProfileStats) or profile is None:
+        return profile
+    if isinstance(profile, str):
+        return ProfileStats(message=profile)
+    return ProfileStats(message=name) if profile else None
 
 
 def function_dump(filename: str, inputs: Sequence[Any], outputs: Any = None, mode: Any = None,
@@ -86,6 +114,8 @@ def _as_input_variable(var: Any) -> Variable:
 
 class FunctionMaker:
     """Builds the FunctionGraph for one ``function()`` call and keeps what it was built from."""
+
+    profile: ProfileStats | None = None  # set by function() before create() links the graph
 
     def __init__(self, inputs: list[In], outputs: Any, mode: Mode, updates: Any, givens: Any,
                  no_default_updates: bool | Sequence[SharedVariable], allow_input_downcast: bool | None,
@@ -134,7 +164,9 @@ class FunctionMaker:
         self.fgraph.n_outputs = len(self.outputs)
         if not accept_inplace:
             _refuse_inplace(self.fgraph)
+        start = time.perf_counter()
         mode.rewrite(self.fgraph)
+        self.rewrite_time = time.perf_counter() - start
 
     def create(self) -> Function:
         return Function(self)

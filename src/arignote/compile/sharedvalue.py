@@ -80,6 +80,10 @@ class SharedVariable(Variable):
         value = self.storage[0]
         return value if borrow else copy.deepcopy(value) if self.type is generic else value.copy()
 
+    def get_test_value(self) -> Any:
+        """The current value, internal buffer as it is: what test values are computed from."""
+        return self.storage[0]
+
     def set_value(self, value: Any, borrow: bool = False) -> None:
         """Replace the value; refused (old value kept) when it does not fit the type."""
         new = self._filter(value)

@@ -13,6 +13,9 @@ from types import SimpleNamespace
 from typing import Any
 from collections.abc import Sequence
 
+from arignote.config import config
+from arignote.graph import testvalue
+
 _ids = itertools.count()
 
 
@@ -60,7 +63,7 @@ class Variable:
         self.index = index
         self.name = name
         self.auto_name = f"auto_{next(_ids)}"
-        self.tag = SimpleNamespace(trace=_user_frame())
+        self.tag = testvalue.Tag(type, trace=_user_frame())
 
     def __str__(self) -> str:
         if self.name is not None:
@@ -85,8 +88,17 @@ class Variable:
     def clone(self) -> Variable:
         """An ownerless copy with the same type and name."""
         cp = type(self)(self.type, None, None, self.name)
-        cp.tag = SimpleNamespace(**vars(self.tag))
+        cp.tag = testvalue.Tag(self.type, **vars(self.tag))
         return cp
+
+    def get_test_value(self) -> Any:
+        """The value graphs are evaluated on while ``config.compute_test_value`` is on:
+        ``tag.test_value`` (a constant's data, a shared variable's value)."""
+        try:
+            return self.tag.test_value
+        except AttributeError:
+            raise testvalue.TestValueError(f"{self.describe()} has no test value: set "
+                                           f"{self.name or 'var'}.tag.test_value = ...") from None
 
     def get_parents(self) -> list[Apply]:
         return [self.owner] if self.owner is not None else []
@@ -101,6 +113,9 @@ class Constant(Variable):
 
     def signature(self) -> tuple:
         return (self.type, _hashable(self.data))
+
+    def get_test_value(self) -> Any:
+        return self.data
 
     def __str__(self) -> str:
         if self.name is not None:
@@ -199,8 +214,16 @@ class Op:
     def make_node(self, *inputs: Any) -> Apply:
         raise NotImplementedError
 
-    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+    def build(self, *inputs: Any, **kwargs: Any) -> Apply:
+        """``make_node``, plus what building a graph computes on the way: the outputs' test
+        values while ``config.compute_test_value`` is on. For callers that need the node."""
         node = self.make_node(*inputs, **kwargs)
+        if config.compute_test_value != "off":
+            testvalue.compute(node)
+        return node
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        node = self.build(*inputs, **kwargs)
         if self.default_output is not None:
             return node.outputs[self.default_output]
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs

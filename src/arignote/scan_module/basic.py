@@ -13,7 +13,9 @@ from typing import Any
 from collections.abc import Callable, Mapping
 
 from arignote.compile.sharedvalue import SharedVariable
+from arignote.config import config
 from arignote.graph.basic import Constant, Variable
+from arignote.graph.testvalue import TestValueError
 from arignote.graph.traversal import ancestors, clone_get_equiv, io_toposort
 from arignote.scan_module.op import Scan
 from arignote.tensor import math as tm
@@ -65,6 +67,8 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     seq_vars = [[_inner(_row_type(seq), seq, _tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
     state_vars = [[_inner(init.type if taps == (-1,) else _row_type(init), init, _tap_name(init, k))
                    for k in taps] for init, taps in (infos or []) if taps]
+    if config.compute_test_value != "off":
+        _step_test_values(seq_specs, seq_vars, [i for i in (infos or []) if i[1]], state_vars)
     args = [v for group in seq_vars + state_vars for v in group] + non_seqs
     outputs, step_updates, condition = _split_return(fn(*args))
 
@@ -103,7 +107,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
               n_carry=len(shared_targets), n_nonseq=len(hoisted), as_while=condition is not None,
               truncate_gradient=truncate_gradient, name=name, mode=mode)
     inits = [_initial_buffer(infos[i][0], infos[i][1]) for i in state_idx]
-    node = op.make_node(steps, *[s for s, _ in seq_specs], *inits, *shared_targets, *hoisted)
+    node = op.build(steps, *[s for s, _ in seq_specs], *inits, *shared_targets, *hoisted)
 
     results: list[Variable | None] = [None] * len(outputs)
     for k, i in enumerate(state_idx):
@@ -180,6 +184,18 @@ def _inner(var_type: Any, outer: Variable, name: str | None) -> Variable:
     var = var_type(name)
     var.tag.trace = outer.tag.trace
     return var
+
+
+def _step_test_values(seq_specs: list, seq_vars: list, state_specs: list, state_vars: list) -> None:
+    """Give the step function's arguments the test values of the first step (the rows the
+    taps read then), so the step's nodes get test values as they are built."""
+    for (outer, taps), group in zip(seq_specs + state_specs, seq_vars + state_vars):
+        try:
+            value = outer.get_test_value()
+        except TestValueError:
+            continue
+        for k, var in zip(taps, group):
+            var.tag.test_value = value if var.type == outer.type else value[k - min(taps)]
 
 
 def _row_type(var: Variable) -> TensorType:

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arignote import progress
 from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray
+from arignote.compile.profiling import kernel_build
 from arignote.config import config
 from arignote.graph.basic import user_stacklevel
 from arignote.scalar.ops import TABLE
@@ -79,7 +81,8 @@ class GpuContext:
         return None
 
     def kernel(self, k: render.Kernel) -> Any:
-        return self.device.build(k.source, k.name, "float64" in k.dtypes)
+        progress.step(f"building kernel {k.name}")
+        return kernel_build(lambda: self.device.build(k.source, k.name, "float64" in k.dtypes))
 
     def launch(self, kernel: Any, global_size: Sequence[int], local_size: Sequence[int] | None,
                args: list) -> None:
@@ -152,6 +155,13 @@ def get_context(name: str | None = None) -> GpuContext | None:
             raise found
         return None
     return found
+
+
+def why_unavailable(name: str | None = None) -> str | None:
+    """Why the context ``name`` (None: ``config.device``) could not be opened, if it was tried."""
+    spec = config.device if name is None else _named_contexts().get(name)
+    found = _CONTEXTS.get((name, spec))
+    return str(found) if isinstance(found, DeviceUnavailable) else None
 
 
 def _named_contexts() -> dict[str, str]:

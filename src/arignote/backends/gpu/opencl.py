@@ -74,6 +74,8 @@ class Device:
         self.name = f"opencl{platform}:{device}"
         self.description = f"{self.cl_device.name.strip()} ({found[platform].name.strip()})"
         self.fp64 = bool(self.cl_device.double_fp_config)
+        # PoCL (and other CPU drivers) give an OpenCL device that is the CPU itself.
+        self.on_cpu = bool(self.cl_device.type & cl.device_type.CPU)
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context)
         self._identity = f"{self.description}|{self.cl_device.driver_version}|{cl.VERSION_TEXT}"
