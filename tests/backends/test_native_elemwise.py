@@ -1,8 +1,8 @@
 """The scalar op table through the native path, for every dtype C has, in every layout.
 
 For each dtype one function computes every op that accepts it (one compiler
-run), called on contiguous arrays, transposed and strided views, broadcast
-rows, runtime broadcasting, 0-d and empty arrays, with NaN, inf, -0.0,
+run), called on contiguous arrays, transposed, strided and reversed views,
+broadcast rows, 0-d and empty arrays, with NaN, inf, -0.0,
 overflowing and extreme integer values. The same graph on the numpy path
 (``cxx=``) is the oracle: exact ops must agree bit for bit (NaN where it has
 NaN, the sign of zero too); transcendental ones within ``ULP`` units in the
@@ -127,7 +127,7 @@ def layouts(dtype: str):
     yield "contiguous", [np.ascontiguousarray(a) for a in base]
     wide = [values(dtype, (n, 2 * m), s) for s in (5, 6, 7)] + [values("bool", (n, 2 * m), 8)]
     yield "strided", [a[:, ::2] for a in wide]
-    yield "runtime broadcast", [base[0], np.ascontiguousarray(base[1][:1]), base[2], base[3]]
+    yield "reversed", [a[::-1, ::-1] for a in base]
     yield "empty", [np.zeros((0, m), dtype)] * 3 + [np.zeros((0, m), bool)]
 
 
