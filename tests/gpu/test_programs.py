@@ -15,7 +15,7 @@ from arignote.scalar.ops import TABLE
 
 def test_argument_types_come_from_the_parameter_list():
     k = render.elemwise(render.OPENCL, TABLE["mul"], ["float32", "int16"], "float32", 2, False,
-                        (False, True))
+                        by_value=[1])
     assert program.arg_dtypes(render.OPENCL, k) == (
         None, "int64", None, "int64", "int16", "int64", "int64", "int64", "int64", "int64", "int64", "int64")
     g = render.gemm(render.CUDA, "float64")

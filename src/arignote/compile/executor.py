@@ -76,7 +76,7 @@ class Function:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
-        with link_batch():  # the backends build this function's kernels together
+        with link_batch():  # each backend builds this function's kernels together
             self._thunks = maker.mode.wrap_thunks(self, nodes, [
                 make_thunk(node.op, node, [storage[v] for v in node.inputs],
                            [storage[v] for v in node.outputs]) for node in nodes])
@@ -157,6 +157,17 @@ class Function:
         # A released buffer is the caller's (or a shared variable's) now: no cell
         # may keep it, views included, or the next call would write into it.
         release = {v for v in internal if roots_of(v) & released}
+        # Updates without allocation: an update computed into a buffer of its own gets
+        # the target's previous buffer back as its node's output buffer for the next
+        # call, swapped in with the commit (so a failing call still changes nothing).
+        self._spare_updates = [] if config.allow_gc else [
+            j for j in range(len(maker.updates)) if j not in self._copy_updates
+            and roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]}
+            and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
+        release -= {fgraph.outputs[n_out + j] for j in self._spare_updates}
+        if self._spare_updates:  # views of shared storage would pin old buffers: recompute them
+            shared_roots = set(fgraph.inputs[n_explicit:])
+            release |= {v for v in internal if roots_of(v) & shared_roots}
         if config.allow_gc:
             release |= internal - set(fgraph.outputs)
         self._release_cells = [storage[v] for v in release]

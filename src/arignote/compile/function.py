@@ -136,6 +136,12 @@ class FunctionMaker:
             if spec.update is not None:
                 update_pairs.append((spec, _as_update(spec.update)))
         givens_map = _normalize_givens(givens)
+        for old in givens_map:
+            if any(old is spec.variable for spec in inputs):
+                raise ValueError(
+                    f"givens replaces {old.describe()}, which is an explicit input of the function: "
+                    "an input cannot also be replaced (Theano refuses this too). To compute it from "
+                    "a new input y, make y the input instead: function([y], f(x), givens={x: g(y)})")
 
         roots = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
         explicit = [spec.variable for spec in inputs]
@@ -223,6 +229,11 @@ def _normalize_outputs(outputs: Any) -> tuple[Any, list[Out]]:
         return 0, []
     if isinstance(outputs, Mapping):
         keys = list(outputs)
+        for key in keys:
+            if not isinstance(key, str):
+                raise TypeError(f"function(): the keys of an outputs dict name the results the call "
+                                f"returns and must be strings, got {type(key).__name__} {key!r}: "
+                                f"use {{{str(key)!r}: ...}}, or pass a list of outputs")
         return keys, [_as_out(outputs[k], repr(k)) for k in keys]
     if isinstance(outputs, (list, tuple)):
         return len(outputs), [_as_out(o, str(i)) for i, o in enumerate(outputs)]
@@ -337,17 +348,27 @@ def _to_target_type(target: Any, expr: Variable) -> Variable:
 
 
 def _check_update_type(target: Any, expr: Variable) -> None:
+    """An update has exactly its variable's type (Theano's rule; the move to the variable's
+    device is made before): one more broadcastable would let a 1x1 value replace a 3x3
+    matrix, one less would break the variable's promise of length 1."""
     expected = target.type if isinstance(target, SharedVariable) else target.variable.type
     if expr.type == expected:
         return
-    ok = (isinstance(expr.type, TensorType) and expr.type.dtype == expected.dtype
-          and expr.type.ndim == expected.ndim
-          and all(e or not s for s, e in zip(expected.broadcastable, expr.type.broadcastable)))
-    if not ok:
-        who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
-        raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
-                        f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
-                        f"cast it with tensor.cast(expr, {expected.dtype!r}) or fix the expression")
+    who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
+    pattern, want = getattr(expr.type, "broadcastable", None), getattr(expected, "broadcastable", None)
+    if (pattern is not None and want is not None and len(pattern) == len(want)
+            and getattr(expr.type, "dtype", None) == getattr(expected, "dtype", None)):
+        differ = [axis for axis, (a, b) in enumerate(zip(pattern, want)) if a != b]
+        raise TypeError(
+            f"the update of {who} has broadcastable pattern {pattern}, but the variable's is {want} "
+            f"(dimensions {differ} differ): an update must keep its variable's type, or a value of "
+            "another shape could replace it (Theano refuses this too). If the new value does have "
+            f"the variable's shape, say so with tensor.patternbroadcast(expr, {want}); otherwise fix "
+            "the expression (build it with tensor.alloc, or tensor.zeros_like(variable))")
+    raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
+                    f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
+                    f"cast it with tensor.cast(expr, {getattr(expected, 'dtype', '?')!r}) or fix the "
+                    "expression")
 
 
 def _type_text(var_or_type: Any) -> str:

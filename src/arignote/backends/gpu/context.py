@@ -102,7 +102,7 @@ class GpuContext:
     def elemwise_kernel(self, scalar_op: Any, in_dtypes: Sequence[str], out_dtype: str, ndim: int,
                         contiguous: bool, scalars: tuple[bool, ...]) -> render.Kernel:
         return render.elemwise(self.dialect, scalar_op, in_dtypes, out_dtype, ndim, contiguous,
-                               scalars if any(scalars) else ())
+                               by_value=[k for k, s in enumerate(scalars) if s])
 
     def run_elemwise(self, kernels: dict, scalar_op: Any, out: GpuArray, inputs: Sequence[Any]) -> None:
         """Launch ``out = scalar_op(*inputs)``; ``kernels`` memoizes the forms per node. An

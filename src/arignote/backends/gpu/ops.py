@@ -14,10 +14,11 @@ import numpy as np
 
 from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray, c_strides
-from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
-from arignote.graph.basic import Apply, Op, Variable
+from arignote.backends.gpu.type import GpuArrayType
+from arignote.graph.basic import Apply, Op, Variable, user_variable
 from arignote.scalar.ops import TABLE, ScalarOp
 from arignote.tensor.blas import _mismatch
+from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.subtensor import _index_error, _numpy_index
 
 
@@ -52,11 +53,7 @@ class GpuOp(Op):
         return GpuArray(context, shape, dtype)
 
 
-def host_variable(var: Variable) -> Variable:
-    """The user's variable behind transfers, so errors name what the user wrote."""
-    while var.owner is not None and isinstance(var.owner.op, (GpuFromHost, HostFromGpu)):
-        var = var.owner.inputs[0]
-    return var
+host_variable = user_variable  # the user's variable behind transfers, for error messages
 
 
 class HostNames:
@@ -87,9 +84,8 @@ class GpuElemwise(GpuOp):
 
     def make_node(self, *inputs: Variable) -> Apply:
         dtype = self.scalar_op.output_dtype(*[i.type.dtype for i in inputs])
-        ndim = max(i.type.ndim for i in inputs)
-        arrays = [i.type.broadcastable for i in inputs if i.type.ndim == ndim]
-        broadcastable = tuple(all(bs) for bs in zip(*arrays)) if ndim else ()
+        ndim = inputs[0].type.ndim  # host inputs of one element have the same rank
+        broadcastable = tuple(all(bs) for bs in zip(*[i.type.broadcastable for i in inputs])) if ndim else ()
         return Apply(self, list(inputs), [self.out_type(dtype, broadcastable)()])
 
     def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
@@ -107,14 +103,8 @@ class GpuElemwise(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         first = inputs[0].shape
-        if all(i.shape == first for i in inputs):
-            shape = first
-        else:
-            try:
-                shape = np.broadcast_shapes(*[i.shape for i in inputs])
-            except ValueError:
-                raise ValueError(f"{self}: input shapes {[i.shape for i in inputs]} do not broadcast "
-                                 "together") from None
+        shape = first if all(i.shape == first for i in inputs) else Elemwise.shape_rule(node)(
+            *[i.shape for i in inputs])
         ctx = node.outputs[0].type.context
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         ctx.run_elemwise(_kernels(node), self.scalar_op, out, inputs)
@@ -132,6 +122,8 @@ class GpuDimShuffle(GpuOp):
         self.input_broadcastable = tuple(input_broadcastable)
         self.new_order = tuple(new_order)
         self.context_name = context_name
+        kept = [i for i in self.new_order if i != "x"]
+        self.passes_value = kept == sorted(kept)  # as DimShuffle's
 
     def __str__(self) -> str:
         return f"GpuDimShuffle{{{','.join(map(str, self.new_order))}}}"

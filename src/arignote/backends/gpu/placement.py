@@ -28,6 +28,7 @@ from arignote.tensor.alloc import Alloc, ARange
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.gemm import SumOfSquares
 from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.nnet.basic import ClassIndices
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.shape import Reshape
 from arignote.tensor.subtensor import Subtensor
@@ -87,6 +88,7 @@ class Placement(GraphRewriter):
                 _warn_float64(node, str(why))
                 continue
             for old, out in zip(node.outputs, new):  # a shape read is already a host value
+                out.tag.trace = old.tag.trace  # errors point where the user wrote it
                 host = out if out.type == old.type else HostFromGpu()(out)
                 fgraph.replace(old, host, reason=self.name)
             changes += 1
@@ -284,6 +286,11 @@ def _softmax(cls: type) -> Lowering:
 
 register_lowering(Softmax)(_softmax(gpu.GpuSoftmax))
 register_lowering(LogSoftmax)(_softmax(gpu.GpuLogSoftmax))
+
+
+@register_lowering(ClassIndices)
+def _class_indices(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    raise StaysOnCpu("class indices are checked on the host, where index vectors live")
 
 
 def _check_dot(ctx: GpuContext, a: Variable, b: Variable) -> None:
