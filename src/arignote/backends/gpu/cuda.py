@@ -105,11 +105,18 @@ class Device:
             (buffer.data + byte_offset).copy_to_host_async(host.ctypes.data, host.nbytes, self.stream)
             self.stream.synchronize()
 
+    def _key(self, k: Kernel) -> str:
+        return program.entry_name(k) + "|" + self._identity
+
+    def missing(self, kernels: Sequence[Kernel]) -> list[Kernel]:
+        """Those of ``kernels`` not compiled yet in this process."""
+        return [k for k in kernels if self._key(k) not in self._kernels]
+
     def build(self, kernels: Sequence[Kernel]) -> list[_Compiled]:
         """The compiled kernels; those not built yet compiled together as one NVRTC module
         (CuPy keeps compiled modules in its own disk cache, keyed by source, options,
         architecture and NVRTC version)."""
-        keys = [program.entry_name(k) + "|" + self._identity for k in kernels]
+        keys = [self._key(k) for k in kernels]
         if any(key not in self._kernels for key in keys):
             with self._build_lock, self.device:
                 todo = {key: k for key, k in zip(keys, kernels) if key not in self._kernels}

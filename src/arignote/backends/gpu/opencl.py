@@ -99,6 +99,10 @@ class Device:
         self.queue = cl.CommandQueue(self.context)
         self._identity = "|".join([self.description, self.cl_device.driver_version,
                                    self.cl_device.version, cl.VERSION_TEXT])
+        # Program binaries in our disk cache, except on a CPU device: PoCL serialises a
+        # program only after compiling every kernel's work-group function (24 s for 12
+        # kernels, measured), and keeps built programs in its own cache, keyed by source.
+        self.cache_binaries = not self.on_cpu
         self._kernels: dict[str, cl.Kernel] = {}
         self._build_lock = threading.Lock()
         self._launch_lock = threading.Lock()
@@ -127,6 +131,10 @@ class Device:
     def download(self, host: np.ndarray, buffer: cl.Buffer, byte_offset: int) -> None:
         cl.enqueue_copy(self.queue, host, buffer, src_offset=byte_offset, is_blocking=True)
 
+    def missing(self, kernels: Sequence[Kernel]) -> list[Kernel]:
+        """Those of ``kernels`` not compiled yet in this process."""
+        return [k for k in kernels if self._key(k) not in self._kernels]
+
     def build(self, kernels: Sequence[Kernel]) -> list[cl.Kernel]:
         """The compiled kernels, those not built yet compiled together as one program
         (per set of options), from the disk cache when it has it."""
@@ -153,7 +161,7 @@ class Device:
         source = program.join(OPENCL, group)
         name = binaries.key(source, self._identity, *options)
         built = None
-        binary = binaries.load(name)
+        binary = binaries.load(name) if self.cache_binaries else None
         if binary is not None:
             try:
                 built = cl.Program(self.context, [self.cl_device], [binary]).build(options=options)
@@ -161,7 +169,8 @@ class Device:
                 built = None  # a binary this driver no longer takes: build from the source
         if built is None:
             built = cl.Program(self.context, source).build(options=options)
-            binaries.store(name, built.get_info(cl.program_info.BINARIES)[0])
+            if self.cache_binaries:
+                binaries.store(name, built.get_info(cl.program_info.BINARIES)[0])
         for k in group:
             kernel = getattr(built, program.entry_name(k))
             kernel.set_scalar_arg_dtypes([None if t is None else np.dtype(t)

@@ -14,7 +14,7 @@ import numpy as np
 
 from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray, c_strides
-from arignote.backends.gpu.type import GpuArrayType
+from arignote.backends.gpu.type import GpuArrayType, context_of
 from arignote.graph.basic import Apply, Op, Variable, user_variable
 from arignote.scalar.ops import TABLE, ScalarOp
 from arignote.tensor.blas import _mismatch
@@ -89,7 +89,7 @@ class GpuElemwise(GpuOp):
         return Apply(self, list(inputs), [self.out_type(dtype, broadcastable)()])
 
     def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = node.outputs[0].type
         scalars = tuple(not isinstance(i.type, GpuArrayType) for i in node.inputs)
         arrays = [i for i, s in zip(node.inputs, scalars) if not s]
@@ -105,7 +105,7 @@ class GpuElemwise(GpuOp):
         first = inputs[0].shape
         shape = first if all(i.shape == first for i in inputs) else Elemwise.shape_rule(node)(
             *[i.shape for i in inputs])
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         ctx.run_elemwise(_kernels(node), self.scalar_op, out, inputs)
         output_storage[0][0] = out
@@ -168,7 +168,7 @@ class GpuCAReduce(GpuOp):
                              n_kept, len(self.axis), per_thread, square)
 
     def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         n_kept = node.outputs[0].type.ndim
         x = node.inputs[0].type.dtype
         return [self.kernel(ctx, n_kept, x, self.dtype, per_thread, self.square)
@@ -182,7 +182,7 @@ class GpuCAReduce(GpuOp):
             raise ValueError(f"{self}: {host_variable(node.inputs[0]).describe()} has shape {x.shape}, and the "
                              f"{'max' if self.scalar_op.name == 'maximum' else 'min'} of no "
                              "elements is undefined: reduce only non-empty axes")
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, tuple(x.shape[i] for i in kept), np.dtype(self.dtype))
         if out.size:
             kept_dims = [(x.shape[i], x.strides[i], out.strides[k]) for k, i in enumerate(kept)]
@@ -297,7 +297,7 @@ class _GpuSoftmaxBase(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         dtype = np.dtype(node.outputs[0].type.dtype)
         out = self.output(output_storage[0], ctx, x.shape, dtype)
         kept = [i for i in range(x.ndim) if i != self.axis]
@@ -331,7 +331,7 @@ class GpuDot(GpuOp):
         return Apply(self, [a, b], [self.out_type(a.type.dtype, bc)()])
 
     def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         return [] if ctx.device.gemm is not None else [render.gemm(ctx.dialect, node.inputs[0].type.dtype)]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
@@ -339,7 +339,7 @@ class GpuDot(GpuOp):
         k_a, k_b = a.shape[-1], b.shape[0]
         if k_a != k_b:
             raise _mismatch("dot", HostNames(node), a, b, a.ndim - 1, 0)
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         shape = a.shape[:-1] + b.shape[1:]
         out = self.output(output_storage[0], ctx, shape, a.dtype)
         a2 = a if a.ndim == 2 else a.view((1, a.shape[0]), (0, a.strides[0]), a.offset)
@@ -431,7 +431,7 @@ class GpuAlloc(GpuOp):
         if any(v != 1 and v != s for v, s in zip(value.shape, tail)):
             raise ValueError(f"alloc: the value {host_variable(node.inputs[0]).describe()} of shape "
                              f"{value.shape} does not broadcast to the shape {shape}")
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, value.dtype)
         ctx.copy_into(out, value)
         output_storage[0][0] = out

@@ -17,7 +17,7 @@ from arignote.backends.gpu.array import GpuArray
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, HostNames, _kernels
 from arignote.backends.gpu.placement import StaysOnCpu, _check_dtypes, register_lowering
-from arignote.backends.gpu.type import GpuArrayType
+from arignote.backends.gpu.type import GpuArrayType, context_of
 from arignote.backends.kernels import render_index
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import INTEGER
@@ -45,14 +45,14 @@ class GpuARange(GpuOp):
         return Apply(self, [start, stop, step], [self.out_type(self.dtype, (False,))()])
 
     def gpu_kernels(self, node: Apply) -> list:
-        return [render_index.arange(node.outputs[0].type.context.dialect, self.dtype)]
+        return [render_index.arange(context_of(node).dialect, self.dtype)]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         start, stop, step = (int(v) for v in inputs)
         if step == 0:
             raise ValueError(f"arange: the step {node.inputs[2].describe()} is 0; use a nonzero step")
         size = len(range(start, stop, step))
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, (size,), np.dtype(self.dtype))
         if size:
             memo = _kernels(node)
@@ -121,7 +121,7 @@ class GpuAdvancedSubtensor(_IndexArrays):
     def _kernel(self, node: Apply):
         x, *indices = node.inputs
         b_ndim = max(i.type.ndim for i in indices)
-        return render_index.gather(node.outputs[0].type.context.dialect, x.type.dtype,
+        return render_index.gather(context_of(node).dialect, x.type.dtype,
                                    [i.type.dtype for i in indices], b_ndim, x.type.ndim)
 
     def gpu_kernels(self, node: Apply) -> list:
@@ -130,7 +130,7 @@ class GpuAdvancedSubtensor(_IndexArrays):
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, *indices = inputs
         shape = _broadcast(node, x, indices)
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         rest = x.shape[len(indices):]
         out = self.output(output_storage[0], ctx, shape + rest, x.dtype)
         if out.size:
@@ -162,7 +162,7 @@ class GpuAdvancedIncSubtensor(_IndexArrays):
     def _kernel(self, node: Apply):
         x, y, *indices = node.inputs
         b_ndim = max(i.type.ndim for i in indices)
-        return render_index.scatter_add(node.outputs[0].type.context.dialect, x.type.dtype, y.type.dtype,
+        return render_index.scatter_add(context_of(node).dialect, x.type.dtype, y.type.dtype,
                                         [i.type.dtype for i in indices], b_ndim, x.type.ndim)
 
     def gpu_kernels(self, node: Apply) -> list:
@@ -171,7 +171,7 @@ class GpuAdvancedIncSubtensor(_IndexArrays):
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, y, *indices = inputs
         shape = _broadcast(node, x, indices)
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, x.shape, x.dtype)
         if out is x:
             out = GpuArray(ctx, x.shape, x.dtype)

@@ -15,6 +15,7 @@ from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, HostNames, _kernels, basic_view, host_variable
 from arignote.backends.gpu.placement import _check_dtypes, register_lowering
+from arignote.backends.gpu.type import context_of
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.ops import TABLE
 from arignote.tensor.reduction import Argmax, Argmin
@@ -48,7 +49,7 @@ class GpuArgmax(GpuOp):
             raise ValueError(f"{self.what} of {host_variable(node.inputs[0]).describe()} (shape "
                              f"{x.shape}) over axes {self.axis}: there are no elements to choose from")
         kept = [i for i in range(x.ndim) if i not in self.axis]
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, tuple(x.shape[i] for i in kept), np.dtype("int64"))
         if out.size:
             memo = _kernels(node)
@@ -95,7 +96,7 @@ class GpuAdvancedSubtensor1(GpuOp):
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, ilist = inputs
         rows = _rows(node, x, ilist)
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, (len(rows),) + x.shape[1:], x.dtype)
         if out.size:
             memo = _kernels(node)
@@ -149,7 +150,7 @@ class GpuIncSubtensor(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, y, *entries = inputs
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         index = _numpy_index(self.idx_list, entries)
         try:
             basic_view(x, index)
@@ -181,7 +182,7 @@ class GpuAdvancedIncSubtensor1(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, y, ilist = inputs
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         rows = _rows(node, x, ilist)
         target = (len(rows),) + x.shape[1:]
         _check_value(node, x, (ilist,), target, y)
