@@ -6,11 +6,13 @@ device synchronised before the clock stops. The peers run in the same process
 and the same rounds: pyopencl's own typed ``ElementwiseKernel`` (CuPy's on
 CUDA) for the launch, numpy for the reductions. The kernel builds of a
 12-kernel graph are timed in fresh processes: cold (empty arignote, PoCL and
-pyopencl caches) and warm (the same caches, filled). Writes
-benchmarks/results/gpu-latest.md; ``--baseline-src`` measures another
-checkout's ``src/`` in the same run and shows it as a column (``--baseline``:
-the figures an earlier ``--save`` wrote; those of main before issue 14 are in
-benchmarks/results/gpu-baseline.json).
+pyopencl caches) and warm (the same caches, filled). Every figure is then the
+median over three worker processes. ``--baseline-src`` measures another
+checkout's ``src/`` in the same run, its workers taking turns with ours so the
+load of a shared machine drifts over both alike, and shows it as a column
+(``--baseline``: the figures an earlier ``--save`` wrote; those of main before
+issue 14 are in benchmarks/results/gpu-baseline.json). Writes
+benchmarks/results/gpu-latest.md, with the machine's load average before and after.
 """
 from __future__ import annotations
 
@@ -98,7 +100,7 @@ def timings(device: str, quick: bool) -> dict:
         step = _mlp_step(shared, function, T)
         step(0)
         results["G5 MLP step 784-500-10, batch 128: arignote"] = _median_call(
-            lambda: step(1), sync, 3 if quick else 20, rounds)
+            lambda: step(1), sync, 3 if quick else 5, rounds)
     return results
 
 
@@ -158,6 +160,7 @@ def _env(src: Path) -> dict:
 
 
 def cold_and_warm(device: str, rounds: int, src: Path) -> dict:
+    """The 12-kernel graph in new processes: with every cache empty (cold), then filled (warm)."""
     env = _env(src)
     cold, warm = [], []
     for _ in range(rounds):
@@ -184,11 +187,13 @@ def _fmt(value) -> str:
     return f"{value * 1e6:.2f} µs"
 
 
-def report(results: dict, baseline: dict | None) -> str:
+def report(results: dict, baseline: dict | None, load: str, rounds: int) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# GPU benchmarks ({now})", "", f"Device: {results['device']}", "",
-             "Median per call (G4: per fresh process). `baseline`: the figures saved by "
-             "`--save` from an earlier run (main before issue 14).", ""]
+             f"Machine load (load average): {load}.", "",
+             f"Median per call (G4: per fresh process), then the median of {rounds} worker "
+             "processes per tree, the trees taking turns. `baseline`: main before issue 14 "
+             "(`--baseline-src`), or the figures an earlier `--save` wrote (`--baseline`).", ""]
     header = "| figure | now |" + (" baseline | now / baseline |" if baseline else "")
     lines += [header, "|---|---|" + ("---|---|" if baseline else "")]
     for key, value in results.items():
@@ -207,6 +212,17 @@ def report(results: dict, baseline: dict | None) -> str:
             if key in baseline:
                 lines.append(f"{key.split(':')[0]}: {baseline[key] / results[key]:.1f}x faster than the baseline")
     return "\n".join(lines) + "\n"
+
+
+def _median_of(runs: list[dict]) -> dict:
+    """Each figure's median over runs (the first run's value where it is not a time)."""
+    return {key: statistics.median(r[key] for r in runs) if isinstance(value, float) else value
+            for key, value in runs[0].items()}
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f} (1 min), {five:.1f} (5 min)"
 
 
 def main() -> None:
@@ -228,17 +244,24 @@ def main() -> None:
         return
     rounds = 1 if args.quick else 3
     quick = ["--quick"] if args.quick else []
-    ours = HERE.parent / "src"
-    results = spawn(["--timings", args.device, *quick], _env(ours))
-    baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
+    trees = {"now": HERE.parent / "src"}
     if args.baseline_src:  # the same figures from the other tree, in this run
-        other = Path(args.baseline_src).resolve()
-        baseline = spawn(["--timings", args.device, *quick], _env(other))
-        baseline.update(cold_and_warm(args.device, rounds, other))
-    results.update(cold_and_warm(args.device, rounds, ours))
+        trees["baseline"] = Path(args.baseline_src).resolve()
+    load_before = _load()
+    runs: dict[str, list[dict]] = {label: [] for label in trees}
+    for _ in range(rounds):  # the trees take turns, so the machine's load drifts over both alike
+        for label, src in trees.items():
+            figures = spawn(["--timings", args.device, *quick], _env(src))
+            figures.update(cold_and_warm(args.device, 1, src))
+            runs[label].append(figures)
+    results = _median_of(runs["now"])
+    baseline = _median_of(runs["baseline"]) if args.baseline_src else None
+    if args.baseline:
+        baseline = json.loads(Path(args.baseline).read_text())
     if args.save:
         Path(args.save).write_text(json.dumps(results, indent=1) + "\n")
-    text = report(results, baseline)
+    load = f"{load_before} before, {_load()} after, on {os.cpu_count()} cores"
+    text = report(results, baseline, load, rounds)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "gpu-latest.md").write_text(text)
     print(text)

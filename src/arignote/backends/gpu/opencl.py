@@ -4,8 +4,8 @@ With ``cuda.py`` this is one of the two files that import a driver library.
 
 Threads: OpenCL calls are thread-safe except ``clSetKernelArg``: a launch sets
 the arguments of a kernel object (shared by every node whose kernel has the
-same source) and then enqueues it, so launches on one device hold its launch
-lock. Program builds hold a build lock (one build per source, and the
+same source) where they changed and then enqueues it, so launches on one
+device hold its launch lock. Program builds hold a build lock (one build per source, and the
 compiler is not entered twice at once). Transfers need no lock: the queue is
 in order, so each thread's commands run in the order it enqueued them.
 """
@@ -106,6 +106,7 @@ class Device:
         self._kernels: dict[str, cl.Kernel] = {}
         self._build_lock = threading.Lock()
         self._launch_lock = threading.Lock()
+        self._last_args: dict[int, tuple[cl.Kernel, list]] = {}  # id(kernel) -> (kernel, arguments)
 
     def alloc(self, nbytes: int) -> cl.Buffer:
         """A device buffer; MemoryError (with the size, the device and its limits) when
@@ -178,9 +179,18 @@ class Device:
             self._kernels[self._key(k)] = kernel
 
     def launch(self, kernel: cl.Kernel, global_size: tuple[int, ...],
-               local_size: tuple[int, ...] | None, args: Sequence) -> None:
+               local_size: tuple[int, ...] | None, args: list) -> None:
+        """Enqueue ``kernel``, setting its arguments only when they differ from its last
+        launch's: a node's next call mostly passes the same buffers and sizes, and
+        setting them is most of a small launch's cost. Buffers compare by handle (a
+        kernel keeps handles, not buffers: holding them would keep freed memory)."""
+        seen = [a.int_ptr if type(a) is cl.Buffer else a for a in args]
         with self._launch_lock:
-            kernel(self.queue, global_size, local_size, *args)
+            last = self._last_args.get(id(kernel))
+            if last is None or last[0] is not kernel or last[1] != seen:
+                kernel.set_args(*args)
+                self._last_args[id(kernel)] = (kernel, seen)
+            cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
 
     def synchronize(self) -> None:
         self.queue.finish()
