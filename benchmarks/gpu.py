@@ -211,6 +211,13 @@ def report(results: dict, baseline: dict | None, load: str, rounds: int) -> str:
         for key in ("G2 full sum, 2000x2000: arignote", "G3 sum over axis 1, 2000x2000: arignote"):
             if key in baseline:
                 lines.append(f"{key.split(':')[0]}: {baseline[key] / results[key]:.1f}x faster than the baseline")
+        # Each tree against the peer timed in its own process: the load a worker met cancels out.
+        lines += ["", "Against the peer of the same process (arignote / peer; a shared machine's load "
+                  "cancels out):", ""]
+        for figure, peer in (("G1 exp, 10 elements", "peer typed ElementwiseKernel"),
+                             ("G2 full sum, 2000x2000", "numpy"), ("G3 sum over axis 1, 2000x2000", "numpy")):
+            now, old = (r[f"{figure}: arignote"] / r[f"{figure}: {peer}"] for r in (results, baseline))
+            lines.append(f"- {figure}: now {now:.2f}, baseline {old:.2f} ({old / now:.1f}x faster)")
     return "\n".join(lines) + "\n"
 
 
