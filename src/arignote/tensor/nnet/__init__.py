@@ -1,7 +1,16 @@
 """Neural-network ops under the names Theano users import (``tensor.nnet``).
 
-``basic`` holds the activations, softmax and the cross-entropy losses; further
-families (convolution, batch normalisation, ...) get a module each here.
+``basic`` holds softmax, the first activations and the cross-entropy losses;
+``activations`` the exponential-linear family and softsign; ``losses`` the
+one-hot softmax cross-entropies; ``convolution`` the ``conv2d``/``conv3d``
+entry points over ``abstract_conv``'s ops (computed by ``im2col``); ``bn``
+batch normalisation; ``neighbours`` sliding windows as rows.
 """
 from arignote.tensor.nnet.basic import *  # noqa: F401,F403
-from arignote.tensor.nnet.basic import __all__
+from arignote.tensor.nnet.basic import __all__ as _basic
+from arignote.tensor.nnet.convolution import *  # noqa: F401,F403
+from arignote.tensor.nnet.convolution import __all__ as _convolution
+from arignote.tensor.nnet import abstract_conv  # noqa: F401
+from arignote.tensor.nnet.abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # noqa: F401
+
+__all__ = _basic + _convolution + ["conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights"]
