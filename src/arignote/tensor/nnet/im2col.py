@@ -11,10 +11,9 @@ position), copied once to be contiguous. Then, per group g:
 - grad inputs:   ``dcols_g (C_g*K, B*O) = W_g.T @ top_g``, then col2im: each of
   the K kernel offsets adds one strided slab of ``dcols`` into the padded input.
 
-Results come back in the (F, B, O) layout the GEMM writes, as a transposed
-view (no copy); numpy's elementwise kernels keep that layout, so a gradient
-reaching ``grad weights`` as a (F, B, O) view is read without a copy too.
-Everything is a cross-correlation; ``flip`` (Theano's ``filter_flip``, the
+The GEMMs work in the (F, B*O) layout; results are copied back to C-contiguous
+(B, F, *O) arrays (one pass over the output, small beside the window matrix),
+so the ops downstream (pooling, elementwise) read memory in order. Everything is a cross-correlation; ``flip`` (Theano's ``filter_flip``, the
 default) flips the kernel's spatial axes. numpy.dot calls numpy's own
 OpenBLAS, whose thread pool is the one the rest of the library uses.
 """
@@ -57,8 +56,8 @@ def _as_fbo(a: np.ndarray) -> np.ndarray:
 
 
 def _from_fbo(mat: np.ndarray, batch: int, spatial: Sequence[int]) -> np.ndarray:
-    """A (F, B*O) matrix as the (B, F, *O) array it holds (a transposed view)."""
-    return np.moveaxis(mat.reshape((mat.shape[0], batch, *spatial)), 0, 1)
+    """A (F, B*O) matrix as the C-contiguous (B, F, *O) array it holds."""
+    return np.ascontiguousarray(np.moveaxis(mat.reshape((mat.shape[0], batch, *spatial)), 0, 1))
 
 
 def _flip(kern: np.ndarray, nd: int) -> np.ndarray:
@@ -125,5 +124,5 @@ def grad_inputs(kern: np.ndarray, top: np.ndarray, in_spatial: Sequence[int], pa
         slab = tuple(slice(o * d, o * d + (n - 1) * s + 1, s)
                      for o, d, n, s in zip(offset, dilation, out_spatial, stride))
         result[(slice(None), slice(None)) + slab] += np.moveaxis(dcols[:, k], 1, 0)
-    return result[(slice(None), slice(None))
-                  + tuple(slice(lo, lo + n) for n, (lo, _) in zip(in_spatial, pad))]
+    return np.ascontiguousarray(result[(slice(None), slice(None))
+                                       + tuple(slice(lo, lo + n) for n, (lo, _) in zip(in_spatial, pad))])

@@ -25,6 +25,8 @@ from arignote.graph.basic import Apply, Op, Variable, user_stacklevel
 from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor import math as _math
 from arignote.tensor.shape import vector_entry, vector_length
+from arignote.tensor.signal import windows
+from arignote.tensor.signal.windows import Geometry
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
@@ -186,10 +188,9 @@ class _PoolBase(Op):
                             f"dimensions, but pooling takes the last {self.ndim}")
         return var
 
-    def geometry(self, node: Apply, shape: tuple, ws: np.ndarray, stride: np.ndarray,
-                 pad: np.ndarray) -> tuple[list[int], list[int], list[int], list[int]]:
-        """(window, stride, pad, output length) per pooled axis, checked."""
-        ws, stride, pad = ([int(v) for v in a] for a in (ws, stride, pad))
+    def geometry(self, shape: tuple, ws: np.ndarray, stride: np.ndarray, pad: np.ndarray) -> Geometry:
+        """The checked pooling geometry for an input of ``shape``."""
+        ws, stride, pad = (tuple(int(v) for v in a) for a in (ws, stride, pad))
         if not len(ws) == len(stride) == len(pad) == self.ndim:
             raise ValueError(f"{type(self).__name__}: ws {ws}, stride {stride} and pad {pad} must "
                              f"each have {self.ndim} entries")
@@ -201,55 +202,13 @@ class _PoolBase(Op):
         if any(p >= w for p, w in zip(pad, ws)):
             raise ValueError(f"{type(self).__name__}: pad {pad} must be smaller than the window {ws}")
         out = self.out_shape(shape, ws, self.ignore_border, stride, pad, self.ndim)[-self.ndim:]
-        return ws, stride, pad, [int(o) for o in out]
+        return Geometry(ws, stride, pad, tuple(int(o) for o in out), tuple(shape[-self.ndim:]))
 
-
-def _lowest(dtype: np.dtype) -> Any:
-    if dtype.kind == "f":
-        return -np.inf
-    if dtype.kind == "b":
-        return False
-    return np.iinfo(dtype).min
-
-
-def _extended(x: np.ndarray, nd: int, pad: list[int], lengths: list[int], fill: Any) -> np.ndarray:
-    """``x`` placed at ``pad`` inside an array whose pooled axes have ``lengths`` (``x``
-    itself when nothing is added)."""
-    shape = x.shape[-nd:]
-    if all(p == 0 for p in pad) and list(shape) == lengths:
-        return x
-    out = np.full(x.shape[:-nd] + tuple(lengths), fill, x.dtype)
-    out[(Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(pad, shape))] = x
-    return out
-
-
-def _reach(shape: tuple, ws: list[int], stride: list[int], pad: list[int], out: list[int]) -> list[int]:
-    """Length each pooled axis must have for every window, the padding and ``x`` to fit."""
-    return [max(n + 2 * p, (o - 1) * s + w) for n, w, s, p, o in zip(shape, ws, stride, pad, out)]
-
-
-def _slab(offset: tuple, stride: list[int], out: list[int]) -> tuple:
-    """The elements at ``offset`` inside every window, as a strided slice."""
-    return (Ellipsis,) + tuple(slice(k, k + (o - 1) * s + 1, s) for k, s, o in zip(offset, stride, out))
-
-
-def _counts(shape: tuple, ws: list[int], stride: list[int], pad: list[int], out: list[int],
-            mode: str) -> np.ndarray:
-    """Elements each window averages over, broadcast against the output."""
-    total = np.ones((1,) * len(out))
-    for axis, (n, w, s, p, o) in enumerate(zip(shape, ws, stride, pad, out)):
-        start = np.arange(o) * s
-        end = np.minimum(start + w, n + 2 * p)
-        if mode == "average_exc_pad":
-            count = np.minimum(end, n + p) - np.maximum(start, p)
-        else:
-            count = end - start
-        total = total * count.reshape((1,) * axis + (o,) + (1,) * (len(out) - axis - 1))
-    return total
-
-
-def _crop(x: np.ndarray, shape: tuple, pad: list[int]) -> np.ndarray:
-    return x[(Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(pad, shape))]
+    def check_pooled(self, node: Apply, x: np.ndarray, pooled: np.ndarray, g: Geometry, what: str) -> None:
+        if g.out != pooled.shape[-self.ndim:] or x.shape[:-self.ndim] != pooled.shape[:-self.ndim]:
+            raise ValueError(f"{type(self).__name__}: {what} has shape {pooled.shape}, but pooling "
+                             f"{node.inputs[0].describe()} of shape {x.shape} gives "
+                             f"{x.shape[:-self.ndim] + g.out}")
 
 
 class Pool(_PoolBase):
@@ -263,26 +222,11 @@ class Pool(_PoolBase):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, *params = inputs
-        nd = self.ndim
-        ws, stride, pad, out = self.geometry(node, x.shape, *params)
-        shape = x.shape[-nd:]
-        if any(o == 0 for o in out) or x.size == 0:
-            output_storage[0][0] = np.zeros(x.shape[:-nd] + tuple(out), x.dtype)
+        g = self.geometry(x.shape, *params)
+        if 0 in g.out or x.size == 0:
+            output_storage[0][0] = np.zeros(x.shape[:-self.ndim] + g.out, x.dtype)
             return
-        fill = _lowest(x.dtype) if self.mode == "max" else 0
-        y = _extended(x, nd, pad, _reach(shape, ws, stride, pad, out), fill)
-        acc = None
-        for offset in np.ndindex(*ws):
-            part = y[_slab(offset, stride, out)]
-            if acc is None:
-                acc = part.copy()
-            elif self.mode == "max":
-                np.maximum(acc, part, out=acc)
-            else:
-                np.add(acc, part, out=acc)
-        if self.mode.startswith("average"):
-            acc = (acc / _counts(shape, ws, stride, pad, out, self.mode)).astype(x.dtype, copy=False)
-        output_storage[0][0] = acc
+        output_storage[0][0] = windows.pool(x, g, self.mode)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         x, ws, stride, pad = node.inputs
@@ -294,18 +238,6 @@ class PoolGrad(_PoolBase):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
-
-
-def _max_mask_pass(x: np.ndarray, maxout: np.ndarray, op: _PoolBase, node: Apply, params: list):
-    """(geometry, x extended, slabs) shared by the max-pool gradient ops."""
-    nd = op.ndim
-    ws, stride, pad, out = op.geometry(node, x.shape, *params)
-    if tuple(out) != maxout.shape[-nd:]:
-        raise ValueError(f"{type(op).__name__}: the pooled value has shape {maxout.shape}, but "
-                         f"pooling {node.inputs[0].describe()} of shape {x.shape} gives "
-                         f"{x.shape[:-nd] + tuple(out)}")
-    reach = _reach(x.shape[-nd:], ws, stride, pad, out)
-    return ws, stride, pad, out, reach, _extended(x, nd, pad, reach, _lowest(x.dtype))
 
 
 class MaxPoolGrad(PoolGrad):
@@ -327,13 +259,10 @@ class MaxPoolGrad(PoolGrad):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, maxout, gz, *params = inputs
-        ws, stride, pad, out, reach, y = _max_mask_pass(x, maxout, self, node, params)
-        gx = np.zeros(x.shape[:-self.ndim] + tuple(reach), np.result_type(x, gz))
-        for offset in np.ndindex(*ws):
-            slab = _slab(offset, stride, out)
-            gx[slab] += np.where(y[slab] == maxout, gz, 0)
-        output_storage[0][0] = np.ascontiguousarray(_crop(gx, x.shape[-self.ndim:], pad)).astype(
-            x.dtype, copy=False)
+        g = self.geometry(x.shape, *params)
+        self.check_pooled(node, x, maxout, g, "the pooled value")
+        self.check_pooled(node, x, gz, g, "the gradient")
+        output_storage[0][0] = windows.max_grad(x, maxout, gz.astype(x.dtype, copy=False), g)
 
 
 class AveragePoolGrad(PoolGrad):
@@ -353,18 +282,10 @@ class AveragePoolGrad(PoolGrad):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, gz, *params = inputs
-        nd = self.ndim
-        ws, stride, pad, out = self.geometry(node, x.shape, *params)
-        shape = x.shape[-nd:]
-        if tuple(out) != gz.shape[-nd:]:
-            raise ValueError(f"{type(self).__name__}: the gradient has shape {gz.shape}, but "
-                             f"pooling {node.inputs[0].describe()} of shape {x.shape} gives "
-                             f"{x.shape[:-nd] + tuple(out)}")
-        share = gz if self.mode == "sum" else gz / _counts(shape, ws, stride, pad, out, self.mode)
-        gx = np.zeros(x.shape[:-nd] + tuple(_reach(shape, ws, stride, pad, out)), share.dtype)
-        for offset in np.ndindex(*ws):
-            gx[_slab(offset, stride, out)] += share
-        output_storage[0][0] = np.ascontiguousarray(_crop(gx, shape, pad)).astype(x.dtype, copy=False)
+        g = self.geometry(x.shape, *params)
+        self.check_pooled(node, x, gz, g, "the gradient")
+        share = gz if self.mode == "sum" else gz / windows.counts(g, self.mode == "average_exc_pad")
+        output_storage[0][0] = windows.sum_grad(share.astype(x.dtype, copy=False), x.shape, x.dtype, g)
 
 
 class DownsampleFactorMaxGradGrad(_PoolBase):
@@ -383,13 +304,12 @@ class DownsampleFactorMaxGradGrad(_PoolBase):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, maxout, ggx, *params = inputs
-        ws, stride, pad, out, reach, y = _max_mask_pass(x, maxout, self, node, params)
-        ggx = _extended(ggx, self.ndim, pad, reach, 0)
-        ggz = np.zeros(maxout.shape, np.result_type(maxout, ggx))
-        for offset in np.ndindex(*ws):
-            slab = _slab(offset, stride, out)
-            ggz += np.where(y[slab] == maxout, ggx[slab], 0)
-        output_storage[0][0] = ggz.astype(maxout.dtype, copy=False)
+        g = self.geometry(x.shape, *params)
+        self.check_pooled(node, x, maxout, g, "the pooled value")
+        if ggx.shape != x.shape:
+            raise ValueError(f"{type(self).__name__}: the gradient has shape {ggx.shape}, but "
+                             f"{node.inputs[0].describe()} has shape {x.shape}")
+        output_storage[0][0] = windows.max_grad_grad(x, maxout, ggx.astype(maxout.dtype, copy=False), g)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[1]]
