@@ -5,4 +5,4 @@ which every rule module imports, so the rules are in place whenever gradients
 are used.
 """
 from arignote.tensor.grad import (alloc, blas, bn, conv, dimshuffle, elemwise, join, nnet, pool,  # noqa: F401
-                                  reduction, shape, subtensor)
+                                  neighbours, reduction, shape, subtensor)

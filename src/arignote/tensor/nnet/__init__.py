@@ -10,7 +10,7 @@ from arignote.tensor.nnet.basic import *  # noqa: F401,F403
 from arignote.tensor.nnet.basic import __all__ as _basic
 from arignote.tensor.nnet.convolution import *  # noqa: F401,F403
 from arignote.tensor.nnet.convolution import __all__ as _convolution
-from arignote.tensor.nnet import abstract_conv, bn  # noqa: F401
+from arignote.tensor.nnet import abstract_conv, bn, neighbours  # noqa: F401
 from arignote.tensor.nnet.abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # noqa: F401
 from arignote.tensor.nnet.bn import batch_normalization  # noqa: F401
 
