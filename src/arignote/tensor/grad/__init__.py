@@ -4,5 +4,5 @@
 which every rule module imports, so the rules are in place whenever gradients
 are used.
 """
-from arignote.tensor.grad import (alloc, blas, bn, conv, dimshuffle, elemwise, join, nnet, pool,  # noqa: F401
-                                  neighbours, reduction, shape, subtensor)
+from arignote.tensor.grad import (activations, alloc, blas, bn, conv, dimshuffle, elemwise, join,  # noqa: F401
+                                  neighbours, nnet, pool, reduction, shape, subtensor)
