@@ -313,7 +313,7 @@ class BaseAbstractConv(Op):
         dtype = upgrade_to_float(upcast(*[v.dtype for v in variables]))
         return [v if v.dtype == dtype else _math.cast(v, dtype) for v in variables]
 
-    def _check_given(self, var: Variable, value: np.ndarray, given: tuple, what: str) -> None:
+    def _check_given(self, var: Variable, value: Any, given: tuple, what: str) -> None:
         if any(g is not None and g != n for g, n in zip(given, value.shape)):
             raise ValueError(f"{type(self).__name__} shape mismatch: {var.describe()} has shape "
                              f"{value.shape}, but {what}={given} was given: fix the value, or the "
@@ -340,9 +340,10 @@ class AbstractConv(BaseAbstractConv):
         broadcastable = (img.broadcastable[0], kern.broadcastable[0]) + (False,) * self.convdim
         return Apply(self, [img, kern], [TensorType(img.dtype, broadcastable)()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        img, kern = inputs
-        img_var, kern_var = node.inputs
+    def check(self, variables: Sequence[Variable], img: Any, kern: Any) -> tuple[int, ...]:
+        """The output's spatial shape for arrays ``img`` and ``kern`` (of the user's
+        ``variables``), or the error naming them."""
+        img_var, kern_var = variables
         self._check_given(img_var, img, self.imshp, "input_shape")
         self._check_given(kern_var, kern, self.kshp, "filter_shape")
         self._check_groups(img_var, img.shape[1], kern_var, kern.shape)
@@ -352,6 +353,11 @@ class AbstractConv(BaseAbstractConv):
                              f"{img.shape} is smaller than the filters {kern_var.describe()} of "
                              f"shape {kern.shape} (dilation {self.filter_dilation}, border_mode "
                              f"{self.border_mode!r}): the output would have spatial shape {spatial}")
+        return spatial
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        img, kern = inputs
+        spatial = self.check(node.inputs, img, kern)
         output_storage[0][0] = im2col.forward(img, kern, self.pads(kern.shape[2:]), self.subsample,
                                               self.filter_dilation, self.num_groups,
                                               self.filter_flip, spatial)
@@ -375,9 +381,9 @@ class AbstractConv_gradWeights(BaseAbstractConv):
         broadcastable = (topgrad.broadcastable[1], img.broadcastable[1]) + (False,) * self.convdim
         return Apply(self, [img, topgrad, shape], [TensorType(img.dtype, broadcastable)()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        img, top, shape = inputs
-        img_var, top_var = node.inputs[:2]
+    def check(self, variables: Sequence[Variable], img: Any, top: Any, shape: np.ndarray) -> tuple[int, ...]:
+        """The filters' spatial shape, checked against ``img`` and ``top``."""
+        img_var, top_var = variables[:2]
         kernel = tuple(int(s) for s in shape)
         self._check_given(img_var, img, self.imshp, "input_shape")
         if img.shape[1] % self.num_groups or top.shape[1] % self.num_groups:
@@ -390,6 +396,11 @@ class AbstractConv_gradWeights(BaseAbstractConv):
                              f"shape {top.shape}, but a convolution of {img_var.describe()} "
                              f"(shape {img.shape}) by filters of spatial shape {kernel} gives "
                              f"{(img.shape[0], top.shape[1]) + expected}")
+        return kernel
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        img, top, shape = inputs
+        kernel = self.check(node.inputs, img, top, shape)
         output_storage[0][0] = im2col.grad_weights(img, top, kernel, self.pads(kernel), self.subsample,
                                                    self.filter_dilation, self.num_groups,
                                                    self.filter_flip)
@@ -414,9 +425,9 @@ class AbstractConv_gradInputs(BaseAbstractConv):
         broadcastable = (topgrad.broadcastable[0], channels) + (False,) * self.convdim
         return Apply(self, [kern, topgrad, shape], [TensorType(kern.dtype, broadcastable)()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        kern, top, shape = inputs
-        kern_var, top_var = node.inputs[:2]
+    def check(self, variables: Sequence[Variable], kern: Any, top: Any, shape: np.ndarray) -> tuple[int, ...]:
+        """The input's spatial shape, checked against ``kern`` and ``top``."""
+        kern_var, top_var = variables[:2]
         spatial = tuple(int(s) for s in shape)
         self._check_given(kern_var, kern, self.kshp, "filter_shape")
         channels = kern.shape[1] * self.num_groups
@@ -433,6 +444,11 @@ class AbstractConv_gradInputs(BaseAbstractConv):
             raise ValueError(f"invalid input_shape for gradInputs: the given input_shape "
                              f"{spatial} would produce an output of shape {expected}, but the "
                              f"given topgrad {top_var.describe()} has shape {top.shape}")
+        return spatial
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        kern, top, shape = inputs
+        spatial = self.check(node.inputs, kern, top, shape)
         output_storage[0][0] = im2col.grad_inputs(kern, top, spatial, self.pads(kern.shape[2:]),
                                                   self.subsample, self.filter_dilation,
                                                   self.num_groups, self.filter_flip)
