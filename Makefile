@@ -20,8 +20,8 @@ test: venv
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
-# The benchmark peers (PyTensor, JAX) and matplotlib go into their own
-# environment: they are never dependencies of the library.
+# The benchmark peers (PyTensor, JAX, PyTorch's CPU build) and matplotlib go into
+# their own environment: they are never dependencies of the library.
 BENCH ?= .venv-bench
 
 $(BENCH)/bin/python:
@@ -29,7 +29,7 @@ $(BENCH)/bin/python:
 	$(BENCH)/bin/python -m pip install -q --upgrade pip
 
 bench: $(BENCH)/bin/python
-	$(BENCH)/bin/python -m pip install -q -e . pytensor jax matplotlib
+	$(BENCH)/bin/python -m pip install -q -e . pytensor jax matplotlib torch==2.13.0
 	$(BENCH)/bin/python benchmarks/run.py
 
 clean:

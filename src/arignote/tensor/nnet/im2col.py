@@ -9,7 +9,8 @@ position), copied once to be contiguous. Then, per group g:
 - forward:       ``out_g (F_g, B*O) = W_g (F_g, C_g*K) @ cols_g``
 - grad weights:  ``dW_g (F_g, C_g*K) = top_g (F_g, B*O) @ cols_g.T``
 - grad inputs:   ``dcols_g (C_g*K, B*O) = W_g.T @ top_g``, then col2im: each of
-  the K kernel offsets adds one strided slab of ``dcols`` into the padded input.
+  the K kernel offsets adds one strided slab of ``dcols`` into the padded input
+  (kept channel-major, (C, B, *S), until a last transpose).
 
 The GEMMs work in the (F, B*O) layout; results are copied back to C-contiguous
 (B, F, *O) arrays (one pass over the output, small beside the window matrix),
@@ -119,10 +120,11 @@ def grad_inputs(kern: np.ndarray, top: np.ndarray, in_spatial: Sequence[int], pa
     batch = top.shape[0]
     dcols = dcols.reshape((per_group * groups, math.prod(kshp), batch, *out_spatial))
     full = tuple(n + lo + hi for n, (lo, hi) in zip(in_spatial, pad))
-    result = np.zeros((batch, per_group * groups, *full), dcols.dtype)
+    # Accumulated channel-major, so each slab added is read in order; one transpose at the end.
+    result = np.zeros((per_group * groups, batch, *full), dcols.dtype)
     for k, offset in enumerate(np.ndindex(*kshp)):
         slab = tuple(slice(o * d, o * d + (n - 1) * s + 1, s)
                      for o, d, n, s in zip(offset, dilation, out_spatial, stride))
-        result[(slice(None), slice(None)) + slab] += np.moveaxis(dcols[:, k], 1, 0)
-    return np.ascontiguousarray(result[(slice(None), slice(None))
-                                       + tuple(slice(lo, lo + n) for n, (lo, _) in zip(in_spatial, pad))])
+        result[(slice(None), slice(None)) + slab] += dcols[:, k]
+    crop = tuple(slice(lo, lo + n) for n, (lo, _) in zip(in_spatial, pad))
+    return np.ascontiguousarray(np.moveaxis(result[(slice(None), slice(None)) + crop], 0, 1))

@@ -2,8 +2,9 @@
 
 Two forms. When windows tile the input without overlap or padding (stride ==
 window, the usual 2x2 max-pool), the input is viewed through strides as
-blocks ``(..., o0, w0, o1, w1, ...)`` and each window axis is folded away
-(forward), or the gradient is written in one broadcast pass. Otherwise one
+blocks ``(..., o0, w0, ..., o_last * w_last)`` whose innermost axis is a whole
+row: the window axes are folded away (forward), or the gradient is written in
+one broadcast pass against the output repeated along the row. Otherwise one
 pass per offset inside the window reads the strided slab of every window at
 that offset (``prod(ws)`` passes, each over the whole batch).
 """
@@ -44,32 +45,47 @@ def lowest(dtype: np.dtype) -> object:
 
 
 def _blocks(x: np.ndarray, g: Geometry) -> np.ndarray:
-    """``x`` as (..., o0, w0, o1, w1, ...) blocks (a strided view; needs ``g.blocked``)."""
+    """``x`` as (..., o0, w0, ..., o_last * w_last) blocks, a strided view (needs
+    ``g.blocked``): every window axis but the last is split off, so the innermost
+    loop of each pass runs over a whole contiguous row."""
     nd = len(g.ws)
-    lead, strides = x.shape[:-nd], x.strides[-nd:]
-    shape = lead + tuple(n for o, w in zip(g.out, g.ws) for n in (o, w))
-    return as_strided(x, shape, x.strides[:-nd] + tuple(t for s, w in zip(strides, g.ws) for t in (s * w, s)))
+    shape, strides = x.shape[:-nd], x.strides[:-nd]
+    for n, w, s in zip(g.out[:-1], g.ws[:-1], x.strides[-nd:-1]):
+        shape, strides = shape + (n, w), strides + (s * w, s)
+    return as_strided(x, shape + (g.out[-1] * g.ws[-1],), strides + (x.strides[-1],))
 
 
-def _expand(a: np.ndarray, nd: int) -> np.ndarray:
-    """An output-shaped array broadcast against blocks: a length-1 axis after each ``o``."""
+def _expand(a: np.ndarray, g: Geometry) -> np.ndarray:
+    """An output-shaped array broadcast against ``_blocks``: repeated along the last axis,
+    a length-1 axis after each other output axis."""
+    nd = len(g.ws)
     lead = a.ndim - nd
-    return a.reshape(a.shape[:lead] + tuple(n for o in a.shape[lead:] for n in (o, 1)))
+    repeated = np.repeat(a, g.ws[-1], axis=-1) if g.ws[-1] > 1 else a
+    return repeated.reshape(a.shape[:lead] + tuple(n for o in a.shape[lead:-1] for n in (o, 1))
+                            + (repeated.shape[-1],))
 
 
-def _fold(blocks: np.ndarray, nd: int, ufunc: np.ufunc) -> np.ndarray:
-    """Combine each window's elements with ``ufunc``, one window axis at a time."""
-    lead = blocks.ndim - 2 * nd
-    for i in reversed(range(nd)):  # the last first, so earlier axes keep their positions
-        axis = lead + 2 * i + 1
-        take = [slice(None)] * blocks.ndim
-        take[axis] = 0
-        acc = blocks[tuple(take)].copy()
-        for k in range(1, blocks.shape[axis]):
-            take[axis] = k
-            ufunc(acc, blocks[tuple(take)], out=acc)
-        blocks = acc
-    return blocks
+def _fold(blocks: np.ndarray, g: Geometry, ufunc: np.ufunc) -> np.ndarray:
+    """Combine each window's elements of ``_blocks`` with ``ufunc``: the split window axes
+    one at a time (each on rows read in order), then the interleaved last one."""
+    nd = len(g.ws)
+    lead = blocks.ndim - (2 * nd - 1)
+    for i in range(nd - 1):  # the window axis of output axis i, after i were folded away
+        axis = lead + i + 1
+        parts = [blocks[(slice(None),) * axis + (k,)] for k in range(blocks.shape[axis])]
+        blocks = _combine(parts, ufunc)
+    width = g.ws[-1]
+    return _combine([blocks[..., k::width] for k in range(width)], ufunc)
+
+
+def _combine(parts: list[np.ndarray], ufunc: np.ufunc) -> np.ndarray:
+    """``ufunc`` over ``parts`` into one new array (a copy when there is only one)."""
+    if len(parts) == 1:
+        return parts[0].copy()
+    acc = ufunc(parts[0], parts[1])
+    for part in parts[2:]:
+        ufunc(acc, part, out=acc)
+    return acc
 
 
 def extended(x: np.ndarray, g: Geometry, fill: object) -> np.ndarray:
@@ -106,10 +122,9 @@ def counts(g: Geometry, exclude_pad: bool) -> np.ndarray:
 
 
 def pool(x: np.ndarray, g: Geometry, mode: str) -> np.ndarray:
-    nd = len(g.ws)
     combine = np.maximum if mode == "max" else np.add
     if g.blocked:
-        acc = _fold(_blocks(x, g), nd, combine)
+        acc = _fold(_blocks(x, g), g, combine)
     else:
         y = extended(x, g, lowest(x.dtype) if mode == "max" else 0)
         acc = None
@@ -130,8 +145,8 @@ def max_grad(x: np.ndarray, maxout: np.ndarray, gz: np.ndarray, g: Geometry) -> 
         exact = all(o * w == n for o, w, n in zip(g.out, g.ws, g.shape))
         gx = (np.empty if exact else np.zeros)(x.shape, x.dtype)
         target = _blocks(gx, g)
-        np.equal(_blocks(x, g), _expand(maxout, nd), out=target)
-        np.multiply(target, _expand(gz, nd), out=target)
+        np.equal(_blocks(x, g), _expand(maxout, g), out=target)
+        np.multiply(target, _expand(gz, g), out=target)
         return gx
     y = extended(x, g, lowest(x.dtype))
     gx = np.zeros(x.shape[:-nd] + g.reach, x.dtype)
@@ -148,7 +163,7 @@ def sum_grad(share: np.ndarray, x_shape: tuple, dtype: np.dtype, g: Geometry) ->
     nd = len(g.ws)
     if g.blocked:
         gx = np.zeros(x_shape, dtype)
-        _blocks(gx, g)[...] = _expand(share, nd)
+        _blocks(gx, g)[...] = _expand(share, g)
         return gx
     gx = np.zeros(x_shape[:-nd] + g.reach, dtype)
     for slab in _slabs(g):
@@ -158,11 +173,10 @@ def sum_grad(share: np.ndarray, x_shape: tuple, dtype: np.dtype, g: Geometry) ->
 
 def max_grad_grad(x: np.ndarray, maxout: np.ndarray, ggx: np.ndarray, g: Geometry) -> np.ndarray:
     """For each window, the sum of ``ggx`` over the elements equal to its maximum."""
-    nd = len(g.ws)
     if g.blocked:
-        picked = np.equal(_blocks(x, g), _expand(maxout, nd)).astype(maxout.dtype)
+        picked = np.equal(_blocks(x, g), _expand(maxout, g)).astype(maxout.dtype)
         picked *= _blocks(ggx, g)
-        return _fold(picked, nd, np.add)
+        return _fold(picked, g, np.add)
     y, gg = extended(x, g, lowest(x.dtype)), extended(ggx, g, 0)
     ggz = np.zeros(maxout.shape, maxout.dtype)
     mask = np.empty(maxout.shape, maxout.dtype)
