@@ -6,7 +6,10 @@ import line of Theano scripts, under a new name.
 from arignote.config import config
 from arignote.graph import Apply, Constant, FunctionGraph, MissingInputError, Op, Type, Variable
 from arignote import tensor
-from arignote.compile import In, Mode, Out, SharedVariable, UnusedInputError, function, shared
+from arignote.compile import (In, Mode, Out, SharedVariable, UnusedInputError, clone, function,
+                              function_dump, shared)
+from arignote.tensor.blas import dot
+from arignote.updates import OrderedUpdates
 from arignote import sandbox
 from arignote import gradient
 from arignote.gradient import Lop, Rop, grad, hessian, jacobian, verify_grad
@@ -15,9 +18,11 @@ from arignote.backends.gpu import explain
 from arignote import scan_module
 from arignote.scan_module import foldl, foldr, map, reduce, scan  # noqa: A004 - Theano's names
 
+change_flags = config.change_flags
+
 __version__ = "0.1.0"
 __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mode",
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
-           "jacobian", "hessian"]
+           "jacobian", "hessian", "change_flags", "clone", "dot", "function_dump", "OrderedUpdates"]

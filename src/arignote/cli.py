@@ -1,7 +1,10 @@
-"""The ``arignote`` command: ``info`` (what this machine has) and ``check`` (the seed test)."""
+"""The ``arignote`` command: ``info`` (what this machine has), ``check`` (the seed test) and
+``run`` (a legacy Theano program, unchanged, under the ``theano`` alias)."""
 from __future__ import annotations
 
 import argparse
+import os
+import runpy
 import sys
 import time
 from collections.abc import Sequence
@@ -63,12 +66,49 @@ def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout, device: str | No
         return not on_cpu
 
 
+RUN_USAGE = """usage: arignote run script.py [args ...]
+       arignote run -m module [args ...]
+
+Runs a Python program as `python` would (sys.argv as the program expects,
+__name__ == '__main__', its exit code), with `import theano` resolving to
+arignote and THEANO_FLAGS / .theanorc read (ARIGNOTE_FLAGS wins where both
+set a flag). Example: arignote run -m pytest legacy_tests/"""
+
+
+def run(argv: Sequence[str]) -> int:
+    """``arignote run``: run a script or ``-m`` module under the ``theano`` alias."""
+    argv = list(argv)
+    if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
+        print(RUN_USAGE, file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    from arignote.compat import theano as alias
+    alias.install()
+    if argv[0] == "-m":
+        sys.argv = [argv[1]] + argv[2:]  # runpy puts the module's path in sys.argv[0]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        script = argv[0]
+        if not os.path.exists(script):
+            print(f"arignote run: cannot open {script!r}: no such file", file=sys.stderr)
+            return 2
+        sys.argv = argv
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        runpy.run_path(script, run_name="__main__")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:
+        return run(argv[1:])
     parser = argparse.ArgumentParser(prog="arignote", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="report Python, numpy, BLAS, CPU and devices")
     check = sub.add_parser("check", help="run the seed note's GPU test on every usable device")
     check.add_argument("--iters", type=int, default=ITERS, help="calls to time (default 1000)")
+    sub.add_parser("run", help="run a Theano program unchanged: arignote run script.py [args] "
+                   "or arignote run -m module [args]")
     args = parser.parse_args(argv)
     if args.command == "info":
         from arignote.devices import report

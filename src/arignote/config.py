@@ -3,8 +3,16 @@
 Flags are typed and validated when set, so a typo in ``ARIGNOTE_FLAGS`` fails at
 import with a message that lists the allowed values instead of being ignored.
 Precedence, lowest first: defaults, the config file (``ARIGNOTERC`` or
-``~/.arignoterc``, section ``[global]``), ``ARIGNOTE_FLAGS``, then assignments
-and :meth:`Config.change_flags` at run time.
+``~/.arignoterc``, section ``[global]``; section ``[unittests]`` holds the
+dotted flags ``unittests.*``), ``ARIGNOTE_FLAGS``, then assignments and
+:meth:`Config.change_flags` at run time.
+
+Under the ``theano`` alias (``arignote run``, ``arignote.compat.theano.install()``)
+:meth:`Config.load_theano` also reads ``THEANO_FLAGS`` and ``.theanorc``
+through ``THEANO_FLAG_MAP`` (Theano's name -> ours, or None where the flag
+does not apply here). Ranks, lowest first: defaults, ``.theanorc``, the
+arignote config file, ``THEANO_FLAGS``, ``ARIGNOTE_FLAGS``, run time; so
+ARIGNOTE_FLAGS wins where both set a flag.
 """
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ import contextlib
 import difflib
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Iterator, Mapping
@@ -68,6 +77,28 @@ def _contexts(value: Any) -> str:
     return text
 
 
+def _optimizer(value: Any) -> str:
+    text = "None" if value is None else str(value).strip()
+    if text not in ("", "fast_run", "fast_compile", "merge", "None"):
+        raise ValueError("expected '' (the mode's own rewrites), 'fast_run', 'fast_compile', "
+                         "'merge' (merging equal nodes only) or 'None' (no rewrites)")
+    return text
+
+
+def _seed(value: Any) -> int | str:
+    text = str(value).strip()
+    if text in ("random", "None", ""):
+        return "random"
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("expected an int, or 'random' for a new seed each run") from None
+
+
+def _anything(value: Any) -> Any:
+    return value
+
+
 _FLAGS = [
     Flag("floatX", "float64", "dtype given to Python floats and to constructors "
          "such as tensor.vector() that take no dtype",
@@ -76,6 +107,8 @@ _FLAGS = [
          _choice("ignore", "warn", "raise", "pdb")),
     Flag("mode", "FAST_RUN", "default compilation mode of function()",
          _choice("FAST_RUN", "FAST_COMPILE", "Mode")),
+    Flag("optimizer", "", "rewrites of the default mode when set: fast_run, fast_compile, merge "
+         "or None ('' keeps the mode's own)", _optimizer),
     Flag("device", "cpu", "where compiled functions run: cpu, cuda, cudaN, opencl or openclP:D",
          _device),
     Flag("contexts", "", "named GPU devices for several-GPU graphs: name->device;...", _contexts),
@@ -85,7 +118,80 @@ _FLAGS = [
          "(False keeps them for reuse, which is faster)", _boolean),
     Flag("on_unused_input", "raise", "default for function(on_unused_input=)",
          _choice("raise", "warn", "ignore")),
+    Flag("exception_verbosity", "low", "'high' adds the failing node's input graph to the note "
+         "an error raised while running a node carries", _choice("low", "high")),
+    Flag("unittests.rseed", 666, "seed of arignote.testing.fetch_seed ('random': a new one "
+         "each run)", _seed),
 ]
+
+# Theano 1.0's flags under the ``theano`` alias: the flag of ours each one sets, or None
+# where it has no meaning here (accepted; ``load_theano`` lists those in one notice).
+# A flag of ours named here that this build lacks counts as None.
+THEANO_FLAG_MAP: dict[str, str | None] = {
+    **{name: name for name in ("floatX", "device", "mode", "optimizer", "warn_float64", "allow_gc",
+                               "compute_test_value", "on_unused_input", "profile", "cxx",
+                               "exception_verbosity", "unittests.rseed", "force_device",
+                               "contexts")},
+    **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
+                     "check_input", "print_test_value", "compute_test_value_opt", "pickle_test_value",
+                     "openmp", "openmp_elemwise_minsize", "optimizer_excluding", "optimizer_including",
+                     "optimizer_requiring", "optimizer_verbose", "on_opt_error", "on_shape_error",
+                     "nocleanup", "base_compiledir", "compiledir", "compiledir_format",
+                     "init_gpu_device", "print_active_device", "print_global_stats",
+                     "assert_no_cpu_op", "unpickle_function", "reoptimize_unpickled_function",
+                     "cache_optimizations", "check_stack_trace", "profile_optimizer",
+                     "profile_memory", "experimental.unpickle_gpu_on_cpu")),
+}
+# Whole families of Theano flags that do not apply here (GPU back ends, C compilation, ...).
+THEANO_IGNORED_SECTIONS = ("lib", "gpuarray", "gpu", "gpuelemwise", "dnn", "cuda", "nvcc", "pycuda",
+                           "blas", "gcc", "cmodule", "magma", "ctc", "metaopt", "optdb", "profiling",
+                           "DebugMode", "NanGuardMode", "numpy", "scan", "tensor", "traceback",
+                           "experimental", "vm", "compile", "conv", "warn", "mkl")
+# What a Theano flag reads when nothing set it and no flag of ours stands for it.
+THEANO_DEFAULTS: dict[str, Any] = {
+    "linker": "cvm", "cast_policy": "custom", "int_division": "int", "deterministic": "default",
+    "cycle_detection": "regular", "check_input": True, "print_test_value": False,
+    "compute_test_value": "off", "compute_test_value_opt": "off", "pickle_test_value": True,
+    "profile": False, "profile_optimizer": False, "profile_memory": False, "cxx": "",
+    "openmp": False, "openmp_elemwise_minsize": 200000, "optimizer_excluding": "",
+    "optimizer_including": "", "optimizer_requiring": "", "optimizer_verbose": False,
+    "on_opt_error": "warn", "on_shape_error": "warn", "nocleanup": False,
+    "traceback.limit": 8, "traceback.compile_limit": 0, "warn.ignore_bug_before": "0.9",
+    "warn.round": False, "warn.subtensor_merge_bug": False, "warn.sum_div_dimshuffle_bug": False,
+    "warn.sum_sum_bug": False, "warn.argmax_pushdown_bug": False, "warn.reduce_join": True,
+    "warn.inc_set_subtensor1": False, "warn.identify_1pexp_bug": False,
+    "warn.gpusum_01_011_0111_bug": False, "warn.vm_gc_bug": False, "warn.gpu_set_subtensor1": False,
+    "warn.signal_conv2d_interface": True, "warn.inc_subtensor1_opt": True,
+    "tensor.cmp_sloppy": 0, "tensor.local_elemwise_fusion": True, "scan.allow_gc": True,
+    "scan.allow_output_prealloc": True, "scan.debug": False, "lib.cnmem": 0,
+    "gpuarray.preallocate": 0, "dnn.enabled": "auto", "blas.ldflags": "", "vm.lazy": None,
+    "experimental.unpickle_gpu_on_cpu": False, "numpy.seterr_all": "ignore",
+}
+
+
+class TheanoFlagsNotice(UserWarning):
+    """Theano flags were given that have no effect under arignote (one notice lists them)."""
+
+
+class _Section:
+    """``config.unittests``: attribute access to the dotted flags ``unittests.*``."""
+
+    def __init__(self, config: Config, prefix: str):
+        object.__setattr__(self, "_config", config)
+        object.__setattr__(self, "_prefix", prefix)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._config, f"{self._prefix}.{name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._config, f"{self._prefix}.{name}", value)
+
+    def __dir__(self) -> list[str]:
+        start = self._prefix + "."
+        return sorted(n[len(start):].split(".")[0] for n in self._config._flags if n.startswith(start))
+
+
+_RUN_TIME = 5  # the rank of values set by assignment or change_flags
 
 
 class Config:
@@ -94,18 +200,23 @@ class Config:
     def __init__(self) -> None:
         object.__setattr__(self, "_flags", {f.name: f for f in _FLAGS})
         object.__setattr__(self, "_values", {f.name: f.default for f in _FLAGS})
+        object.__setattr__(self, "_ranks", {})  # name -> rank of the source that set it
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self._values[name]
         except KeyError:
-            raise AttributeError(self._unknown(name, "arignote.config")) from None
+            pass
+        if any(flag.startswith(name + ".") for flag in self._flags):
+            return _Section(self, name)
+        raise AttributeError(self._unknown(name, "arignote.config"))
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._values[name] = self._validate(name, value)
+        self._ranks[name] = _RUN_TIME
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._flags))
+        return sorted(set(super().__dir__()) | {n.split(".")[0] for n in self._flags})
 
     def _validate(self, name: str, value: Any, source: str = "arignote.config") -> Any:
         flag = self._flags.get(name)
@@ -152,9 +263,11 @@ class Config:
 
         ``ARIGNOTERC`` names the config file (several, separated by
         ``os.pathsep``, later ones winning); without it ``~/.arignoterc`` is read
-        if it exists. Flags go in its ``[global]`` section. ``ARIGNOTE_FLAGS``
-        is ``name=value`` pairs separated by commas. An unknown flag or an invalid
-        value raises ValueError naming where it came from.
+        if it exists. Flags go in its ``[global]`` section, dotted ones in the
+        section of their prefix (``[unittests]`` ``rseed = 3``); other sections
+        are left alone. ``ARIGNOTE_FLAGS`` is ``name=value`` pairs separated by
+        commas. An unknown flag or an invalid value raises ValueError naming
+        where it came from.
         """
         explicit = "ARIGNOTERC" in environ
         paths = environ.get("ARIGNOTERC", os.path.expanduser("~/.arignoterc"))
@@ -164,31 +277,105 @@ class Config:
                     raise ValueError(f"ARIGNOTERC names {path!r}, which is not a file: "
                                      "fix the path or unset ARIGNOTERC")
                 continue
-            parser = configparser.ConfigParser(interpolation=None)
-            parser.optionxform = str  # keep the case, so errors quote the flag as written
-            try:
-                parser.read(path)
-            except configparser.Error as err:
-                reason = "; ".join(str(err).splitlines())
-                raise ValueError(f"config file {path}: cannot parse it ({reason})") from None
-            if parser.has_section("global"):
-                for name, value in parser.items("global"):
-                    self._set_from(f"config file {path} [global]", name, value)
-        for item in environ.get("ARIGNOTE_FLAGS", "").split(","):
-            if item.strip():
-                name, sep, value = item.partition("=")
-                if not sep:
-                    raise ValueError(f"ARIGNOTE_FLAGS entry {item.strip()!r} is not of the form "
-                                     "name=value (for example ARIGNOTE_FLAGS=floatX=float32,"
-                                     "warn_float64=warn)")
-                self._set_from("ARIGNOTE_FLAGS", name.strip(), value.strip())
+            for source, name, value in _read_ini(path):
+                if "." not in name or any(f.startswith(name.rpartition(".")[0] + ".") for f in self._flags):
+                    self._set_from(source, name, value, rank=2)
+        for name, value in _pairs(environ.get("ARIGNOTE_FLAGS", ""), "ARIGNOTE_FLAGS"):
+            self._set_from("ARIGNOTE_FLAGS", name, value, rank=4)
 
-    def _set_from(self, source: str, name: str, value: str) -> None:
+    def _set_from(self, source: str, name: str, value: str, rank: int) -> None:
         # Flag names are matched without case: floatx=... sets floatX.
         canonical = next((known for known in self._flags if known.lower() == name.lower()), None)
         if canonical is None:
             raise ValueError(self._unknown(name, source))
-        self._values[canonical] = self._validate(canonical, value, source)
+        if self._ranks.get(canonical, 0) <= rank:
+            self._values[canonical] = self._validate(canonical, value, source)
+            self._ranks[canonical] = rank
+
+    # ----------------------------------------------------------- Theano's flags
+    def load_theano(self, environ: Mapping[str, str]) -> list[str]:
+        """Read ``.theanorc`` and ``THEANO_FLAGS`` for code run under the ``theano`` alias.
+
+        ``THEANORC`` names the files (``os.pathsep``-separated), else
+        ``~/.theanorc`` and ``~/.theanorc.txt`` are read; ``[global]`` holds plain
+        flags, ``[section]`` the flags ``section.*``. Each Theano flag sets the
+        flag of ours ``THEANO_FLAG_MAP`` names, unless a source of higher rank
+        (``ARIGNOTE_FLAGS``, or the arignote config file for ``.theanorc``) set
+        it. A Theano flag without meaning here is accepted, readable as
+        ``config.<name>``, and listed with any name Theano did not have in one
+        :class:`TheanoFlagsNotice`; ``device=gpu``/``gpuN`` (Theano's old CUDA back
+        end) is refused. Returns the names ignored.
+        """
+        for name, default in THEANO_DEFAULTS.items():
+            if name not in self._flags:
+                self._add_theano_flag(name, default)
+        ignored: list[str] = []
+        unknown: list[str] = []
+        given = environ.get("THEANORC", "~/.theanorc" + os.pathsep + "~/.theanorc.txt")
+        sources = [(src, name, value, 1) for path in given.split(os.pathsep) if path
+                   if os.path.isfile(os.path.expanduser(path))
+                   for src, name, value in _read_ini(os.path.expanduser(path))]
+        sources += [("THEANO_FLAGS", name, value, 3)
+                    for name, value in _pairs(environ.get("THEANO_FLAGS", ""), "THEANO_FLAGS")]
+        for source, name, value, rank in sources:
+            if name == "device" and re.fullmatch(r"gpu\d*", value.strip()):
+                raise ValueError(f"{source}: device={value} names Theano's old CUDA back end, which "
+                                 "arignote does not have: use device=cuda (or cudaN) for an NVIDIA "
+                                 "GPU, or device=opencl (or openclP:D) for any OpenCL device; "
+                                 "`arignote info` lists them")
+            ours = THEANO_FLAG_MAP.get(name)
+            if ours is None or ours not in self._flags or self._flags[ours].check is _anything:
+                if not (name in THEANO_FLAG_MAP or name in THEANO_DEFAULTS
+                        or name.split(".")[0] in THEANO_IGNORED_SECTIONS):
+                    unknown.append(name)
+                    continue
+                ignored.append(name)
+                ours = name
+                if name not in self._flags:
+                    self._add_theano_flag(name, value)
+            if self._ranks.get(ours, 0) <= rank:
+                self._values[ours] = self._validate(ours, value, source)
+                self._ranks[ours] = rank
+        if ignored or unknown:
+            parts = [f"these Theano flags have no effect under arignote: {', '.join(dict.fromkeys(ignored))}"
+                     ] if ignored else []
+            if unknown:
+                parts.append(f"these are not Theano 1.0 flags and were ignored: "
+                             f"{', '.join(dict.fromkeys(unknown))}")
+            warnings.warn("; ".join(parts) + " (docs/theano-differences.md lists how each Theano "
+                          "flag maps)", TheanoFlagsNotice, stacklevel=2)
+        return ignored
+
+    def _add_theano_flag(self, name: str, default: Any) -> None:
+        """A Theano flag with no meaning here: it holds what it is given, and does nothing."""
+        self._flags[name] = Flag(name, default, "Theano flag, accepted under the theano alias; "
+                                 "no effect in arignote", _anything)
+        self._values.setdefault(name, default)
+
+
+def _read_ini(path: str) -> list[tuple[str, str, str]]:
+    """(source, flag name, value) of every entry of an ini file; ``[s] k`` is flag ``s.k``."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # keep the case, so errors quote the flag as written
+    try:
+        parser.read(path)
+    except configparser.Error as err:
+        reason = "; ".join(str(err).splitlines())
+        raise ValueError(f"config file {path}: cannot parse it ({reason})") from None
+    return [(f"config file {path} [{section}]", name if section == "global" else f"{section}.{name}", value)
+            for section in parser.sections() for name, value in parser.items(section)]
+
+
+def _pairs(text: str, source: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in text.split(","):
+        if item.strip():
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"{source} entry {item.strip()!r} is not of the form name=value "
+                                 f"(for example {source}=floatX=float32,warn_float64=warn)")
+            pairs.append((name.strip(), value.strip()))
+    return pairs
 
 
 config = Config()

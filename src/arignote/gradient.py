@@ -33,6 +33,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["grad", "Lop", "Rop", "jacobian", "hessian", "verify_grad", "register_grad",
+           "zero_grad", "disconnected_grad", "consider_constant", "grad_clip", "grad_scale", "ViewGradOp",
            "register_stable_form", "backpropagate", "GradientError", "DisconnectedInputError",
            "GRAD_RULES", "STABLE_FORMS"]
 
@@ -157,13 +158,24 @@ def _seeds(cost: Any, known_grads: dict | None) -> dict[Variable, Variable]:
     return seeds
 
 
+def connected_outputs(node: Any, reached: set) -> list[Variable]:
+    """The outputs of ``node`` that depend on the inputs in ``reached``, by the op's
+    ``connection_pattern(node)`` (one list per input of one bool per output) when it
+    has one, else every output when any input is reached."""
+    pattern = getattr(node.op, "connection_pattern", None)
+    if pattern is None:
+        return list(node.outputs) if any(i in reached for i in node.inputs) else []
+    rows = pattern(node)
+    return [out for j, out in enumerate(node.outputs)
+            if any(rows[i][j] for i, inp in enumerate(node.inputs) if inp in reached)]
+
+
 def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable]) -> set[Variable]:
     """The ``wrt`` variables on some path to a seed (whatever the dtypes on the way)."""
     stop = set(blocked)
     reach = set(wrt) - stop
     for node in io_toposort([], list(seeds)):
-        if any(i in reach for i in node.inputs):
-            reach.update(node.outputs)
+        reach.update(connected_outputs(node, reach))
     if not any(s in reach for s in seeds):
         return set()
     # Walk back from the seeds through reached variables only.
@@ -174,7 +186,7 @@ def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable]) -> set
         if var.owner is None or var in stop:
             continue
         for inp in var.owner.inputs:
-            if inp in reach and inp not in live:
+            if inp in reach and inp not in live and var in connected_outputs(var.owner, {inp}):
                 live.add(inp)
                 stack.append(inp)
     return live & set(wrt)
@@ -202,8 +214,7 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
     nodes = io_toposort([], list(seeds))
     depends: set[Variable] = set(wrt)
     for node in nodes:
-        if any(i in depends and i not in blocked for i in node.inputs):
-            depends.update(node.outputs)
+        depends.update(connected_outputs(node, depends - blocked))
     grads: dict[Variable, Variable] = {}
     for var, g in seeds.items():
         _accumulate(grads, var, g)
@@ -323,9 +334,14 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
 # ----------------------------------------------------------------- verify_grad
 def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2,
                 rng: np.random.RandomState | np.random.Generator | None = None,
-                eps: float | None = None, abs_tol: float | None = None,
-                rel_tol: float | None = None, mode: Any = None) -> None:
+                eps: float | None = None, out_type: str | None = None, abs_tol: float | None = None,
+                rel_tol: float | None = None, mode: Any = None, cast_to_output_type: bool = False,
+                no_debug_ref: bool = True) -> None:
     """Check ``grad`` of ``fun`` at the point ``pt`` against central finite differences.
+
+    The signature is Theano's; ``out_type``, ``cast_to_output_type`` and
+    ``no_debug_ref`` are accepted and have no effect (the projection takes the
+    output's own dtype). Failures raise ``verify_grad.E_grad`` (GradientError).
 
     ``fun`` takes one symbolic input per array in ``pt`` (float arrays) and
     returns a symbolic output of any shape; the output is projected on a random
@@ -367,6 +383,9 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
                      abs_tol, rel_tol, eps)
 
 
+verify_grad.E_grad = GradientError
+
+
 def _compare(i: int, p: np.ndarray, analytic: np.ndarray, numeric: np.ndarray,
              abs_tol: float, rel_tol: float, eps: float) -> None:
     with np.errstate(invalid="ignore"):
@@ -402,3 +421,5 @@ def _finite_difference(cost_fn: Callable, pt: list[np.ndarray], i: int, eps: flo
 # The rules and jacobian/hessian import this module's names, so they come last.
 from arignote.tensor import grad as _rules  # noqa: E402,F401  (registers every rule)
 from arignote.tensor.grad.jacobian import hessian, jacobian  # noqa: E402
+from arignote.tensor.gradient_ops import (ViewGradOp, consider_constant, disconnected_grad,  # noqa: E402
+                                          grad_clip, grad_scale, zero_grad)

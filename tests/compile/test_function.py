@@ -231,6 +231,12 @@ def test_error_inside_a_thunk_names_the_node_and_input_shapes():
     assert "Elemwise{add,no_inplace}" in note
     assert "(3,)" in note and "(4,)" in note
     assert "test_function.py" in note  # where the node was built
+    assert "exception_verbosity" not in note
+    with config.change_flags(exception_verbosity="high"):
+        with pytest.raises(ValueError) as info:
+            f(np.ones(3), np.ones(4))
+    note = "\n".join(info.value.__notes__)
+    assert "graph of its inputs (exception_verbosity=high)" in note and "x [id A] <TensorType(float64" in note
 
 
 def test_error_inside_a_thunk_does_not_keep_the_callers_arrays():

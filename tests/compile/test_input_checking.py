@@ -294,6 +294,15 @@ def test_shared_allow_downcast_accepts_a_wider_value():
     assert s.get_value().dtype == np.float32
 
 
-def test_shared_of_unsupported_value_is_refused():
-    with pytest.raises(TypeError, match="shared\\(\\) takes a numpy array"):
-        shared([1, 2])
+def test_shared_of_other_values_is_generic_and_refused_in_expressions():
+    """Theano's rule: a value that is not an array is held as it is (type generic)."""
+    from arignote.graph.types import generic
+    s = shared([1, 2], "s")
+    assert s.type is generic and s.get_value() == [1, 2] and s.get_value() is not s.storage[0]
+    s.set_value("text")
+    assert s.get_value() == "text"
+    with pytest.raises(TypeError, match="expected a tensor, got s of type generic"):
+        T.exp(s)
+    assert shared(np.array([object()])).type is generic
+    with pytest.raises(TypeError, match="no constructor accepts int with arguments \\['bad_kw'\\]"):
+        shared(7, bad_kw=False)

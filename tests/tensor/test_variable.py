@@ -74,15 +74,31 @@ def test_equality_keeps_identity_semantics():
 
 
 @pytest.mark.parametrize("action, match", [
-    (bool, "truth value"), (iter, "iterate"), (len, "len"),
-    (lambda v: v if v else None, "switch"), (lambda v: list(v), "iterate"),
+    (iter, "iterate"), (len, "len"), (lambda v: list(v), "iterate"),
 ])
-def test_truth_iteration_and_len_raise_clear_type_errors(action, match):
+def test_iteration_and_len_raise_clear_type_errors(action, match):
     x = tensor.vector("x")
     with pytest.raises(TypeError, match=match):
         action(x)
     with pytest.raises(TypeError, match=match):
         action(x > 0)
+
+
+def test_truth_value_as_theano():
+    """Every variable is true (``if not W:`` tests for a missing one), except the results
+    of the comparison operators, which raise: ``a < b < c`` must not drop ``a < b``."""
+    x, W = tensor.vector("x"), shared_zeros()
+    assert bool(x) and bool(W) and bool(x + 1) and bool(tensor.lt(x, 0)) and bool(tensor.constant(0))
+    for comparison in (x > 0, x < 0, x >= 0, x <= 0, W < x):
+        with pytest.raises(TypeError, match="truth value of the comparison .*switch"):
+            bool(comparison)
+    with pytest.raises(TypeError, match="a < b < c"):
+        _ = 0 < x < 1
+
+
+def shared_zeros():
+    from arignote import shared
+    return shared(np.zeros(3), name="W")
 
 
 def test_attributes():

@@ -57,6 +57,26 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     return fn
 
 
+def function_dump(filename: str, inputs: Sequence[Any], outputs: Any = None, mode: Any = None,
+                  updates: Any = None, givens: Any = None, no_default_updates: Any = False,
+                  accept_inplace: bool = False, name: str | None = None, rebuild_strict: bool = True,
+                  allow_input_downcast: bool | None = None, profile: Any = None,
+                  on_unused_input: str | None = None, extra_tag_to_remove: Any = None) -> None:
+    """Pickle the arguments of a ``function()`` call to ``filename``, so the compilation can
+    be reproduced elsewhere: ``function(**pickle.load(open(filename, 'rb')))``.
+
+    ``extra_tag_to_remove`` (Theano's argument, for tags that do not pickle) is
+    accepted; arignote's tags pickle.
+    """
+    import pickle
+    request = dict(inputs=inputs, outputs=outputs, mode=mode, updates=updates, givens=givens,
+                   no_default_updates=no_default_updates, accept_inplace=accept_inplace, name=name,
+                   rebuild_strict=rebuild_strict, allow_input_downcast=allow_input_downcast,
+                   profile=profile, on_unused_input=on_unused_input)
+    with open(filename, "wb") as f:
+        pickle.dump(request, f, -1)
+
+
 def _as_input_variable(var: Any) -> Variable:
     if not isinstance(var, Variable):
         raise TypeError(f"function() inputs must be symbolic variables, got {type(var).__name__} "

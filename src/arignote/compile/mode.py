@@ -2,8 +2,9 @@
 
 A mode names tags of the rewrite database: ``FAST_RUN`` takes every rewrite
 tagged ``fast_run`` (canonicalize, stabilize, specialize, fusion, in-place),
-``FAST_COMPILE`` only the cheap ones tagged ``fast_compile``, and
-``Mode(optimizer=None)`` none. ``including``/``excluding`` derive new modes.
+``FAST_COMPILE`` only the cheap ones tagged ``fast_compile``, ``'merge'`` only
+the merging of equal nodes, and ``Mode(optimizer=None)`` none.
+``including``/``excluding``/``requiring`` derive new modes, as in Theano.
 """
 from __future__ import annotations
 
@@ -15,36 +16,71 @@ from arignote.config import config
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.db import rewrites
 
-_PRESETS = {"fast_run": ("fast_run",), "fast_compile": ("fast_compile",)}
+_PRESETS = {"fast_run": ("fast_run",), "fast_compile": ("fast_compile",), "merge": ()}
+# Theano's linker names: arignote has one linker, so each of them means it.
+LINKERS = ("cpu", "py", "c", "c|py", "c|py_nogc", "cvm", "vm", "cvm_nogc", "vm_nogc")
 
 
 class Mode:
     """A rewrite selection plus a linker.
 
-    ``optimizer`` is ``'fast_run'``, ``'fast_compile'``, None (no rewrites), or
-    a callable that rewrites a FunctionGraph in place.
+    ``optimizer`` is ``'fast_run'``, ``'fast_compile'``, ``'merge'``, None (or
+    ``'None'``: no rewrites), ``'default'`` (``config.optimizer``, else
+    fast_run), or a callable that rewrites a FunctionGraph in place.
+    ``linker`` is ``'cpu'`` or one of Theano's linker names (``'py'``,
+    ``'cvm'``, ``'c|py'``...), all of which mean arignote's one linker.
     """
 
-    def __init__(self, linker: str = "cpu", optimizer: str | Callable[[FunctionGraph], Any] | None = "fast_run",
-                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), name: str | None = None):
-        if linker not in ("cpu", "py"):
-            raise ValueError(f"unknown linker {linker!r}: use 'cpu'")
+    def __init__(self, linker: str | None = "cpu",
+                 optimizer: str | Callable[[FunctionGraph], Any] | None = "default",
+                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), name: str | None = None,
+                 require: tuple[str, ...] = ()):
+        linker = "cpu" if linker is None else linker
+        if linker not in LINKERS:
+            raise ValueError(f"unknown linker {linker!r}: use 'cpu' (Theano's names "
+                             f"{', '.join(map(repr, LINKERS[1:]))} mean it too)")
+        if optimizer == "default":
+            optimizer = config.optimizer or "fast_run"
+        if optimizer == "None":
+            optimizer = None
         if isinstance(optimizer, str) and optimizer not in _PRESETS:
             raise ValueError(f"unknown optimizer {optimizer!r}: use 'fast_run', 'fast_compile', "
-                             "None, or a callable")
+                             "'merge', None, or a callable")
         self.linker = linker
         self.optimizer = optimizer
         self.include = tuple(include)
         self.exclude = tuple(exclude)
+        self.require = tuple(require)
         self.name = name
+
+    @property
+    def provided_optimizer(self) -> Any:
+        """Theano's name for the optimizer this mode was given."""
+        return self.optimizer
+
+    def _derive(self, include: tuple, exclude: tuple, require: tuple) -> Mode:
+        return Mode(self.linker, self.optimizer, include, exclude, require=require)
 
     def including(self, *tags: str) -> Mode:
         """This mode plus the rewrites carrying any of ``tags``."""
-        return Mode(self.linker, self.optimizer, self.include + tags, tuple(t for t in self.exclude if t not in tags))
+        return self._derive(self.include + tags, tuple(t for t in self.exclude if t not in tags),
+                            self.require)
 
     def excluding(self, *tags: str) -> Mode:
         """This mode without the rewrites carrying any of ``tags`` (a phase, a name, or a tag)."""
-        return Mode(self.linker, self.optimizer, tuple(t for t in self.include if t not in tags), self.exclude + tags)
+        return self._derive(tuple(t for t in self.include if t not in tags), self.exclude + tags,
+                            self.require)
+
+    def requiring(self, *tags: str) -> Mode:
+        """This mode keeping only the rewrites that carry every one of ``tags``."""
+        return self._derive(self.include, self.exclude, self.require + tags)
+
+    def clone(self, link_kwargs: Any = None, optimizer: Any = "", **kwargs: Any) -> Mode:
+        """A copy, with another ``optimizer`` when one is given (Theano's signature)."""
+        mode = self._derive(self.include, self.exclude, self.require)
+        if optimizer != "":
+            mode.optimizer = Mode(optimizer=optimizer).optimizer
+        return mode
 
     def rewrite(self, fgraph: FunctionGraph) -> None:
         if self.optimizer is None and not self.include:
@@ -54,13 +90,14 @@ class Mode:
             if not self.include:
                 return
         preset = _PRESETS.get(self.optimizer, ()) if isinstance(self.optimizer, str) else ()
-        rewrites.query(preset + self.include, self.exclude).apply(fgraph)
+        rewrites.query(preset + self.include, self.exclude, self.require).apply(fgraph)
 
     def __repr__(self) -> str:
-        if self.name and not self.include and not self.exclude:
+        if self.name and not self.include and not self.exclude and not self.require:
             return self.name
-        return (f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r}, "
-                f"include={self.include}, exclude={self.exclude})")
+        text = (f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r}, "
+                f"include={self.include}, exclude={self.exclude}")
+        return text + (f", require={self.require})" if self.require else ")")
 
 
 FAST_RUN = Mode("cpu", "fast_run", name="FAST_RUN")
@@ -68,14 +105,24 @@ FAST_COMPILE = Mode("cpu", "fast_compile", name="FAST_COMPILE")
 
 
 def get_mode(mode: Mode | str | None) -> Mode:
-    """``None`` means ``config.mode``; strings name the predefined modes."""
+    """``None`` means ``config.mode`` (with ``config.optimizer``'s rewrites when that flag
+    is set); strings name the predefined modes."""
     if isinstance(mode, Mode):
         return mode
     name = config.mode if mode is None else mode
     if name == "FAST_RUN":
-        return FAST_RUN
-    if name == "FAST_COMPILE":
-        return FAST_COMPILE
-    if name == "Mode":
-        return Mode()
-    raise ValueError(f"unknown mode {name!r}: use 'FAST_RUN', 'FAST_COMPILE' or a Mode instance")
+        found = FAST_RUN
+    elif name == "FAST_COMPILE":
+        found = FAST_COMPILE
+    elif name == "Mode":
+        found = Mode()
+    else:
+        raise ValueError(f"unknown mode {name!r}: use 'FAST_RUN', 'FAST_COMPILE' or a Mode instance")
+    if mode is None and config.optimizer and name != "Mode":
+        found = Mode(found.linker, config.optimizer, name=f"{name} with optimizer={config.optimizer}")
+    return found
+
+
+def get_default_mode() -> Mode:
+    """The mode ``function()`` uses when given none (``config.mode``)."""
+    return get_mode(None)

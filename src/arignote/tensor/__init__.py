@@ -4,7 +4,9 @@ Each module holds one family of ops and lists its public names in ``__all__``;
 this package re-exports them, so ``arignote.tensor.exp`` and
 ``arignote.tensor.nnet.softmax`` are where Theano users expect them.
 """
-from arignote.tensor.type import CONSTRUCTORS, TensorType, tensor
+from arignote.tensor.type import (CONSTRUCTORS, Tensor, TensorType, all_dtypes, complex_dtypes,
+                                  continuous_dtypes, discrete_dtypes, float_dtypes, int_dtypes,
+                                  tensor, uint_dtypes)
 from arignote.tensor.variable import TensorConstant, TensorVariable, as_tensor_variable, constant
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.math import *  # noqa: F401,F403
@@ -20,7 +22,7 @@ globals().update(CONSTRUCTORS)
 
 # Last: gradient builds on every module above (and this binds tensor.grad, the
 # function, over the arignote.tensor.grad package of rules, as Theano had it).
-from arignote.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: E402,F401
+from arignote.gradient import Lop, Rop, grad, hessian, jacobian, verify_grad  # noqa: E402,F401
 
 
 def __getattr__(name: str):

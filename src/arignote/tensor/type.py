@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import warnings
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from arignote.config import config
 from arignote.graph.basic import Type, Variable, user_stacklevel
-from arignote.scalar.dtypes import ALL
+from arignote.scalar.dtypes import ALL, COMPLEX, DISCRETE, FLOAT, INTEGER
 
 _NDIM_NAMES = {0: "scalar", 1: "vector", 2: "matrix", 3: "tensor3", 4: "tensor4"}
 
@@ -198,10 +198,26 @@ def tensor(dtype: str | None = None, broadcastable: Sequence[bool] = (), name: s
     return TensorType(dtype or config.floatX, broadcastable)(name)
 
 
-def _constructor(ndim_pattern: tuple[bool, ...], dtype: str | None, doc: str):
-    def make(name: str | None = None, dtype: str | None = dtype) -> Variable:
+def _constructor(ndim_pattern: tuple[bool, ...], kind: str):
+    def make(name: str | None = None, dtype: str | None = None) -> Variable:
         return TensorType(dtype or config.floatX, ndim_pattern)(name)
-    make.__doc__ = doc
+    make.__doc__ = f"A symbolic {kind} of dtype floatX (or the dtype= given)."
+    return make
+
+
+def _plural(single: Callable[..., Variable]) -> Callable[..., Any]:
+    def make(*names: Any) -> Any:
+        # Theano's rules: an int n gives n unnamed variables (a list), one string of
+        # several characters one variable per character, several names one per name.
+        if names and isinstance(names[0], int):
+            return [single() for _ in range(names[0])]
+        if len(names) == 1:
+            names = names[0]
+        if len(names) == 1:
+            return single(names)
+        return [single(name) for name in names]
+    make.__doc__ = (f"Several variables like {getattr(single, '__name__', single)}: ``dmatrices('x', 'y')``, "
+                    "``dmatrices(3)`` (unnamed), ``dmatrices('xy')`` (one per character).")
     return make
 
 
@@ -210,14 +226,29 @@ _PATTERNS = {"scalar": (), "vector": (False,), "matrix": (False, False), "row": 
              "tensor5": (False,) * 5}
 _PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
              "d": "float64", "c": "complex64", "z": "complex128"}
+_PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows", "col": "cols",
+            "tensor3": "tensor3s", "tensor4": "tensor4s", "tensor5": "tensor5s"}
 
+# ``vector(name, dtype)`` makes a floatX vector; ``dvector`` is the TensorType of float64
+# vectors, which makes one when called (``dvector('x').type is dvector``), as in Theano.
 CONSTRUCTORS: dict[str, Any] = {}
 for _kind, _pattern in _PATTERNS.items():
-    CONSTRUCTORS[_kind] = _constructor(_pattern, None, f"A symbolic {_kind} of dtype floatX "
-                                       "(or the dtype= given).")
+    CONSTRUCTORS[_kind] = _constructor(_pattern, _kind)
+    CONSTRUCTORS[_kind].__name__ = _kind
     for _prefix, _dtype in _PREFIXES.items():
-        CONSTRUCTORS[_prefix + _kind] = _constructor(
-            _pattern, _dtype, f"A symbolic {_dtype} {_kind}.")
-for _name, _ctor in CONSTRUCTORS.items():
-    _ctor.__name__ = _name
-    globals()[_name] = _ctor
+        CONSTRUCTORS[_prefix + _kind] = TensorType(_dtype, _pattern)
+    for _prefix in ("", "f", "d", "i", "l"):
+        CONSTRUCTORS[_prefix + _PLURALS[_kind]] = _plural(CONSTRUCTORS[_prefix + _kind])
+        CONSTRUCTORS[_prefix + _PLURALS[_kind]].__name__ = _prefix + _PLURALS[_kind]
+globals().update(CONSTRUCTORS)
+
+Tensor = TensorType  # Theano's other name for the class
+
+# Theano's lists of dtype names.
+discrete_dtypes = list(DISCRETE)
+int_dtypes = [d for d in INTEGER if not d.startswith("u")]
+uint_dtypes = [d for d in INTEGER if d.startswith("u")]
+float_dtypes = list(FLOAT)
+complex_dtypes = list(COMPLEX)
+continuous_dtypes = float_dtypes + complex_dtypes
+all_dtypes = list(ALL)

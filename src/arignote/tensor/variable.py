@@ -57,15 +57,22 @@ class _TensorOperators:
     def __rmatmul__(self, other): return _blas.matmul(other, self)
 
     # ---------------------------------------------------------- comparisons
-    def __lt__(self, other): return _math.lt(self, other)
-    def __le__(self, other): return _math.le(self, other)
-    def __gt__(self, other): return _math.gt(self, other)
-    def __ge__(self, other): return _math.ge(self, other)
+    def __lt__(self, other): return _comparison(_math.lt(self, other))
+    def __le__(self, other): return _comparison(_math.le(self, other))
+    def __gt__(self, other): return _comparison(_math.gt(self, other))
+    def __ge__(self, other): return _comparison(_math.ge(self, other))
     # == and != keep Python identity semantics (variables are dict keys); use eq()/neq().
 
+    _from_comparison = False
+
     def __bool__(self) -> bool:
-        raise TypeError(f"the truth value of symbolic {self} is unknown until the function runs: "
-                        "use arignote.tensor.switch(cond, a, b) instead of if/and/or")
+        """True, as in Theano (``if W is None or not W`` tests for a variable), except for
+        the result of ``<``, ``<=``, ``>``, ``>=``: ``a < b < c`` would silently drop ``a < b``."""
+        if self._from_comparison:
+            raise TypeError(f"the truth value of the comparison {self} is unknown until the function "
+                            "runs (Python's a < b < c means (a < b) and (b < c)): use "
+                            "arignote.tensor.switch(cond, a, b), or and_(a < b, b < c)")
+        return True
 
     def __iter__(self):
         raise TypeError(f"cannot iterate over symbolic {self}: its length is unknown until the "
@@ -210,6 +217,11 @@ class TensorConstant(_TensorOperators, Constant):
         data = self.data
         text = str(data) if data.ndim == 0 else f"TensorConstant{{{np.array2string(data, threshold=5)}}}"
         return text if len(text) <= 40 else text[:25] + "..." + text[-10:]
+
+
+def _comparison(var: Variable) -> Variable:
+    var._from_comparison = True
+    return var
 
 
 # Backends register how to move a variable to a target they own (a GPU context name).

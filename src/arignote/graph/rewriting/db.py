@@ -43,14 +43,16 @@ class RewriteDatabase:
         self.entries[name] = Entry(name, rewriter, phase, frozenset(tags) | {name, phase})
         return rewriter
 
-    def query(self, include: Iterable[str], exclude: Iterable[str] = ()) -> GraphRewriter:
-        """The pipeline of every rewriter carrying an included tag and no excluded one."""
-        include, exclude = set(include), set(exclude)
+    def query(self, include: Iterable[str], exclude: Iterable[str] = (),
+              require: Iterable[str] = ()) -> GraphRewriter:
+        """The pipeline of every rewriter carrying an included tag, no excluded one and
+        every required one."""
+        include, exclude, require = set(include), set(exclude), set(require)
         phases: list[GraphRewriter] = [MergeRewriter()] if "merge" not in exclude else []
         for phase in PHASES:
             chosen = [e.rewriter for e in self.entries.values()
                       if e.phase == phase and e.tags & include and not e.tags & exclude
-                      and phase not in exclude]
+                      and require <= e.tags and phase not in exclude]
             if not chosen:
                 continue
             if phase in ("fusion", "placement", "inplace"):

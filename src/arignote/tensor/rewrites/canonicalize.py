@@ -18,6 +18,7 @@ from arignote.scalar.ops import Cast
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import alloc
 from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.gradient_ops import ViewGradOp
 from arignote.tensor.rewrites.shape_feature import shape_feature
 from arignote.tensor.rewrites.utils import (is_scalar_constant, op_name, retype, single_client,
                                             typed_constant)
@@ -31,6 +32,12 @@ def _filled(fgraph: FunctionGraph, value: float, out) -> object:
 
 
 # ------------------------------------------------------------- identities
+@node_rewriter([ViewGradOp])
+def local_remove_gradient_ops(fgraph: FunctionGraph, node: Apply):
+    """``zero_grad(x)``, ``grad_clip(x, ...)``... -> ``x``: they only mattered to ``grad``."""
+    return [node.inputs[0]]
+
+
 @node_rewriter([Elemwise])
 def local_mul_one(fgraph: FunctionGraph, node: Apply):
     """``x * 1`` and ``1 * x`` -> ``x``."""
@@ -267,8 +274,8 @@ def local_useless_cast(fgraph: FunctionGraph, node: Apply):
     return [retype(node.inputs[0], node.outputs[0])]
 
 
-for _rewriter in (local_mul_one, local_add_zero, local_double_neg, local_neg_pairs,
-                  local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast):
+for _rewriter in (local_remove_gradient_ops, local_mul_one, local_add_zero, local_double_neg,
+                  local_neg_pairs, local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
 for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
                   local_dimshuffle_lift, local_useless_reshape):

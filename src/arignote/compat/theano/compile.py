@@ -1,0 +1,4 @@
+"""Names ``theano.compile`` carried that ``arignote.compile`` does not re-export."""
+from arignote.config import config
+
+__all__ = ["config"]

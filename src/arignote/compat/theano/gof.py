@@ -1,0 +1,27 @@
+"""``theano.gof`` and the modules of it code imports (``graph``, ``op``, ``type``, ``utils``):
+arignote's graph IR under Theano's names."""
+from __future__ import annotations
+
+from arignote.graph.basic import Apply, Constant, Op, Type, Variable
+from arignote.graph.fg import FunctionGraph, MissingInputError
+from arignote.graph.traversal import ancestors, clone, clone_get_equiv, graph_inputs, io_toposort
+from arignote.graph.types import Generic, NullType, generic
+
+__all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph",
+           "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort",
+           "variables", "ops", "Generic", "generic", "NullType"]
+
+PureOp = Op
+inputs = graph_inputs
+
+
+def variables(i: list, o: list) -> list:
+    """Every variable between inputs ``i`` and outputs ``o`` (Theano's ``gof.graph.variables``)."""
+    nodes = io_toposort(i, o)
+    found = list(i) + [v for node in nodes for v in node.inputs + node.outputs]
+    return list(dict.fromkeys(found))
+
+
+def ops(i: list, o: list) -> set:
+    """The Apply nodes between ``i`` and ``o``."""
+    return set(io_toposort(i, o))

@@ -1,0 +1,58 @@
+"""The module map of the ``theano`` alias: Theano's module names -> arignote's.
+
+Packages are *views*: a module of Theano's name whose attributes are looked up
+in an arignote module (the same objects, so ``theano.tensor.dscalar is
+arignote.tensor.dscalar``), with Theano's own submodules resolved through this
+map. A view, rather than arignote's module itself, keeps the import system from
+writing Theano's submodules onto arignote's packages (``import theano.tensor.var``
+would otherwise replace arignote's ``tensor.var`` function by a module), and
+lets one entry point differ where Theano 1.0 behaved differently (``OVERRIDES``).
+
+Modules are the arignote module itself. A Theano name in neither table
+resolves to the same path under its parent view's target when that exists
+(``theano.tensor.elemwise`` -> ``arignote.tensor.elemwise``). A target that
+this build lacks (a module another part of the project adds later) makes that
+name unimportable, as a module Theano did not have would be: never an error
+at ``import theano``.
+"""
+from __future__ import annotations
+
+# Theano package -> (arignote module it delegates to, or None for a package of Theano's
+# layout only; module whose public names override the delegated ones, or None).
+VIEWS: dict[str, tuple[str | None, str | None]] = {
+    "theano": ("arignote", "arignote.compat.theano.top"),
+    "theano.tensor": ("arignote.tensor", "arignote.compat.theano.tensor"),
+    "theano.tensor.nnet": ("arignote.tensor.nnet", "arignote.compat.theano.nnet"),
+    "theano.compile": ("arignote.compile", "arignote.compat.theano.compile"),
+    "theano.scan_module": ("arignote.scan_module", None),
+    "theano.sandbox": ("arignote.sandbox", None),
+    "theano.gof": ("arignote.graph", "arignote.compat.theano.gof"),
+    "theano.misc": ("arignote.misc", None),
+    "theano.tests": (None, None),
+}
+
+# Theano module -> the module it is (an arignote module, a shim of Theano's layout, or
+# another Theano name).
+MODULES: dict[str, str] = {
+    "theano.compat": "arignote.compat.theano.pycompat",
+    "theano.configdefaults": "arignote.compat.theano.configdefaults",
+    "theano.configparser": "arignote.compat.theano.configdefaults",
+    "theano.sparse": "arignote.compat.theano.sparse",
+    "theano.gof.graph": "arignote.compat.theano.gof",
+    "theano.gof.utils": "arignote.compat.theano.gof",
+    "theano.gof.op": "arignote.compat.theano.gof",
+    "theano.gof.type": "arignote.compat.theano.gof",
+    "theano.gof.null_type": "arignote.graph.types",
+    "theano.tensor.basic": "theano.tensor",
+    "theano.tensor.var": "arignote.compat.theano.tensor_var",
+    "theano.tensor.sharedvar": "arignote.compat.theano.tensor_sharedvar",
+    "theano.tensor.raw_random": "arignote.compat.theano.raw_random",
+    "theano.tensor.nnet.nnet": "theano.tensor.nnet",
+    "theano.tensor.nnet.sigm": "theano.tensor.nnet",
+    "theano.scan_module.scan": "arignote.scan_module.basic",
+    "theano.scan_module.scan_op": "arignote.scan_module.op",
+    "theano.compile.function_module": "arignote.compat.theano.function_module",
+    "theano.misc.may_share_memory": "arignote.compat.theano.may_share_memory",
+    "theano.misc.safe_asarray": "arignote.compat.theano.top",
+    "theano.tests.unittest_tools": "arignote.testing",
+}

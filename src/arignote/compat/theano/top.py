@@ -1,0 +1,15 @@
+"""Names the ``theano`` package had at its top level that arignote keeps out of its own."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["_asarray"]
+
+
+def _asarray(a: Any, dtype: Any, order: str | None = None) -> np.ndarray:
+    """Theano's ``theano._asarray``: ``numpy.asarray`` that always returns exactly ``dtype``."""
+    dtype = np.dtype(dtype)
+    result = np.asarray(a, dtype=dtype, order=order)
+    return result if result.dtype == dtype else result.view(dtype)

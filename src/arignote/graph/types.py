@@ -1,0 +1,60 @@
+"""Two Types that are not arrays: ``Generic`` (any Python object) and ``NullType``.
+
+``generic`` is the type of a shared variable holding a value that is not an
+array (``shared([])``, ``shared('text')``), as in Theano. A ``NullType``
+variable stands for a gradient that does not exist (``grad_undefined``,
+``grad_not_implemented``): asking ``grad`` for it raises, saying why.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from arignote.graph.basic import Type
+
+__all__ = ["Generic", "generic", "NullType"]
+
+
+class Generic(Type):
+    """Any Python object; ``filter`` passes values through unchanged."""
+
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None,
+               **_: Any) -> Any:
+        return value
+
+    def is_valid_value(self, value: Any) -> bool:
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(Generic)
+
+    def __str__(self) -> str:
+        return "generic"
+
+    __repr__ = __str__
+
+
+generic = Generic()
+
+
+class NullType(Type):
+    """The type of a gradient that does not exist; ``why_null`` says why."""
+
+    def __init__(self, why_null: str = "(no explanation given)"):
+        self.why_null = why_null
+
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
+        raise ValueError(f"no value is ever of a NullType ({self.why_null})")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(NullType)
+
+    def __str__(self) -> str:
+        return "NullType"
+
+    __repr__ = __str__
