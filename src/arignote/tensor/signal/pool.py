@@ -244,7 +244,7 @@ class MaxPoolGrad(PoolGrad):
     """The gradient of max pooling: inputs ``x``, its pooled ``maxout``, the gradient
     ``gz`` of ``maxout``, and the pooling parameters."""
 
-    def __init__(self, ignore_border: bool, ndim: int = 2, mode: str = "max"):
+    def __init__(self, ignore_border: bool, ndim: int = 2):
         super().__init__(ignore_border, "max", ndim)
 
     def make_node(self, x: Any, maxout: Any, gz: Any, ws: Any, stride: Any = None,
