@@ -258,6 +258,23 @@ def test_causal_conv1d_sees_only_the_past():
     assert_matches(run([x, w], causal, changed, wv)[..., :5], out[..., :5])
 
 
+@pytest.mark.parametrize("nd", [2, 3])
+def test_separable_convolution_is_depthwise_then_pointwise(nd):
+    rng = np.random.default_rng(5)
+    spatial, kernel = (6, 5, 5)[:nd], (3, 2, 2)[:nd]
+    img = rng.standard_normal((2, 3) + spatial)
+    depthwise, pointwise = rng.standard_normal((6, 1) + kernel), rng.standard_normal((4, 6) + (1,) * nd)
+    first = Case("depthwise", img.shape, depthwise.shape, "half", (2,) * nd, (1,) * nd, 3)
+    middle = reference_conv(first, img, depthwise)
+    expected = reference_conv(Case("pointwise", middle.shape, pointwise.shape, "valid", (1,) * nd, (1,) * nd),
+                              middle, pointwise)
+    x, d, p = (tensor_of(nd + 2, "float64", n) for n in ("x", "d", "p"))
+    fn = ac.separable_conv2d if nd == 2 else ac.separable_conv3d
+    out = fn(x, d, p, 3, img.shape, depthwise.shape, pointwise.shape, "half", (2,) * nd)
+    assert out.owner.op.imshp == middle.shape
+    assert_matches(run([x, d, p], out, img, depthwise, pointwise), expected)
+
+
 # ------------------------------------------------------------------ shape helpers
 def test_shape_helpers_match_computed_shapes():
     for case in CASES:

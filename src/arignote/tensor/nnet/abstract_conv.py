@@ -35,7 +35,7 @@ __all__ = ["get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweight
            "AbstractConv3d_gradWeights", "AbstractConv_gradInputs", "AbstractConv2d_gradInputs",
            "AbstractConv3d_gradInputs", "conv2d", "conv3d", "conv2d_grad_wrt_inputs",
            "conv2d_grad_wrt_weights", "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights",
-           "causal_conv1d"]
+           "separable_conv2d", "separable_conv3d", "causal_conv1d"]
 
 
 # ------------------------------------------------------------------ shape helpers
@@ -587,6 +587,45 @@ def conv3d_grad_wrt_weights(input: Any, output_grad: Any, filter_shape: Sequence
     """The 3d twin of ``conv2d_grad_wrt_weights``."""
     return _grad_weights(3, input, output_grad, filter_shape, input_shape, border_mode,
                          subsample, filter_flip, filter_dilation, num_groups, False)
+
+
+def _separable(convdim: int, input: Any, depthwise_filters: Any, pointwise_filters: Any,
+               num_channels: int, input_shape: Any, depthwise_filter_shape: Any,
+               pointwise_filter_shape: Any, border_mode: Any, subsample: Any, filter_flip: bool,
+               filter_dilation: Any) -> Variable:
+    depthwise = FAMILY[convdim, "forward"](input_shape, depthwise_filter_shape, border_mode, subsample,
+                                           filter_flip, filter_dilation, num_channels)
+    if input_shape is None or depthwise_filter_shape is None:
+        middle = None
+    else:
+        middle = get_conv_output_shape(input_shape, depthwise_filter_shape, depthwise.border_mode,
+                                       depthwise.subsample, depthwise.filter_dilation)
+    return FAMILY[convdim, "forward"](middle, pointwise_filter_shape, "valid", (1,) * convdim,
+                                      filter_flip)(depthwise(input, depthwise_filters), pointwise_filters)
+
+
+def separable_conv2d(input: Any, depthwise_filters: Any, pointwise_filters: Any, num_channels: int,
+                     input_shape: Sequence | None = None, depthwise_filter_shape: Sequence | None = None,
+                     pointwise_filter_shape: Sequence | None = None, border_mode: Any = "valid",
+                     subsample: Sequence[int] = (1, 1), filter_flip: bool = True,
+                     filter_dilation: Sequence[int] = (1, 1)) -> Variable:
+    """A depthwise convolution (``num_channels`` groups: ``depthwise_filters`` is
+    (channels * depth multiplier, 1, rows, cols)) followed by a pointwise one
+    (``pointwise_filters``: (output channels, channels * depth multiplier, 1, 1))."""
+    return _separable(2, input, depthwise_filters, pointwise_filters, num_channels, input_shape,
+                      depthwise_filter_shape, pointwise_filter_shape, border_mode, subsample,
+                      filter_flip, filter_dilation)
+
+
+def separable_conv3d(input: Any, depthwise_filters: Any, pointwise_filters: Any, num_channels: int,
+                     input_shape: Sequence | None = None, depthwise_filter_shape: Sequence | None = None,
+                     pointwise_filter_shape: Sequence | None = None, border_mode: Any = "valid",
+                     subsample: Sequence[int] = (1, 1, 1), filter_flip: bool = True,
+                     filter_dilation: Sequence[int] = (1, 1, 1)) -> Variable:
+    """The 3d twin of ``separable_conv2d``."""
+    return _separable(3, input, depthwise_filters, pointwise_filters, num_channels, input_shape,
+                      depthwise_filter_shape, pointwise_filter_shape, border_mode, subsample,
+                      filter_flip, filter_dilation)
 
 
 def causal_conv1d(input: Any, filters: Any, filter_shape: Sequence, input_shape: Sequence | None = None,
