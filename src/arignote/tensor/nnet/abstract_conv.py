@@ -360,7 +360,7 @@ class AbstractConv(BaseAbstractConv):
         spatial = self.check(node.inputs, img, kern)
         output_storage[0][0] = im2col.forward(img, kern, self.pads(kern.shape[2:]), self.subsample,
                                               self.filter_dilation, self.num_groups,
-                                              self.filter_flip, spatial)
+                                              self.filter_flip, spatial, out=output_storage[0][0])
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         imshp = [s if g is None else g for s, g in zip(input_shapes[0], self.imshp)]
@@ -403,7 +403,7 @@ class AbstractConv_gradWeights(BaseAbstractConv):
         kernel = self.check(node.inputs, img, top, shape)
         output_storage[0][0] = im2col.grad_weights(img, top, kernel, self.pads(kernel), self.subsample,
                                                    self.filter_dilation, self.num_groups,
-                                                   self.filter_flip)
+                                                   self.filter_flip, out=output_storage[0][0])
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         imshp, topshp = input_shapes[0], input_shapes[1]
@@ -451,7 +451,8 @@ class AbstractConv_gradInputs(BaseAbstractConv):
         spatial = self.check(node.inputs, kern, top, shape)
         output_storage[0][0] = im2col.grad_inputs(kern, top, spatial, self.pads(kern.shape[2:]),
                                                   self.subsample, self.filter_dilation,
-                                                  self.num_groups, self.filter_flip)
+                                                  self.num_groups, self.filter_flip,
+                                                  out=output_storage[0][0])
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         kshp, topshp = input_shapes[0], input_shapes[1]
