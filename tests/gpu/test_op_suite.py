@@ -46,6 +46,7 @@ CPU_ONLY: dict[str, str] = {name: _SWEEP for name in (
     "test_pool__verify_grad_of_the_average_gradient", "test_pool__gradient_of_the_max_pool_gradient",
     "test_bn__verify_grad_of_every_output", "test_neighbours__verify_grad_of_images2neibs",
     "test_neighbours__verify_grad_of_the_gradient", "test_activations__verify_grad_of_activations")}
+CPU_ONLY["test_abstract_conv__two_threads_convolve_at_once"] = "about the CPU's per-thread scratch buffers"
 
 
 @pytest.fixture(params=["opencl", "cuda"])

@@ -375,6 +375,33 @@ def test_dtypes_upcast_and_integers_convolve_as_floats():
                    reference_conv(case, img, kern).astype("float32"))
 
 
+def test_two_threads_convolve_at_once():
+    """The scratch buffers are per thread: concurrent calls (of two functions: calls of one
+    function take turns) do not mix their temporaries; numpy releases the GIL in the copies
+    and products, so the calls interleave."""
+    import threading
+    case = Case("threads", (8, 4, 30, 30), (6, 2, 5, 5), 1, (1, 1), (1, 1), 2)
+    x, w, g = (tensor_of(4, "float64", n) for n in ("x", "w", "g"))
+    y = conv(case, x, w)
+    outputs = [y] + arignote.grad(None, [x, w], known_grads={y: g})
+    functions = [arignote.function([x, w, g], outputs) for _ in range(2)]
+    inputs = [values(case, "float64", seed) for seed in (10, 11)]
+    expected = [f(*i) for f, i in zip(functions, inputs)]  # one thread at a time
+    assert_matches(expected[0][0], reference_conv(case, *inputs[0][:2]))
+    failures = []
+
+    def work(n):
+        for _ in range(10):
+            if not all(np.array_equal(a, b) for a, b in zip(functions[n](*inputs[n]), expected[n])):
+                failures.append(n)
+    threads = [threading.Thread(target=work, args=(n,)) for n in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+
+
 def test_ops_pickle_and_compare_by_parameters():
     import pickle
     op = ac.AbstractConv2d_gradInputs((None, 3, 5, 5), None, ((1, 2), 0), (2, 1), False, (1, 2), 1)
