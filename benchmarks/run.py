@@ -163,30 +163,35 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
     cores = os.cpu_count() or 1
+    load_before = os.getloadavg()[0]
     unknown = set(args.only or ()) - set(WORKLOADS)
     if unknown:
         parser.error(f"unknown workloads {sorted(unknown)}; there are {sorted(WORKLOADS)}")
     quick = ["--quick"] if args.quick else []
     only = ["--only", *args.only] if args.only else []
     timings = {threads: spawn(["--worker", *quick, *only], threads) for threads in sorted({1, cores})}
+    load = (load_before, os.getloadavg()[0])
     if args.only:
-        report(timings, {}, {}, WORKLOADS, cores, "-".join(args.only))
+        report(timings, {}, {}, WORKLOADS, cores, load, "-".join(args.only))
         return
     frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
     cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
     memory = {(f, w): spawn(["--memory", f, w], 1) for w in ("W3", "W4")
               for f in ("numpy", "arignote", "pytensor") if available(f)}
-    report(timings, cold, memory, WORKLOADS, cores)
+    report(timings, cold, memory, WORKLOADS, cores, load)
 
 
 def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int,
-           stem: str = "latest") -> None:
+           load: tuple[float, float], stem: str = "latest") -> None:
     RESULTS.mkdir(exist_ok=True)
     info = versions()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# Benchmarks ({now})", "",
              f"Machine: {cpu_model()}, {cores} cores, {platform.system()} {platform.machine()}; "
              + ", ".join(f"{k} {v}" for k, v in info.items()), "",
+             f"Load average (1 min) {load[0]:.1f} when the timings started, {load[1]:.1f} when they "
+             "ended: other processes on the machine slow every framework, and multi-threaded ones most.",
+             "",
              "Median seconds per unit of work; ratio = time / numpy's time in the same run "
              "(lower is better).", ""]
     chart = []
