@@ -372,7 +372,8 @@ def _np_conv_backward(grad, x, w, cols, need_input):
     b, f, o, p = grad.shape
     k = w.shape[2]
     mat = grad.transpose(0, 2, 3, 1).reshape(b * o * p, f)
-    dw = (mat.T @ cols).reshape(w.shape)[:, :, ::-1, ::-1]
+    # (cols.T @ mat).T rather than mat.T @ cols: OpenBLAS threads the latter badly.
+    dw = (cols.T @ mat).T.reshape(w.shape)[:, :, ::-1, ::-1]
     if not need_input:
         return dw, None
     dcols = (mat @ w[:, :, ::-1, ::-1].reshape(f, -1)).reshape(b, o, p, w.shape[1], k, k)

@@ -7,7 +7,7 @@ the window matrix ``cols[(c, k), (b, o)] = x[b, c, o * stride + k * dilation]``
 position), copied once to be contiguous. Then, per group g:
 
 - forward:       ``out_g (F_g, B*O) = W_g (F_g, C_g*K) @ cols_g``
-- grad weights:  ``dW_g (F_g, C_g*K) = top_g (F_g, B*O) @ cols_g.T``
+- grad weights:  ``dW_g.T (C_g*K, F_g) = cols_g @ top_g.T`` (top_g: (F_g, B*O))
 - grad inputs:   ``dcols_g (C_g*K, B*O) = W_g.T @ top_g``, then col2im: each of
   the K kernel offsets adds one strided slab of ``dcols`` into the padded input
   (kept channel-major, (C, B, *S), until a last transpose).
@@ -115,25 +115,24 @@ def forward(img: np.ndarray, kern: np.ndarray, pad: Pad, stride: Sequence[int],
 def grad_weights(img: np.ndarray, top: np.ndarray, kshp: Sequence[int], pad: Pad,
                  stride: Sequence[int], dilation: Sequence[int], groups: int,
                  flip: bool, out: np.ndarray | None = None) -> np.ndarray:
-    """(F, C/groups, *K) gradient of the filters, given the input and the output gradient."""
+    """(F, C/groups, *K) gradient of the filters, given the input and the output gradient.
+
+    Each group's product is taken as ``cols_g @ top_g.T`` (C_g*K, F_g): with a
+    small output and a long inner dimension, OpenBLAS threads ``top_g @ cols_g.T``
+    badly (20x slower on two threads than on one, on LeNet's shapes).
+    """
     nd = len(stride)
     cols = _cols(img, pad, top.shape[2:], kshp, stride, dilation)
     grad = _as_fbo(top)
     n_filters = grad.shape[0]
     rows, per = cols.shape[0] // groups, n_filters // groups
-    shape = (n_filters, rows // math.prod(kshp), *kshp)
     dtype = np.result_type(img, top)
-    if flip:  # computed for the flipped filters, then flipped into place
-        mat = scratch("gemm", (n_filters, rows), dtype)
-    else:
-        mat = result(out, shape, dtype).reshape(n_filters, rows)
+    transposed = scratch("gemm", (groups, rows, per), dtype)
     for g in range(groups):
-        np.dot(grad[g * per:(g + 1) * per], cols[g * rows:(g + 1) * rows].T,
-               out=mat[g * per:(g + 1) * per])
-    if not flip:
-        return mat.reshape(shape)
-    final = result(out, shape, dtype)
-    np.copyto(final, _flip(mat.reshape(shape), nd))
+        np.dot(cols[g * rows:(g + 1) * rows], grad[g * per:(g + 1) * per].T, out=transposed[g])
+    final = result(out, (n_filters, rows // math.prod(kshp), *kshp), dtype)
+    source = np.moveaxis(transposed.reshape((groups, rows // math.prod(kshp), *kshp, per)), -1, 1)
+    np.copyto(final.reshape(groups, per, *source.shape[2:]), _flip(source, nd) if flip else source)
     return final
 
 
