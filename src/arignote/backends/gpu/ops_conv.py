@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from arignote.backends.gpu.array import GpuArray
+from arignote.backends.gpu.array import GpuArray, c_strides
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, HostNames, _kernels
 from arignote.backends.gpu.ops_blas import Batch, launch_gemm
@@ -66,9 +66,10 @@ def _fbo(x: GpuArray) -> GpuArray:
 
 
 def _groups_gemm(node: Apply, c: GpuArray, a: GpuArray, b: GpuArray, groups: int,
-                 steps: tuple[int, int, int]) -> None:
-    """``c_g = a_g @ b_g`` for each group: views of group 0, element steps between groups."""
-    launch_gemm(node, c, a, b, [Batch(groups, steps[1], steps[2], steps[0])] if groups > 1 else [])
+                 c_step: int, a_step: int, b_step: int) -> None:
+    """``c_g = a_g @ b_g`` for each group, in one launch: ``c``, ``a``, ``b`` are group
+    0's views, the steps the elements between one group's view and the next's."""
+    launch_gemm(node, c, a, b, [Batch(groups, a_step, b_step, c_step)] if groups > 1 else [])
 
 
 class _GpuCorr(GpuOp):
@@ -122,19 +123,10 @@ class GpuCorrMM(_GpuCorr):
             weights = kern if kern.is_c_contiguous else kern.copy()
             launch = (_view(fbo, (per, width), (width, 1)), _view(weights, (per, rows), (rows, 1)),
                       _view(cols, (rows, width), (width, 1)))
-            _groups_gemm(node, *launch, groups, (per * width, per * rows, rows * width))
-            moved = _view(fbo, shape, (width // img.shape[0] if img.shape[0] else 0, width) + _tail(spatial))
+            _groups_gemm(node, *launch, groups, per * width, per * rows, rows * width)
+            moved = _view(fbo, shape, (width // img.shape[0] if img.shape[0] else 0, width) + c_strides(spatial))
             ctx.copy_into(out, moved)
         output_storage[0][0] = out
-
-
-def _tail(spatial: tuple) -> tuple[int, ...]:
-    """C strides of the spatial axes of one (image, filter) plane."""
-    strides, step = [], 1
-    for n in reversed(spatial):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 class GpuCorrMM_gradWeights(_GpuCorr):
@@ -161,7 +153,7 @@ class GpuCorrMM_gradWeights(_GpuCorr):
             launch = (_view(out, (per, rows), (rows, 1)), _view(grad, (per, width), (width, 1)),
                       _view(cols, (width, rows), (1, width)))
             # With no images (width 0) the GEMM's sums are empty: it writes zeros.
-            _groups_gemm(node, *launch, groups, (per * rows, per * width, rows * width))
+            _groups_gemm(node, *launch, groups, per * rows, per * width, rows * width)
         output_storage[0][0] = out
 
 
@@ -188,7 +180,7 @@ class GpuCorrMM_gradInputs(_GpuCorr):
             dcols = GpuArray(ctx, (rows * groups, width), kern.dtype)
             launch = (_view(dcols, (rows, width), (width, 1)), _view(weights, (rows, per), (1, rows)),
                       _view(grad, (per, width), (width, 1)))
-            _groups_gemm(node, *launch, groups, (rows * width, per * rows, per * width))
+            _groups_gemm(node, *launch, groups, rows * width, per * rows, per * width)
             k = _kernel(node, ctx, "col2im", lambda: render_conv.col2im(ctx.dialect, kern.dtype.name, nd))
             args = [out.buffer, dcols.buffer, np.int64(out.size), np.int64(out.shape[1]),
                     np.int64(out.shape[0]), np.int32(conv.filter_flip)]

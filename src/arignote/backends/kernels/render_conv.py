@@ -90,7 +90,7 @@ def col2im(d: Dialect, dtype: str, nd: int) -> Kernel:
 
 
 # ----------------------------------------------------------------------- pooling
-def _pool_params(d: Dialect, nd: int) -> list[str]:
+def _pool_params(nd: int) -> list[str]:
     return ["const index_t size"] + _axes(nd, "n", "out", "ws", "st", "pad")
 
 
@@ -129,7 +129,7 @@ def _image_base(nd: int) -> str:
 def pool(d: Dialect, dtype: str, nd: int, mode: str) -> Kernel:
     """``out`` (lead, out0..) pooled from ``x`` (lead, n0..) by ``mode``."""
     t = d.ctype(dtype)
-    params = [_ptr(d, dtype, "out"), _ptr(d, dtype, "x", True)] + _pool_params(d, nd)
+    params = [_ptr(d, dtype, "out"), _ptr(d, dtype, "x", True)] + _pool_params(nd)
     body = _decode(["lead"] + [f"o{a}" for a in range(nd)], [f"out{a}" for a in range(nd)])
     body += [f"const index_t base = {_image_base(nd)};"] + _window(nd, True)
     if mode == "max":
@@ -169,7 +169,7 @@ def pool_grad(d: Dialect, dtype: str, nd: int, mode: str) -> Kernel:
     windows whose maximum ``maxout`` equals the element; else each window's share."""
     t = d.ctype(dtype)
     params = [_ptr(d, dtype, "gx"), _ptr(d, dtype, "x", True), _ptr(d, dtype, "maxout", True),
-              _ptr(d, dtype, "gz", True)] + _pool_params(d, nd)
+              _ptr(d, dtype, "gz", True)] + _pool_params(nd)
     body = _decode(["lead"] + [f"s{a}" for a in range(nd)], [f"n{a}" for a in range(nd)])
     body.append(f"{t} acc = 0;")
     if mode == "max":
@@ -192,7 +192,7 @@ def pool_max_grad_grad(d: Dialect, dtype: str, nd: int) -> Kernel:
     its maximum ``maxout``."""
     t = d.ctype(dtype)
     params = [_ptr(d, dtype, "ggz"), _ptr(d, dtype, "x", True), _ptr(d, dtype, "maxout", True),
-              _ptr(d, dtype, "ggx", True)] + _pool_params(d, nd)
+              _ptr(d, dtype, "ggx", True)] + _pool_params(nd)
     body = _decode(["lead"] + [f"o{a}" for a in range(nd)], [f"out{a}" for a in range(nd)])
     body += [f"const index_t base = {_image_base(nd)};"] + _window(nd, True)
     body += [f"const {t} m = maxout[i];", f"{t} acc = 0;"]
