@@ -17,6 +17,8 @@ from arignote.printing import debugprint, pp
 from arignote.backends.gpu import explain
 from arignote import scan_module
 from arignote.scan_module import foldl, foldr, map, reduce, scan  # noqa: A004 - Theano's names
+from arignote.serialization import load, save
+from arignote import misc
 
 change_flags = config.change_flags
 
@@ -25,4 +27,5 @@ __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mo
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
-           "jacobian", "hessian", "change_flags", "clone", "dot", "function_dump", "OrderedUpdates"]
+           "jacobian", "hessian", "change_flags", "clone", "dot", "function_dump", "OrderedUpdates",
+           "save", "load", "misc"]

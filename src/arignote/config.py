@@ -21,6 +21,7 @@ import contextlib
 import difflib
 import os
 import re
+import shutil
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,23 @@ def _anything(value: Any) -> Any:
     return value
 
 
+def _default_cxx() -> str:
+    """The system C compiler, if one is on PATH (the probe decides whether it works)."""
+    return next((found for name in ("cc", "gcc", "clang") if (found := shutil.which(name))), "")
+
+
+def _default_compiledir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "arignote")
+
+
+def _count(value: Any) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected a count of elements, 0 or more")
+    return number
+
+
 _FLAGS = [
     Flag("floatX", "float64", "dtype given to Python floats and to constructors "
          "such as tensor.vector() that take no dtype",
@@ -106,7 +124,7 @@ _FLAGS = [
     Flag("warn_float64", "ignore", "what to do when a float64 variable is created",
          _choice("ignore", "warn", "raise", "pdb")),
     Flag("mode", "FAST_RUN", "default compilation mode of function()",
-         _choice("FAST_RUN", "FAST_COMPILE", "Mode")),
+         _choice("FAST_RUN", "FAST_COMPILE", "Mode", "DebugMode", "DEBUG_MODE", "NanGuardMode")),
     Flag("optimizer", "", "rewrites of the default mode when set: fast_run, fast_compile, merge "
          "or None ('' keeps the mode's own)", _optimizer),
     Flag("device", "cpu", "where compiled functions run: cpu, cuda, cudaN, opencl or openclP:D",
@@ -118,10 +136,27 @@ _FLAGS = [
          "(False keeps them for reuse, which is faster)", _boolean),
     Flag("on_unused_input", "raise", "default for function(on_unused_input=)",
          _choice("raise", "warn", "ignore")),
+    Flag("profile", False, "profile every compiled function (f.profile) and print each "
+         "profile at exit", _boolean),
+    Flag("compute_test_value", "off", "evaluate graphs on x.tag.test_value as they are built, "
+         "so a shape error points at the line that built the node: 'off', 'ignore' (skip "
+         "nodes whose inputs lack test values), 'warn' or 'raise' (about such inputs)",
+         _choice("off", "ignore", "warn", "raise")),
     Flag("exception_verbosity", "low", "'high' adds the failing node's input graph to the note "
          "an error raised while running a node carries", _choice("low", "high")),
     Flag("unittests.rseed", 666, "seed of arignote.testing.fetch_seed ('random': a new one "
          "each run)", _seed),
+
+
+    Flag("cxx", _default_cxx(), "the C compiler for native CPU kernels; empty: numpy's kernels only",
+         str),
+    Flag("compiledir", _default_compiledir(), "where compiled kernels are cached", str),
+    Flag("openmp", True, "let native kernels run on OMP_NUM_THREADS threads (all cores by default)",
+         _boolean),
+    Flag("openmp_elemwise_minsize", 200000, "elements an array needs before a native kernel "
+         "spreads it over threads", _count),
+    Flag("native_min_size", 2048, "elements below which an op runs numpy's kernel instead of "
+         "a native one (0: always native)", _count),
 ]
 
 # Theano 1.0's flags under the ``theano`` alias: the flag of ours each one sets, or None
@@ -131,12 +166,12 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
     **{name: name for name in ("floatX", "device", "mode", "optimizer", "warn_float64", "allow_gc",
                                "compute_test_value", "on_unused_input", "profile", "cxx",
                                "exception_verbosity", "unittests.rseed", "force_device",
-                               "contexts")},
+                               "contexts", "openmp", "openmp_elemwise_minsize", "compiledir")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
                      "check_input", "print_test_value", "compute_test_value_opt", "pickle_test_value",
-                     "openmp", "openmp_elemwise_minsize", "optimizer_excluding", "optimizer_including",
+                     "optimizer_excluding", "optimizer_including",
                      "optimizer_requiring", "optimizer_verbose", "on_opt_error", "on_shape_error",
-                     "nocleanup", "base_compiledir", "compiledir", "compiledir_format",
+                     "nocleanup", "base_compiledir", "compiledir_format",
                      "init_gpu_device", "print_active_device", "print_global_stats",
                      "assert_no_cpu_op", "unpickle_function", "reoptimize_unpickled_function",
                      "cache_optimizations", "check_stack_trace", "profile_optimizer",

@@ -19,7 +19,7 @@ from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 
-__all__ = ["debugprint", "pp", "pp_apply"]
+__all__ = ["debugprint", "pp", "pp_apply", "pydotprint", "pydot_graph"]
 
 _ID_STYLES = ("CHAR", "int", "id", "")
 
@@ -274,3 +274,7 @@ def _pp_dimshuffle(op: DimShuffle, node: Apply, args: list[str]) -> str:
     if order == list(reversed(range(ndim))):
         return f"{args[0]}.T"
     return f"{args[0]}.dimshuffle({', '.join(repr(i) if i == 'x' else str(i) for i in op.new_order)})"
+
+
+# Pictures live in their own module (Graphviz is an optional extra); Theano's name is here.
+from arignote.pictures import pydot_graph, pydotprint  # noqa: E402
