@@ -73,6 +73,25 @@ def test_pool_gradients_verify_on_the_device(device, mode):
         assert ({"GpuPool", "GpuMaxPoolGrad"} if mode == "max" else {"GpuAveragePoolGrad"}) <= _gpu_ops(f)
 
 
+def test_views_with_offsets_pool_and_convolve(device):
+    """Device views that start inside their buffer (a slice of a shared variable)."""
+    rng = np.random.default_rng(12)
+    data = arignote.shared(rng.standard_normal((3, 2, 6, 5)), name="data")
+    kern = rng.standard_normal((2, 2, 3, 3))
+    view = data[1:]  # contiguous, from an offset into the buffer
+    pooled = pool.pool_2d(view, (2, 2), ignore_border=True)
+    conv = T.nnet.conv2d(view, kern)
+    got_pool, got_conv, got_grad = arignote.function([], [pooled, conv, arignote.grad(conv.sum(), data)])()
+    value = data.get_value()[1:]
+    blocks = value[:, :, :6, :4].reshape(2, 2, 3, 2, 2, 2)
+    assert_matches(got_pool, blocks.max(axis=(3, 5)))
+    case = CASES[0]._replace(img=value.shape, kern=kern.shape)
+    assert_matches(got_conv, reference_conv(case, value, kern))
+    expected = np.zeros((3, 2, 6, 5))
+    expected[1:] = reference_grad_inputs(case, kern, np.ones(got_conv.shape))
+    assert_matches(got_grad, expected)
+
+
 def test_batch_norm_gradient_verifies_on_the_device(device):
     rng = np.random.default_rng(8)
     xv, gv, bv = rng.standard_normal((4, 3, 2, 2)), rng.standard_normal(3), rng.standard_normal(3)

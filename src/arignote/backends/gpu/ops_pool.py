@@ -25,7 +25,8 @@ from arignote.tensor.signal.windows import Geometry
 
 
 def _contiguous(x: GpuArray) -> GpuArray:
-    return x if x.is_c_contiguous else x.copy()
+    """``x`` as the kernels read it: contiguous from the buffer's start (a copy otherwise)."""
+    return x if x.is_c_contiguous and x.offset == 0 else x.copy()
 
 
 def _geometry_args(g: Geometry) -> list:
