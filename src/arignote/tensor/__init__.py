@@ -16,7 +16,7 @@ from arignote.tensor.blas import *  # noqa: F401,F403
 from arignote.tensor.join import *  # noqa: F401,F403
 from arignote.tensor.alloc import *  # noqa: F401,F403
 from arignote.tensor.subtensor import *  # noqa: F401,F403
-from arignote.tensor import nnet  # noqa: F401
+from arignote.tensor import nnet, signal  # noqa: F401
 
 globals().update(CONSTRUCTORS)
 

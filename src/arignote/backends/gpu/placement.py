@@ -223,4 +223,5 @@ def _alloc(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
 rewrites.register(Placement(), "placement", "fast_run", "fast_compile", "gpu")
 
 # The op modules register their lowerings on import.
-from arignote.backends.gpu import ops_blas, ops_index, ops_join, ops_shape  # noqa: E402,F401
+from arignote.backends.gpu import (ops_blas, ops_conv, ops_index, ops_join, ops_pool,  # noqa: E402,F401
+                                   ops_shape)
