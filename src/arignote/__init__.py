@@ -12,7 +12,7 @@ from arignote.tensor.blas import dot
 from arignote.updates import OrderedUpdates
 from arignote import sandbox
 from arignote import gradient
-from arignote.gradient import Lop, Rop, grad, hessian, jacobian, verify_grad
+from arignote.gradient import Lop, Rop, grad, hessian, jacobian, subgraph_grad, verify_grad
 from arignote.printing import debugprint, pp
 from arignote.backends.gpu import explain
 from arignote import scan_module
@@ -25,4 +25,5 @@ __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mo
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
-           "jacobian", "hessian", "change_flags", "clone", "dot", "function_dump", "OrderedUpdates"]
+           "jacobian", "hessian", "subgraph_grad", "change_flags", "clone", "dot", "function_dump",
+           "OrderedUpdates"]

@@ -18,6 +18,7 @@ from arignote.config import config
 from arignote.graph.basic import Constant, Variable
 from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import ancestors, clone_get_equiv
+from arignote.graph.types import DisconnectedType, NullType
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
@@ -162,6 +163,7 @@ class FunctionMaker:
         for var in needed:
             if var.owner is not None or var in explicit_set or isinstance(var, Constant):
                 continue
+            _refuse_placeholder(var, "a variable of the graph")
             if isinstance(var, SharedVariable):
                 shared_vars.append(var)
             else:
@@ -202,12 +204,25 @@ def _as_out(value: Any, where: str) -> Out:
         return value
     if isinstance(value, In):
         raise TypeError(f"output {where} is an In(); wrap outputs in Out() or pass the variable")
+    _refuse_placeholder(value, f"output {where}")
     try:
         # A Variable of any type (a GPU array left on its device) is an output as it is.
         return Out(value if isinstance(value, Variable) else as_tensor_variable(value))
     except TypeError as err:
         raise TypeError(f"output {where} is not a symbolic variable ({err}): pass expressions "
                         "built from the inputs") from None
+
+
+def _refuse_placeholder(var: Any, where: str) -> None:
+    """A NullType or DisconnectedType variable (a gradient that does not exist, or is not
+    connected) has no value: no function can compute it."""
+    vtype = getattr(var, "type", None)
+    if isinstance(vtype, NullType):
+        raise TypeError(f"{where} is a gradient that does not exist (NullType), so it cannot be "
+                        f"computed: {vtype.why_null}")
+    if isinstance(vtype, DisconnectedType):
+        raise TypeError(f"{where} is a DisconnectedType gradient (the cost does not depend on the "
+                        "variable), which has no value: ask grad() for zeros (return_disconnected='zero')")
 
 
 def _normalize_updates(updates: Any) -> list[tuple[Any, Variable]]:
