@@ -4,9 +4,18 @@ A call fills the input cells, runs the thunks in order and hands back the
 outputs; no graph work happens per call. Which outputs must be copied, which
 buffers are handed to the caller, and which update values need a copy are all
 decided at link time from the ops' ``view_map`` and ``destroy_map``.
+
+Threads: the cells belong to the Function, so a call holds the Function's turn
+(``_turns``, a queue holding one token: a lock that costs less per call than
+``threading.Lock``); a Function that updates shared variables also holds their
+storages' locks (``_state_locks``, in rank order) from before it reads them
+until its updates are written. Shared values are read once per call into the
+Function's own cells, so a call computes from one state even while other
+threads update it.
 """
 from __future__ import annotations
 
+import queue
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +23,7 @@ import numpy as np
 from arignote.backends.cpu import make_thunk
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In
-from arignote.compile.sharedvalue import SharedVariable
+from arignote.compile.sharedvalue import SharedVariable, Storage
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
 
@@ -37,7 +46,8 @@ class Function:
         n_explicit = len(maker.inputs)
         swap = swap or {}
 
-        # Storage: one cell per variable. Shared inputs use the variable's own cell.
+        # Storage: one cell per variable; a shared input's cell is filled from the
+        # variable's storage at the start of each call and emptied at its end.
         # Inputs given a value= keep it in a separate cell (``_stored``): the
         # input cell holds only the value of the current call.
         storage: dict[Variable, list] = {}
@@ -48,9 +58,10 @@ class Function:
             self._input_cells.append(cell)
             self._stored.append(None if spec.value is None else [_own(
                 var.type.filter(spec.value, name=_input_name(spec, position)), spec.value)])
+        self._shared_cells: list[tuple[list, Storage]] = []
         for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:]):
-            shared = swap.get(shared.origin, shared)
-            storage[var] = shared.storage
+            storage[var] = cell = [None]
+            self._shared_cells.append((cell, swap.get(shared.origin, shared).storage))
         nodes = fgraph.toposort()
         for node in nodes:
             for var in node.inputs:
@@ -68,6 +79,10 @@ class Function:
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
+        self._turns: queue.SimpleQueue = queue.SimpleQueue()
+        self._turns.put(True)
+        updated = {t.rank: t for t in self._update_targets if isinstance(t, Storage)}
+        self._state_locks = [updated[rank].lock for rank in sorted(updated)]
         self._call = generate_call(self)
 
     # --------------------------------------------------------------- linking
@@ -153,10 +168,12 @@ class Function:
         self._clear()
 
     def _clear(self) -> None:
-        """Forget the caller's arrays and the buffers handed out by this call."""
+        """Forget the caller's arrays, the shared values read and the buffers handed out."""
         for cell in self._release_cells:
             cell[0] = None
         for cell in self._input_cells:
+            cell[0] = None
+        for cell, _ in self._shared_cells:
             cell[0] = None
 
     def _merge_keywords(self, args: tuple, kwargs: dict) -> list:

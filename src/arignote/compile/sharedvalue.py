@@ -1,14 +1,18 @@
 """Shared variables: values that live between calls, owned by the library.
 
-Each shared variable keeps its value in a one-element list (its storage cell)
-that compiled functions read and their updates write directly. The aliasing
-promises of docs/architecture.md ("Memory") are kept here: a copy is made
-unless ``borrow=True``, and two shared variables never share memory.
+Each shared variable keeps its value in a ``Storage`` cell (a one-element list
+its clones share) that compiled functions read and their updates write. The
+cell's lock serialises the functions that update the variable (see "Threads"
+in docs/architecture.md). The aliasing promises of docs/architecture.md
+("Memory") are kept here: a copy is made unless ``borrow=True``, and two
+shared variables never share memory, on the host or on a device.
 """
 from __future__ import annotations
 
 import copy
 import inspect
+import itertools
+import threading
 import weakref
 from typing import Any
 from collections.abc import Callable, Sequence
@@ -21,21 +25,46 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import _TensorOperators
 
 
+_ranks = itertools.count()
+
+
+class Storage(list):
+    """A shared variable's value cell: ``[value]``, shared by the variable's clones.
+
+    ``lock`` is held by every call of a function that updates the variable, from
+    before it reads the value until its update is written, and by ``set_value``;
+    ``rank`` is the fixed order in which a function takes several such locks.
+    """
+
+    __slots__ = ("lock", "rank", "__weakref__")
+    __eq__ = object.__eq__  # a cell is itself, whatever it holds
+    __hash__ = object.__hash__
+
+    def __init__(self, value: Any):
+        super().__init__((value,))
+        self.lock = threading.RLock()
+        self.rank = next(_ranks)
+        with _CLAIMS:
+            _LIVE.add(self)
+
+
 class SharedVariable(Variable):
     """A graph input whose value persists in ``storage`` across calls."""
 
     def __init__(self, type: Type, value: Any, name: str | None = None, strict: bool = False,
-                 allow_downcast: bool | None = None, storage: list | None = None):
+                 allow_downcast: bool | None = None, storage: Storage | None = None,
+                 borrowed: bool = False):
+        """``value`` becomes the storage (``storage``: share a clone's); a ``borrowed``
+        value is copied if another shared variable holds its memory."""
         super().__init__(type, name=name)
         self.strict = strict
         self.allow_downcast = allow_downcast
         self.default_update: Variable | None = None
         self.origin = self
-        if storage is not None:
-            self.storage = storage
-        else:
-            self.storage = [self._filter(value)]
-            _LIVE.add(self)
+        if storage is None:
+            value = self._filter(value)
+            storage = claim(value) if borrowed else Storage(value)
+        self.storage = storage
 
     def _filter(self, value: Any) -> Any:
         return self.type.filter(value, strict=self.strict, allow_downcast=self.allow_downcast,
@@ -55,12 +84,22 @@ class SharedVariable(Variable):
         """Replace the value; refused (old value kept) when it does not fit the type."""
         new = self._filter(value)
         if self.type is generic:
-            self.storage[0] = value if borrow else copy.deepcopy(value)
+            self._assign(value if borrow else copy.deepcopy(value))
             return
-        if (new is value or np.may_share_memory(new, value)) and (
-                not borrow or _claimed_by_other(new, self)):
-            new = new.copy()
-        self.storage[0] = new
+        fresh = new is not value and not shares_memory(new, value)
+        self._assign(new if borrow or fresh else new.copy(), borrowed=borrow and not fresh)
+
+    def _assign(self, new: Any, borrowed: bool = False) -> None:
+        """Make ``new`` the value; a ``borrowed`` one is copied first if another shared
+        variable holds its memory.
+
+        Waits for any call updating this variable to finish, so a value set here
+        is never overwritten by an update computed from the value before it.
+        """
+        with self.storage.lock, _CLAIMS:
+            if borrowed and _claimed_by_other(new, self.storage):
+                new = new.copy()
+            self.storage[0] = new
 
     @property
     def container(self) -> Container:
@@ -71,7 +110,7 @@ class SharedVariable(Variable):
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of its shape and dtype (Theano's API; ``borrow`` is moot,
         as the zeros are a fresh array)."""
-        self.set_value(np.zeros_like(self.storage[0]), borrow=True)
+        self._assign(np.zeros_like(self.storage[0]))
 
     def clone(self) -> SharedVariable:
         """Another Variable for the same storage (graph copies must see the same value)."""
@@ -151,9 +190,9 @@ def tensor_constructor(value: Any, name: str | None = None, strict: bool = False
                        allow_downcast: bool | None = None, borrow: bool = False,
                        broadcastable: Sequence[bool] | None = None,
                        shape: Sequence[int | None] | None = None) -> SharedVariable | None:
-    if isinstance(value, (bool, int, float, complex, np.generic)) and not isinstance(value, np.ndarray):
+    fresh = isinstance(value, (bool, int, float, complex, np.generic))
+    if fresh:
         value = np.asarray(value)
-        borrow = True
     if not isinstance(value, np.ndarray) or value.dtype == object:
         return None
     if shape is not None:
@@ -161,18 +200,37 @@ def tensor_constructor(value: Any, name: str | None = None, strict: bool = False
     if broadcastable is None:
         broadcastable = (False,) * value.ndim
     ttype = TensorType(value.dtype.name, broadcastable)
-    if not borrow or _claimed_by_other(value, None):
-        value = value.copy()
-    return TensorSharedVariable(ttype, value, name=name, strict=strict, allow_downcast=allow_downcast)
+    return TensorSharedVariable(ttype, value if borrow or fresh else value.copy(), name=name,
+                                strict=strict, allow_downcast=allow_downcast, borrowed=borrow and not fresh)
 
 
 # ------------------------------------------------------------------ aliasing
-# Every live shared variable, so that borrowing memory another one holds can be
-# caught (it forces a copy). Only borrow=True pays for the scan.
-_LIVE: weakref.WeakSet[SharedVariable] = weakref.WeakSet()
+# Every live storage cell, so that borrowing memory another one holds can be
+# caught (it forces a copy). Only borrow=True pays for the scan. ``_CLAIMS``
+# makes "is it claimed? then adopt it" one step, so two threads borrowing one
+# array cannot both adopt it.
+_LIVE: weakref.WeakSet[Storage] = weakref.WeakSet()
+_CLAIMS = threading.RLock()
+# Held while a call reads several shared values or writes several updates, so that
+# no call sees another's updates half written (one cell alone is written atomically).
+COMMIT_LOCK = threading.Lock()
 
 
-def _claimed_by_other(array: Any, owner: SharedVariable | None) -> bool:
-    mine = owner.origin if owner is not None else None
-    return any(other is not mine and other.storage[0] is not None
-               and np.may_share_memory(other.storage[0], array) for other in list(_LIVE))
+def claim(value: Any) -> Storage:
+    """A new storage cell holding ``value``, or a copy of it if another cell holds its memory."""
+    with _CLAIMS:
+        return Storage(value.copy() if _claimed_by_other(value, None) else value)
+
+
+def shares_memory(a: Any, b: Any) -> bool:
+    """Whether two values may share memory: host arrays by numpy's test, device arrays
+    (values with a ``buffer``) by their buffer."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.may_share_memory(a, b)
+    buffer = getattr(a, "buffer", None)
+    return buffer is not None and buffer is getattr(b, "buffer", None)
+
+
+def _claimed_by_other(value: Any, mine: Storage | None) -> bool:
+    return any(other is not mine and other[0] is not None and shares_memory(other[0], value)
+               for other in list(_LIVE))

@@ -18,6 +18,7 @@ when the loop is a do-while (``until``).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 from collections.abc import Sequence
 
@@ -61,6 +62,17 @@ class Scan(Op):
             raise ValueError(f"scan: the inner graph has {len(self.inner_inputs)} inputs and "
                              f"{len(self.inner_outputs)} outputs; the loop layout needs {n_in} and {n_out}")
         self._fn = None
+        self._idle: list = []  # inner functions no loop is running now
+        self._compiling = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        """The loop's definition; its inner functions are compiled again where it is loaded."""
+        state = dict(self.__dict__)
+        del state["_fn"], state["_idle"], state["_compiling"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _fn=None, _idle=[], _compiling=threading.Lock())
 
     def __str__(self) -> str:
         return f"Scan{{{self.name}}}" if self.name else "Scan"
@@ -184,18 +196,35 @@ class Scan(Op):
     def inner_function(self) -> Any:
         """The inner function, compiled on first use and kept for every later step and call."""
         if self._fn is None:
-            outs = self.inner_outputs
-            keep = self.n_states + self.n_nit
-            # Rows are copied into the output buffers at once, so the inner
-            # function may hand back its internal buffers; carried values live
-            # on into the next step and must be the loop's own.
-            specs = [Out(o, borrow=k < keep) for k, o in enumerate(outs)]
-            self._fn = function(list(self.inner_inputs), specs, mode=self.mode,
-                                on_unused_input="ignore", accept_inplace=True)
+            with self._compiling:
+                if self._fn is None:
+                    outs = self.inner_outputs
+                    keep = self.n_states + self.n_nit
+                    # Rows are copied into the output buffers at once, so the inner
+                    # function may hand back its internal buffers; carried values live
+                    # on into the next step and must be the loop's own.
+                    specs = [Out(o, borrow=k < keep) for k, o in enumerate(outs)]
+                    fn = function(list(self.inner_inputs), specs, mode=self.mode,
+                                  on_unused_input="ignore", accept_inplace=True)
+                    self._idle.append(fn)
+                    self._fn = fn
         return self._fn
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        fn = self.inner_function()
+        # The inner function hands back buffers its next call overwrites, so a loop
+        # needs one to itself: loops of this op on several threads at once (from
+        # functions sharing it) each take one, and a copy is made when none is idle.
+        first = self.inner_function()
+        try:
+            fn = self._idle.pop()
+        except IndexError:
+            fn = first.copy()
+        try:
+            self._loop(fn, node, inputs, output_storage)
+        finally:
+            self._idle.append(fn)
+
+    def _loop(self, fn: Any, node: Apply, inputs: list, output_storage: list[list]) -> None:
         n_steps, seqs, inits, carries, nonseqs = self.split_outer_inputs(inputs)
         n = int(n_steps)
         if n < 0:

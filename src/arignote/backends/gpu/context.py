@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import threading
 import warnings
 from typing import Any
 from collections.abc import Sequence
@@ -116,6 +117,7 @@ class GpuContext:
 
 
 _CONTEXTS: dict[tuple[str | None, str], GpuContext | DeviceUnavailable] = {}
+_OPENING = threading.Lock()  # a device is opened once, even when threads ask for it at once
 
 
 def get_context(name: str | None = None) -> GpuContext | None:
@@ -134,14 +136,17 @@ def get_context(name: str | None = None) -> GpuContext | None:
     key = (name, spec)
     found = _CONTEXTS.get(key)
     if found is None:
-        try:
-            found = GpuContext(name, open_device(spec))
-        except DeviceUnavailable as err:
-            found = err
-        _CONTEXTS[key] = found
-        if isinstance(found, DeviceUnavailable) and name is None and not config.force_device:
-            warnings.warn(f"{found}; running on the CPU instead (force_device=True makes this "
-                          "an error)", stacklevel=user_stacklevel())
+        with _OPENING:
+            found = _CONTEXTS.get(key)
+            if found is None:
+                try:
+                    found = GpuContext(name, open_device(spec))
+                except DeviceUnavailable as err:
+                    found = err
+                _CONTEXTS[key] = found
+                if isinstance(found, DeviceUnavailable) and name is None and not config.force_device:
+                    warnings.warn(f"{found}; running on the CPU instead (force_device=True makes "
+                                  "this an error)", stacklevel=user_stacklevel())
     if isinstance(found, DeviceUnavailable):
         if name is not None or config.force_device:
             raise found

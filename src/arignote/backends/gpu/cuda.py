@@ -1,10 +1,15 @@
 """The CUDA runtime (CuPy): buffers, transfers, NVRTC compiling, launching, cuBLAS.
 
 With ``opencl.py`` this is one of the two files that import a driver library.
+
+Threads: CuPy passes a kernel's arguments with each launch and keeps the
+current device per thread, so launches and transfers need no lock here; NVRTC
+builds hold a build lock (one build per source).
 """
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 import cupy
@@ -40,6 +45,7 @@ class Device:
         self.description = f"{props['name'].decode()} (compute capability {props['major']}.{props['minor']})"
         self._identity = f"{self.description}|{version()}"
         self._kernels: dict[str, Any] = {}
+        self._build_lock = threading.Lock()
 
     def alloc(self, nbytes: int) -> cupy.ndarray:
         with self.device:
@@ -57,8 +63,10 @@ class Device:
         key = hashlib.sha256("\0".join([source, name, self._identity]).encode()).hexdigest()
         kernel = self._kernels.get(key)
         if kernel is None:
-            with self.device:
-                kernel = self._kernels[key] = cupy.RawModule(code=source).get_function(name)
+            with self._build_lock, self.device:
+                kernel = self._kernels.get(key)
+                if kernel is None:
+                    kernel = self._kernels[key] = cupy.RawModule(code=source).get_function(name)
         return kernel
 
     def launch(self, kernel: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,

@@ -1,10 +1,18 @@
 """The OpenCL runtime (pyopencl): buffers, transfers, compiling and launching.
 
 With ``cuda.py`` this is one of the two files that import a driver library.
+
+Threads: OpenCL calls are thread-safe except ``clSetKernelArg``: a launch sets
+the arguments of a kernel object (shared by every node whose kernel has the
+same source) and then enqueues it, so launches on one device hold its launch
+lock. Program builds hold a build lock (one build per source, and the
+compiler is not entered twice at once). Transfers need no lock: the queue is
+in order, so each thread's commands run in the order it enqueued them.
 """
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 import numpy as np
@@ -56,6 +64,8 @@ class Device:
         self.queue = cl.CommandQueue(self.context)
         self._identity = f"{self.description}|{self.cl_device.driver_version}|{cl.VERSION_TEXT}"
         self._kernels: dict[str, cl.Kernel] = {}
+        self._build_lock = threading.Lock()
+        self._launch_lock = threading.Lock()
 
     def alloc(self, nbytes: int) -> cl.Buffer:
         return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
@@ -72,13 +82,17 @@ class Device:
         key = hashlib.sha256("\0".join([source, name, self._identity, *options]).encode()).hexdigest()
         kernel = self._kernels.get(key)
         if kernel is None:
-            program = cl.Program(self.context, source).build(options=options)
-            kernel = self._kernels[key] = getattr(program, name)
+            with self._build_lock:
+                kernel = self._kernels.get(key)
+                if kernel is None:
+                    program = cl.Program(self.context, source).build(options=options)
+                    kernel = self._kernels[key] = getattr(program, name)
         return kernel
 
     def launch(self, kernel: cl.Kernel, global_size: tuple[int, ...],
                local_size: tuple[int, ...] | None, args: list) -> None:
-        kernel(self.queue, global_size, local_size, *args)
+        with self._launch_lock:
+            kernel(self.queue, global_size, local_size, *args)
 
     def synchronize(self) -> None:
         self.queue.finish()

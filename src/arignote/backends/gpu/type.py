@@ -112,7 +112,8 @@ class GpuArraySharedVariable(_TensorOperators, SharedVariable):
     the device buffer); ``return_internal_type=True`` gives the GpuArray itself
     with ``borrow=True`` (no transfer at all), else a device-side copy.
     ``set_value`` uploads; with ``borrow=True`` a GpuArray of this context is
-    adopted as it is.
+    adopted as it is, unless another shared variable holds its buffer (then it
+    is copied on the device: two shared variables never share a buffer).
     """
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
@@ -123,9 +124,8 @@ class GpuArraySharedVariable(_TensorOperators, SharedVariable):
 
     def set_value(self, value: Any, borrow: bool = False) -> None:
         new = self._filter(value)
-        if new is value and not borrow:
-            new = new.copy()
-        self.storage[0] = new
+        adopted = new is value  # else the filter uploaded a fresh buffer
+        self._assign(new.copy() if adopted and not borrow else new, borrowed=adopted and borrow)
 
     def zero(self, borrow: bool = False) -> None:
         self.set_value(np.zeros(self.storage[0].shape, self.dtype), borrow=True)
@@ -152,10 +152,10 @@ def gpu_constructor(value: Any, name: str | None = None, strict: bool = False,
     gtype = GpuArrayType(value.dtype.name, broadcastable or (False,) * value.ndim, target)
     data = gtype.filter(value, strict=strict, allow_downcast=allow_downcast,
                         name=f"shared variable {name!r}")
-    if data is value and not borrow:
-        data = data.copy()
-    return GpuArraySharedVariable(gtype, None, name=name, strict=strict,
-                                  allow_downcast=allow_downcast, storage=[data])
+    adopted = data is value  # else the filter uploaded a fresh buffer
+    return GpuArraySharedVariable(gtype, data.copy() if adopted and not borrow else data, name=name,
+                                  strict=strict, allow_downcast=allow_downcast,
+                                  borrowed=adopted and borrow)
 
 
 # ----------------------------------------------------------------- transfers

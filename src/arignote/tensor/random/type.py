@@ -77,7 +77,7 @@ class RandomStateSharedVariable(_OpaqueShape, SharedVariable):
 
     def set_value(self, value: Any, borrow: bool = False) -> None:
         new = self._filter(value)
-        self.storage[0] = new if borrow else copy_state(new)
+        self._assign(new if borrow else copy_state(new))
 
     def zero(self, borrow: bool = False) -> None:
         raise TypeError(f"shared variable {self.describe()} holds a random state, which has no "
