@@ -140,8 +140,9 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
         if not isinstance(var, Variable):
             raise TypeError(f"grad: consider_constant must hold symbolic variables, got {var!r}")
     live = {v: g for v, g in seeds.items() if not isinstance(g.type, DisconnectedType)}
-    grads = backpropagate(live, wrt_list, blocked)
-    connected = _connected(live, wrt_list, blocked)
+    cut: set = set()
+    grads = backpropagate(live, wrt_list, blocked, cut)
+    connected = _connected(live, wrt_list, blocked, cut)
     name = cost.name if add_names and cost is not None else None
     result = []
     for var in wrt_list:
@@ -270,9 +271,11 @@ def connected_outputs(node: Any, reached: set) -> list[Variable]:
             if any(rows[i][j] for i, inp in enumerate(node.inputs) if inp in reached)]
 
 
-def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable]) -> set[Variable]:
+def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable],
+               cut: set = frozenset()) -> set[Variable]:
     """The ``wrt`` variables on some path to a seed (whatever the dtypes on the way); a
-    ``blocked`` variable is connected to nothing it is computed from."""
+    ``blocked`` variable is connected to nothing it is computed from, and no path goes
+    through a ``cut`` (node, input position), where a rule said DisconnectedType."""
     stop = set(blocked)
     reach = set(wrt)
     for node in io_toposort([], list(seeds)):
@@ -286,7 +289,9 @@ def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable]) -> set
         var = stack.pop()
         if var.owner is None or var in stop:
             continue
-        for inp in var.owner.inputs:
+        for i, inp in enumerate(var.owner.inputs):
+            if (var.owner, i) in cut:
+                continue
             if inp in reach and inp not in live and var in connected_outputs(var.owner, {inp}):
                 live.add(inp)
                 stack.append(inp)
@@ -306,14 +311,16 @@ def _disconnected(var: Variable, policy: str, return_disconnected: str) -> Varia
 
 
 def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
-                  consider_constant: Sequence[Variable] = ()) -> dict[Variable, Variable]:
+                  consider_constant: Sequence[Variable] = (), cut: set | None = None
+                  ) -> dict[Variable, Variable]:
     """Gradients of every variable between ``wrt`` and the seeds, by reverse accumulation.
 
     A ``consider_constant`` variable gets its gradient but passes none to its
     node. An integer-valued output passes none back (Theano's rule: its terms
     are zeros); a node none of whose inputs depends on ``wrt`` is not
     differentiated. A NullType gradient (one that does not exist) propagates:
-    every input connected to such an output gets it.
+    every input connected to such an output gets it. Where a rule returns a
+    DisconnectedType, the (node, input position) is added to ``cut``.
     """
     blocked = set(consider_constant)
     wrt_set = set(wrt)
@@ -344,14 +351,22 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                 if len(in_grads) != len(node.inputs):
                     raise ValueError(f"the gradient of {node.op} returned {len(in_grads)} "
                                      f"gradients for {len(node.inputs)} inputs")
-                pairs = zip(node.inputs, in_grads)
+                pairs = list(zip(node.inputs, in_grads))
+                if cut is not None:
+                    cut.update((node, i) for i, (_, g) in enumerate(pairs)
+                               if isinstance(getattr(g, "type", None), DisconnectedType))
         terms = dict(_pairs_list(pairs))
         for i, inp in enumerate(node.inputs):
             null = next((grads[o] for j, o in enumerate(node.outputs) if nulls[j] and rows[i][j]), None)
             if null is not None:
                 terms[inp] = null
+        # An input the op connects to no output that has a gradient gets no term (a stable
+        # form's sources are earlier variables, connected through the form).
+        unreached = set(node.inputs) - {inp for i, inp in enumerate(node.inputs)
+                                        if any(rows[i][j] and flowing[j] for j in range(len(node.outputs)))}
         for inp, g in terms.items():
-            if g is None or inp not in depends or isinstance(getattr(g, "type", None), DisconnectedType):
+            if (g is None or inp not in depends or inp in unreached
+                    or isinstance(getattr(g, "type", None), DisconnectedType)):
                 continue
             if not is_null(g):
                 g = as_tensor_variable(g)

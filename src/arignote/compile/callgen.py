@@ -78,9 +78,7 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         lines.append("try:")
         for k, thunk in enumerate(fn._thunks):
             ns[f"T{k}"] = thunk
-            if k:
-                lines.append(f"    i = {k}")
-            lines.append(f"    T{k}()")
+        lines += _indent(_run(fn._schedule, fn, ns))
         lines.append("except Exception as err:")
         lines.append("    fail(err, i)")
         lines.append("    raise")
@@ -107,6 +105,22 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     else:
         ns["KEYS"] = tuple(keys)
         lines.append(f"return dict(zip(KEYS, ({', '.join(results)}{',' if len(results) == 1 else ''})))")
+    return lines
+
+
+def _run(schedule: list, fn: Function, ns: dict[str, Any]) -> list[str]:
+    """The thunk calls in ``schedule`` order; a lazy ``Branch`` (compile/lazy.py) runs the nodes
+    only its taken branch needs under ``if``/``else`` on the condition's cell."""
+    lines: list[str] = []
+    for item in schedule:
+        k = item if isinstance(item, int) else item.index
+        if not isinstance(item, int):
+            ns[f"C{k}"] = fn.storage_map[item.cond]
+            lines += [f"if C{k}[0]:", *_indent(_run(item.then, fn, ns) or ["pass"]),
+                      "else:", *_indent(_run(item.orelse, fn, ns) or ["pass"])]
+        if k:
+            lines.append(f"i = {k}")
+        lines.append(f"T{k}()")
     return lines
 
 

@@ -1,7 +1,8 @@
 """The compiled Function: storage cells and a flat list of thunks, linked once.
 
-A call fills the input cells, runs the thunks in order and hands back the
-outputs; no graph work happens per call. Which outputs must be copied, which
+A call fills the input cells, runs the thunks in order (the nodes that only one
+branch of an ``ifelse`` needs run only when it is taken: compile/lazy.py) and
+hands back the outputs; no graph work happens per call. Which outputs must be copied, which
 buffers are handed to the caller, and which update values need a copy are all
 decided at link time from the ops' ``view_map`` and ``destroy_map``.
 
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from arignote.backends.cpu import make_thunk
+from arignote.compile import lazy
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In
 from arignote.compile.sharedvalue import SharedVariable, Storage
@@ -74,6 +76,7 @@ class Function:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
+        self._schedule = lazy.schedule(nodes, fgraph.outputs)
         self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
                                    [storage[v] for v in node.outputs]) for node in nodes]
         roots_of = _alias_roots()

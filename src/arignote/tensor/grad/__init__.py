@@ -4,5 +4,5 @@
 which every rule module imports, so the rules are in place whenever gradients
 are used.
 """
-from arignote.tensor.grad import (alloc, blas, dimshuffle, elemwise, extra_ops, gradient_ops,  # noqa: F401
-                                  join, linalg, nnet, reduction, shape, subtensor)
+from arignote.tensor.grad import (alloc, blas, builders, dimshuffle, elemwise, extra_ops,  # noqa: F401
+                                  gradient_ops, join, linalg, nnet, reduction, shape, subtensor)
