@@ -171,3 +171,23 @@ def test_bartlett_and_unique():
 
 def test_squeeze_and_repeat_are_here():
     assert E.squeeze is T.squeeze and E.repeat is T.repeat and E.RepeatOp is type(T.repeat(T.dvector(), 2).owner.op)
+
+
+def test_take_along_axis_and_permute_row_elements():
+    a = value((3, 4, 5))
+    idx = np.argsort(RNG.rand(3, 4, 5), axis=1)
+    x, i = var_for(a, "x"), T.ltensor3("i")
+    for axis in (0, 1, 2):
+        index = np.argsort(RNG.rand(3, 4, 5), axis=axis)
+        assert_matches(run([x, i], E.take_along_axis(x, i, axis), a, index),
+                       np.take_along_axis(a, index, axis))
+    verify_grad(lambda x: E.take_along_axis(x, T.constant(idx), 1), [a], rng=RNG)
+    m, p = T.dmatrix("m"), T.lmatrix("p")
+    mv, pv = value((2, 4)), np.array([[3, 0, 2, 1], [1, 2, 3, 0]])
+    assert_matches(run([m, p], E.permute_row_elements(m, p), mv, pv), np.take_along_axis(mv, pv, 1))
+    back = E.permute_row_elements(E.permute_row_elements(m, p), p, inverse=True)
+    assert_matches(run([m, p], back, mv, pv), mv)
+    row = T.lvector("row")
+    assert_matches(run([m, row], E.permute_row_elements(m, row), mv, pv[0]), mv[:, pv[0]])
+    with pytest.raises(TypeError, match="integer permutations"):
+        E.permute_row_elements(m, T.dvector())

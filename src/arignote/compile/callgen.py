@@ -48,8 +48,9 @@ def generate_call(fn: Function) -> Callable[..., Any]:
 def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     """The steps of one call, unindented; cells, thunks and checks are bound in ``ns``."""
     n = len(fn._input_cells)
-    lines = [f"if kwargs or len(args) != {n}:",
-             "    args = merge(args, kwargs)"]
+    # Implicit inputs (no argument) are filled by merge, which every call then goes through.
+    lines = ([f"if kwargs or len(args) != {n}:", "    args = merge(args, kwargs)"]
+             if len(fn._visible) == n else ["args = merge(args, kwargs)"])
     if n:
         lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = args")
         lines.append("if not fn.trust_input:")
@@ -64,6 +65,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
             else:
                 lines.append(f"    a{i} = F{i}(a{i})")
         copies = set(fn._copy_inputs)
+        if fn._check_for_aliased_inputs:
+            ns["unalias"] = fn._unalias
+            lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = unalias(({''.join(f'a{i}, ' for i in range(n))}))")
         for i, cell in enumerate(fn._input_cells):
             ns[f"I{i}"] = cell
             lines.append(f"I{i}[0] = a{i}{'.copy()' if i in copies else ''}")

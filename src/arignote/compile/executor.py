@@ -16,6 +16,7 @@ threads update it.
 """
 from __future__ import annotations
 
+import copy as _copy
 import queue
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +25,9 @@ import numpy as np
 from arignote.backends.cpu import make_thunk
 from arignote.compile import lazy
 from arignote.compile.callgen import generate_call
-from arignote.compile.io import In
+from arignote.compile.io import In, is_container
 from arignote.compile.sharedvalue import SharedVariable, Storage
+from arignote.compile.state import InputState
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
 
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from arignote.compile.function import FunctionMaker
 
 
-class Function:
+class Function(InputState):
     """A compiled function. Call it with inputs by position or by name.
 
     ``storage_map`` maps each variable of ``maker.fgraph`` to its storage cell
@@ -50,7 +52,8 @@ class Function:
 
         # Storage: one cell per variable; a shared input's cell is filled from the
         # variable's storage at the start of each call and emptied at its end.
-        # Inputs given a value= keep it in a separate cell (``_stored``): the
+        # Inputs given a value= or an update keep the value in a separate cell
+        # (``_stored``; another function's container when value= is one): the
         # input cell holds only the value of the current call.
         storage: dict[Variable, list] = {}
         self._input_cells: list[list] = []
@@ -58,8 +61,7 @@ class Function:
         for position, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs[:n_explicit])):
             storage[var] = cell = [None]
             self._input_cells.append(cell)
-            self._stored.append(None if spec.value is None else [_own(
-                var.type.filter(spec.value, name=_input_name(spec, position)), spec.value)])
+            self._stored.append(_stored_cell(spec, var, position))
         self._shared_cells: list[tuple[list, Storage]] = []
         for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:]):
             storage[var] = cell = [None]
@@ -99,17 +101,23 @@ class Function:
                                 not any(getattr(t, "broadcastable", ())), spec.strict,
                                 spec.allow_downcast if spec.allow_downcast is not None else downcast,
                                 _input_name(spec, position)))
-        # A name two inputs share cannot be used as a keyword: it maps to None.
+        # Implicit inputs (In(implicit=True)) take no argument: positions and names
+        # count the others. A name two inputs share cannot be a keyword (None).
+        self._visible = [i for i, spec in enumerate(maker.inputs) if not spec.implicit]
         self._names: dict[str, int | None] = {}
-        for i, spec in enumerate(maker.inputs):
-            if spec.name:
-                self._names[spec.name] = None if spec.name in self._names else i
+        for i in self._visible:
+            name = maker.inputs[i].name
+            if name:
+                self._names[name] = None if name in self._names else i
         # An op that overwrites an input, or a view of one, would change the
         # caller's array: such inputs are copied first unless In(mutable=True).
         destroyed = frozenset().union(*[roots_of(node.inputs[i]) for node in self._nodes
                                         for idxs in node.op.destroy_map.values() for i in idxs])
         self._copy_inputs = [i for i, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs))
                              if var in destroyed and not spec.mutable]
+        # With In(mutable=True) or In(borrow=True), two arguments (or an argument and a shared
+        # value) that share memory are separated at call time: all but the first are copied.
+        self._check_for_aliased_inputs = any(spec.mutable or spec.borrow for spec in maker.inputs)
 
     def _link_outputs(self, fgraph: Any, n_explicit: int, swap: dict, roots_of: Any) -> None:
         maker = self.maker
@@ -118,7 +126,11 @@ class Function:
         input_specs = dict(zip(fgraph.inputs[:n_explicit], maker.inputs))
         internal = {v for node in self._nodes for v in node.outputs}
 
-        # Updates first: each internal buffer an update takes is handed over, not copied.
+        # Updates first: each internal buffer an update takes is handed over, not copied;
+        # so is the value of a shared variable that is itself updated (A, B = B, A).
+        updated = {t.origin for t, _ in maker.updates if isinstance(t, SharedVariable)}
+        movable = internal | {var for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:])
+                              if shared.origin in updated}
         claimed: set[Variable] = set()
         self._update_cells: list[list] = []
         self._update_targets: list[list] = []
@@ -126,7 +138,7 @@ class Function:
         for j, (target, _) in enumerate(maker.updates):
             var = fgraph.outputs[n_out + j]
             roots = roots_of(var)
-            if roots <= internal and not roots & claimed:
+            if roots <= movable and not roots & claimed:
                 claimed |= roots
             else:
                 self._copy_updates.append(j)
@@ -180,12 +192,14 @@ class Function:
             cell[0] = None
 
     def _merge_keywords(self, args: tuple, kwargs: dict) -> list:
-        n = len(self._input_cells)
+        n = len(self._visible)
         if len(args) > n:
-            names = ", ".join(self._specs[i][6] for i in range(n)) or "none"
+            names = ", ".join(self._specs[i][6] for i in self._visible) or "none"
             raise TypeError(f"{self._label()} takes at most {n} argument{'s' * (n != 1)} "
                             f"(inputs: {names}), got {len(args)}")
-        values: list[Any] = list(args) + [_MISSING] * (n - len(args))
+        values: list[Any] = [_MISSING] * len(self._input_cells)
+        for i, value in zip(self._visible, args):
+            values[i] = value
         for key, value in kwargs.items():
             if key not in self._names:
                 known = ", ".join(repr(k) for k in self._names) or "none have names"
@@ -200,10 +214,23 @@ class Function:
             values[i] = value
         for i, value in enumerate(values):
             if value is _MISSING:
-                if self._stored[i] is None:
+                if self._stored[i] is None or self._stored[i][0] is None:
                     self._missing(i)
                 values[i] = self._stored[i][0]
         return values
+
+    def _unalias(self, args: tuple) -> tuple:
+        """``args`` where none shares memory with an earlier one or with a shared value read
+        by this call (Theano's check for functions with mutable or borrowed inputs)."""
+        seen = [source[0] for _, source in self._shared_cells if isinstance(source[0], np.ndarray)]
+        result = []
+        for value in args:
+            if isinstance(value, np.ndarray):
+                if any(np.may_share_memory(value, other) for other in seen):
+                    value = value.copy()
+                seen.append(value)
+            result.append(value)
+        return tuple(result)
 
     def _missing(self, i: int) -> None:
         t = self._specs[i][0]
@@ -214,30 +241,38 @@ class Function:
         return f"function {self.name!r}" if self.name else "the function"
 
     # ------------------------------------------------------------ utilities
-    def __getitem__(self, name: str) -> Any:
-        """The stored value of input ``name`` (an ``In`` with ``value=``)."""
-        return self._stored[self._default_index(name)][0]
+    def __getitem__(self, key: Any) -> Any:
+        """The stored value of an input (by name, variable, position or ``In``; see state.py)."""
+        return self._stored[self._default_index(key)][0]
 
-    def __setitem__(self, name: str, value: Any) -> None:
-        i = self._default_index(name)
+    def __setitem__(self, key: Any, value: Any) -> None:
+        i = self._default_index(key)
         ttype, _, _, _, strict, downcast, label = self._specs[i]
         self._stored[i][0] = _own(ttype.filter(value, strict=strict, allow_downcast=downcast,
                                                name=label), value)
 
-    def _default_index(self, name: str) -> int:
-        i = self._names.get(name)
-        if i is None or self._stored[i] is None:
-            raise KeyError(f"{self._label()} has no input named {name!r} with a stored value")
+    def _default_index(self, key: Any) -> int:
+        i = self._index(key)
+        if self._stored[i] is None:
+            raise KeyError(f"{self._label()} has no stored value for input {key!r}: give it one "
+                           "with In(var, value=...)")
         return i
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
              delete_updates: bool = False, name: str | None = None) -> Function:
         """A new Function for the same graph; ``swap`` maps shared variables to others of
-        the same type, ``delete_updates`` drops every update (default ones too)."""
+        the same type, ``delete_updates`` drops every update (default ones too; inputs that
+        only fed updates stay, unused). Stored values are copied where the input is mutable.
+
+        As in Theano 1.0, a copy with ``swap`` or ``delete_updates`` returns its outputs as
+        a list, whatever form the original's had.
+        """
         from arignote.compile.function import FunctionMaker
         request = dict(self.maker.request)
+        if swap or delete_updates:
+            request["outputs"] = _as_output_list(request["outputs"])
         if delete_updates:
-            request.update(updates=None, no_default_updates=True,
+            request.update(updates=None, no_default_updates=True, on_unused_input="ignore",
                            inputs=[_without_update(spec) for spec in request["inputs"]])
         if name is not None:
             request["name"] = name
@@ -254,10 +289,13 @@ class Function:
             swap_map[old.origin] = new
         fn = Function(maker, swap_map)
         fn.trust_input = self.trust_input
-        for mine, theirs in zip(self._stored, fn._stored):
-            if mine is not None:
-                theirs[0] = mine[0] if share_memory else mine[0].copy()
+        for spec, mine, theirs in zip(self.maker.inputs, self._stored, fn._stored):
+            if mine is not None and theirs is not mine and theirs is not None:  # a shared cell stays shared
+                copy_it = spec.mutable and not share_memory and mine[0] is not None
+                theirs[0] = _copy.copy(mine[0]) if copy_it else mine[0]
         return fn
+
+    __copy__ = copy
 
     def free(self) -> None:
         """Drop the intermediate buffers kept for reuse between calls."""
@@ -282,11 +320,12 @@ def _own(value: Any, given: Any) -> Any:
 def _must_copy(root: Variable, borrow: bool, input_specs: dict) -> bool:
     """Whether an output whose memory is that of graph input ``root`` must be copied.
 
-    Constants are never handed out; an explicit input only under In(borrow=True);
-    a shared variable's buffer only under Out(borrow=True).
+    A constant's buffer, like a shared variable's, only under Out(borrow=True)
+    (Theano's contract: the caller then holds the internal memory); an explicit
+    input only under In(borrow=True).
     """
     if isinstance(root, Constant):
-        return True
+        return not borrow
     if root in input_specs:
         return not input_specs[root].borrow
     return not borrow
@@ -296,7 +335,28 @@ def _without_update(spec: In) -> In:
     if spec.update is None:
         return spec
     return In(spec.variable, name=spec.name, value=spec.value, mutable=spec.mutable,
-              borrow=spec.borrow, strict=spec.strict, allow_downcast=spec.allow_downcast)
+              borrow=spec.borrow, strict=spec.strict, allow_downcast=spec.allow_downcast,
+              implicit=spec.implicit)
+
+
+def _as_output_list(outputs: Any) -> list:
+    """A function's ``outputs`` argument as a list (a dict's in sorted key order)."""
+    if outputs is None:
+        return []
+    if isinstance(outputs, dict):
+        return [outputs[k] for k in sorted(outputs)]
+    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+
+
+def _stored_cell(spec: In, var: Variable, position: int) -> list | None:
+    """Where input ``var`` keeps its value between calls: another function's (or a shared
+    variable's) cell, a fresh one holding ``value`` (or None until an update writes it),
+    or nothing for a plain argument."""
+    if is_container(spec.value):
+        return spec.value.storage
+    if spec.value is None:
+        return [None] if spec.update is not None else None
+    return [_own(var.type.filter(spec.value, name=_input_name(spec, position)), spec.value)]
 
 
 def _input_name(spec: In, position: int) -> str:

@@ -39,8 +39,11 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     list), or a dict of name -> variable (a dict). ``updates`` pairs shared
     variables with expressions of their next value, all computed from the values
     before the call and applied together after it. ``givens`` substitutes
-    variables of the graph before compiling. ``profile`` and ``rebuild_strict``
-    are accepted so that Theano calls run unchanged; they have no effect yet.
+    variables of the graph before compiling (numbers and arrays become constants of
+    the replaced variable's type; ``rebuild_strict=False`` lets a replacement of
+    another type rebuild the nodes above it). An input may be an intermediate
+    variable: the graph below it is cut (Theano's rule). ``profile`` is accepted
+    so that Theano calls run unchanged.
     """
     if inputs is None:
         inputs = []
@@ -52,7 +55,7 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
         outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
         no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
         on_unused_input=on_unused_input or config.on_unused_input, name=name,
-        accept_inplace=accept_inplace)
+        accept_inplace=accept_inplace, rebuild_strict=rebuild_strict)
     fn = maker.create()
     fn.trust_input = trust_input
     return fn
@@ -90,12 +93,13 @@ class FunctionMaker:
 
     def __init__(self, inputs: list[In], outputs: Any, mode: Mode, updates: Any, givens: Any,
                  no_default_updates: bool | Sequence[SharedVariable], allow_input_downcast: bool | None,
-                 on_unused_input: str, name: str | None, accept_inplace: bool = False):
+                 on_unused_input: str, name: str | None, accept_inplace: bool = False,
+                 rebuild_strict: bool = True):
         self.request = dict(inputs=inputs, outputs=outputs, mode=mode, updates=updates,
                             givens=givens, no_default_updates=no_default_updates,
                             allow_input_downcast=allow_input_downcast,
                             on_unused_input=on_unused_input, name=name,
-                            accept_inplace=accept_inplace)
+                            accept_inplace=accept_inplace, rebuild_strict=rebuild_strict)
         self.mode = mode
         self.name = name
         self.allow_input_downcast = allow_input_downcast
@@ -106,10 +110,14 @@ class FunctionMaker:
         for spec in inputs:
             if spec.update is not None:
                 update_pairs.append((spec, _as_update(spec.update)))
-        givens_map = _normalize_givens(givens)
+        givens_map = _normalize_givens(givens, rebuild_strict)
 
         roots = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
-        explicit = [spec.variable for spec in inputs]
+        # An intermediate variable given as an input cuts the graph below it: it is
+        # replaced by an ownerless copy, which the call fills.
+        cut = {spec.variable: spec.variable.clone() for spec in inputs if spec.variable.owner is not None}
+        givens_map = {**givens_map, **cut}
+        explicit = [cut.get(spec.variable, spec.variable) for spec in inputs]
         if givens_map:
             equiv = clone_get_equiv(explicit, roots, copy_inputs=False, replace=givens_map)
             roots = [equiv[r] for r in roots]
@@ -127,6 +135,9 @@ class FunctionMaker:
         self.updates = update_pairs
         self.fgraph = FunctionGraph(explicit + shared_vars, roots, clone=True)
         self.fgraph.n_outputs = len(self.outputs)
+        # In(mutable=True): the in-place rewrites may overwrite that argument (graph/destroyhandler.py).
+        self.fgraph.destroyable_inputs = frozenset(
+            var for spec, var in zip(inputs, self.fgraph.inputs) if spec.mutable)
         if not accept_inplace:
             _refuse_inplace(self.fgraph)
         mode.rewrite(self.fgraph)
@@ -140,25 +151,25 @@ class FunctionMaker:
         for position, spec in enumerate(self.inputs):
             var = spec.variable
             if isinstance(var, SharedVariable):
-                raise TypeError(f"shared variable {var.describe()} cannot be an explicit input: "
-                                "shared variables are implicit inputs of every function that uses "
-                                "them; to feed another value, use givens={shared: new_variable}")
+                raise TypeError(f"Cannot use a shared variable ({var}) as explicit input: shared "
+                                "variables are implicit inputs of every function that uses them; to "
+                                "feed another value, use givens={shared: new_variable}")
             if isinstance(var, Constant):
                 raise TypeError(f"input {position} is the constant {var}: inputs must be symbolic "
                                 "variables such as tensor.vector('x')")
-            if var.owner is not None:
-                raise TypeError(f"input {position} ({var}) is computed by {var.owner.op}: inputs must "
-                                "be ownerless variables; to feed an intermediate value, compile with "
-                                "givens={intermediate: new_input}")
-            if var in seen:
-                raise ValueError(f"variable {var.describe()} is given twice as an input (positions "
-                                 f"{seen[var]} and {position}): list each input once")
+            if var in seen:  # Theano's class: the second is an input nothing uses
+                raise UnusedInputError(f"variable {var.describe()} is given twice as an input "
+                                       f"(positions {seen[var]} and {position}): list each input once")
             seen[var] = position
 
     def _check_graph_inputs(self, roots: list[Variable], explicit: list[Variable],
                             on_unused_input: str) -> list[SharedVariable]:
         explicit_set = set(explicit)
         needed = ancestors(roots, blockers=explicit_set)
+        used = set(needed)
+        for spec, var in zip(self.inputs, explicit):  # Theano reports these before missing ones
+            if var not in used:
+                self._unused(spec, on_unused_input)
         shared_vars: list[SharedVariable] = []
         for var in needed:
             if var.owner is not None or var in explicit_set or isinstance(var, Constant):
@@ -168,10 +179,6 @@ class FunctionMaker:
                 shared_vars.append(var)
             else:
                 raise MissingInputError(var)
-        used = set(needed)
-        for spec in self.inputs:
-            if spec.variable not in used:
-                self._unused(spec, on_unused_input)
         return shared_vars
 
     @staticmethod
@@ -192,7 +199,7 @@ def _normalize_outputs(outputs: Any) -> tuple[Any, list[Out]]:
     if outputs is None:
         return 0, []
     if isinstance(outputs, Mapping):
-        keys = list(outputs)
+        keys = sorted(outputs, key=str)  # Theano's order
         return keys, [_as_out(outputs[k], repr(k)) for k in keys]
     if isinstance(outputs, (list, tuple)):
         return len(outputs), [_as_out(o, str(i)) for i, o in enumerate(outputs)]
@@ -242,11 +249,14 @@ def _normalize_updates(updates: Any) -> list[tuple[Any, Variable]]:
             raise ValueError(f"updates: shared variable {target.describe()} is updated twice; "
                              "combine the two expressions into one")
         seen.add(target.origin)
+        if not isinstance(expr, Variable) and isinstance(target.type, TensorType):
+            # A number or array: a constant of the variable's type (Theano's rule).
+            expr = target.type.make_constant(target.type.filter(expr, allow_downcast=True))
         result.append((target, _as_update(expr)))
     return result
 
 
-def _normalize_givens(givens: Any) -> dict[Variable, Variable]:
+def _normalize_givens(givens: Any, strict: bool = True) -> dict[Variable, Variable]:
     if givens is None:
         return {}
     pairs = list(givens.items()) if isinstance(givens, Mapping) else list(givens)
@@ -258,8 +268,10 @@ def _normalize_givens(givens: Any) -> dict[Variable, Variable]:
         if not isinstance(old, Variable):
             raise TypeError(f"givens: key {old!r} is not a symbolic variable: the keys are the "
                             "graph's variables to replace")
+        if not isinstance(new, Variable) and isinstance(old.type, TensorType):
+            new = old.type.make_constant(old.type.filter(new, allow_downcast=True))  # Theano's rule
         new = as_tensor_variable(new) if isinstance(old.type, TensorType) else new
-        if old.type != new.type:
+        if old.type != new.type and strict:
             same = (isinstance(new.type, TensorType) and isinstance(old.type, TensorType)
                     and old.type.dtype == new.type.dtype and old.type.ndim == new.type.ndim)
             if not same:

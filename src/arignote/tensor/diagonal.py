@@ -13,14 +13,14 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.tensor import math as _math
-from arignote.tensor.extra_ops import _HostOp
+from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["ExtractDiag", "AllocDiag", "diagonal", "diag"]
 
 
-class ExtractDiag(_HostOp):
+class ExtractDiag(HostOp):
     """``numpy.diagonal(x, offset, axis1, axis2)``: the two axes go, the diagonal comes last."""
 
     __props__ = ("offset", "axis1", "axis2", "view")
@@ -58,7 +58,7 @@ class ExtractDiag(_HostOp):
         return [tuple(rest) + (_math.cast(length, "int64"),)]
 
 
-class AllocDiag(_HostOp):
+class AllocDiag(HostOp):
     """An array of zeros whose diagonal ``offset`` over axes ``axis1``/``axis2`` (taken in
     increasing order) holds the last axis of the input: ``AllocDiag()(v)`` is ``numpy.diag(v)``."""
 

@@ -5,7 +5,8 @@
 ``unravel_index``/``ravel_multi_index``, ``bartlett``, ``Unique``, and
 ``squeeze``/``repeat`` (which live with the shape and join ops). Each op's
 ``perform`` is the numpy function; gradients are in ``tensor/grad/extra_ops.py``.
-None has a GPU kernel: placement keeps them on the CPU and says so.
+None has a GPU kernel (``HostOp``): placement keeps them on the CPU and says so.
+``take_along_axis`` and ``permute_row_elements`` are gathers built from indexing.
 """
 from __future__ import annotations
 
@@ -15,35 +16,29 @@ from collections.abc import Sequence
 import numpy as np
 
 from arignote.config import config
-from arignote.graph.basic import Apply, Op, Variable
+from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import DISCRETE, INTEGER
 from arignote.tensor import math as _math
-from arignote.tensor.alloc import arange, as_int_scalar, zeros
+from arignote.tensor.alloc import alloc, arange, as_int_scalar, zeros
+from arignote.tensor.hostop import HostOp
 from arignote.tensor.join import Repeat, repeat
-from arignote.tensor.shape import checked_axis, product, shape_i, squeeze, vector_length
-from arignote.tensor.subtensor import set_subtensor
+from arignote.tensor.shape import checked_axis, product, reshape, shape_i, squeeze, vector_length
+from arignote.tensor.sort import argsort
+from arignote.tensor.subtensor import AdvancedSubtensor1, set_subtensor
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["CumOp", "DiffOp", "SearchsortedOp", "BinCount", "FillDiagonal", "FillDiagonalOffset",
            "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
            "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
-           "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat"]
+           "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat", "take_along_axis",
+           "permute_row_elements"]
 
 RepeatOp = Repeat  # Theano's name of the op
-_NO_KERNEL = "no GPU kernel for {op}: numpy runs it on the host"
-
-
-class _HostOp(Op):
-    """An op that runs its numpy ``perform`` on the host; placement quotes ``stays_on_cpu``."""
-
-    @property
-    def stays_on_cpu(self) -> str:
-        return _NO_KERNEL.format(op=type(self).__name__)
 
 
 # ----------------------------------------------------------------- cumulative
-class CumOp(_HostOp):
+class CumOp(HostOp):
     """``numpy.cumsum`` (mode 'add') or ``numpy.cumprod`` ('mul') along ``axis``; ``axis``
     None works on the flattened input and gives a vector. The dtype is the input's."""
 
@@ -86,7 +81,7 @@ def cumprod(x: Any, axis: int | None = None) -> Variable:
 
 
 # ----------------------------------------------------------------------- diff
-class DiffOp(_HostOp):
+class DiffOp(HostOp):
     """``numpy.diff(x, n, axis)``: the ``n``-th discrete difference along ``axis``."""
 
     __props__ = ("n", "axis")
@@ -119,7 +114,7 @@ def diff(x: Any, n: int = 1, axis: int = -1) -> Variable:
 
 
 # ------------------------------------------------------------------- counting
-class BinCount(_HostOp):
+class BinCount(HostOp):
     """``numpy.bincount(x, weights, minlength)``: ``x`` a non-negative integer vector.
 
     The result has ``x``'s dtype without weights, the weights' dtype with them.
@@ -161,7 +156,7 @@ def bincount(x: Any, weights: Any = None, minlength: Any = None, assert_nonneg: 
     return BinCount()(x, 0 if minlength is None else minlength, weights)
 
 
-class SearchsortedOp(_HostOp):
+class SearchsortedOp(HostOp):
     """``numpy.searchsorted(x, v, side, sorter)``: int64 insertion points of ``v`` into ``x``."""
 
     __props__ = ("side",)
@@ -198,7 +193,7 @@ def searchsorted(x: Any, v: Any, side: str = "left", sorter: Any = None) -> Vari
 
 
 # ------------------------------------------------------------------ diagonals
-class FillDiagonal(_HostOp):
+class FillDiagonal(HostOp):
     """A copy of ``a`` whose main diagonal ``a[i, i, ...]`` is the scalar ``val``.
 
     A matrix may be rectangular (the diagonal has ``min(rows, cols)`` entries, as
@@ -232,7 +227,7 @@ def fill_diagonal(a: Any, val: Any) -> Variable:
     return FillDiagonal()(a, val)
 
 
-class FillDiagonalOffset(_HostOp):
+class FillDiagonalOffset(HostOp):
     """A copy of the matrix ``a`` whose diagonal ``offset`` (an int scalar) is ``val``."""
 
     def make_node(self, a: Any, val: Any, offset: Any) -> Apply:
@@ -289,7 +284,7 @@ def to_one_hot(y: Any, nb_class: Any, dtype: str | None = None) -> Variable:
     return set_subtensor(codes[arange(n), y], 1)
 
 
-class UnravelIndex(_HostOp):
+class UnravelIndex(HostOp):
     """``numpy.unravel_index(indices, dims, order)``: ``ndim`` int64 arrays of indices' shape."""
 
     __props__ = ("ndim", "order")
@@ -332,7 +327,7 @@ def unravel_index(indices: Any, dims: Any, order: str = "C", ndim: int | None = 
     return tuple(result) if ndim > 1 else (result,)
 
 
-class RavelMultiIndex(_HostOp):
+class RavelMultiIndex(HostOp):
     """``numpy.ravel_multi_index(multi_index, dims, mode, order)``: int64 flat indices."""
 
     __props__ = ("mode", "order")
@@ -376,7 +371,7 @@ def _index_array(value: Any, what: str) -> Variable:
 
 
 # --------------------------------------------------------------- small extras
-class Bartlett(_HostOp):
+class Bartlett(HostOp):
     """``numpy.bartlett(M)``: the triangular window of ``M`` points, a float64 vector."""
 
     def make_node(self, M: Any) -> Apply:
@@ -397,7 +392,7 @@ def bartlett(M: Any) -> Variable:
     return Bartlett()(M)
 
 
-class Unique(_HostOp):
+class Unique(HostOp):
     """``numpy.unique`` with Theano's flags: the sorted unique values, then (each when asked)
     the first indices, the inverse indices and the counts (int64 vectors)."""
 
@@ -424,4 +419,42 @@ class Unique(_HostOp):
         result = result if isinstance(result, tuple) else (result,)
         for k, (cell, value, out) in enumerate(zip(output_storage, result, node.outputs)):
             cell[0] = np.asarray(value if k == 0 else np.reshape(value, -1), dtype=out.dtype)
+
+
+
+# ----------------------------------------------------------------- gathering
+def take_along_axis(a: Any, index: Any, axis: int) -> Variable:
+    """``numpy.take_along_axis(a, index, axis)`` for an integer ``index`` of ``a``'s shape:
+    a gather from the flattened ``a``, so it is differentiable like indexing."""
+    a, index = as_tensor_variable(a), as_tensor_variable(index)
+    axis = checked_axis(a, axis, "take_along_axis")
+    if a.ndim == 1:
+        return AdvancedSubtensor1()(a, index)
+    others = [d for d in range(a.ndim) if d != axis]
+    n = shape_i(a, axis)
+    lead = [shape_i(a, d) for d in others]
+    offsets = reshape(arange(product(lead), dtype="int64") * n, lead, ndim=len(lead)).dimshuffle(
+        *range(len(lead)), "x")
+    flat_index = (_math.cast(index.dimshuffle(*others, axis), "int64") + offsets).flatten()
+    gathered = reshape(AdvancedSubtensor1()(a.dimshuffle(*others, axis).flatten(), flat_index),
+                       lead + [n], ndim=a.ndim)
+    back = [0] * a.ndim
+    for position, d in enumerate(others + [axis]):
+        back[d] = position
+    return gathered.dimshuffle(*back)
+
+
+def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> Variable:
+    """Each row (last axis) of ``x`` reordered by the permutation in the same row of ``y``
+    (``x[..., y]`` row by row; ``y`` broadcasts over leading axes); ``inverse`` applies the
+    inverse permutations. Theano's ``permute_row_elements``."""
+    x, y = as_tensor_variable(x), as_tensor_variable(y)
+    if y.dtype not in INTEGER or y.ndim < 1 or y.ndim > x.ndim:
+        raise TypeError(f"permute_row_elements: y must hold integer permutations with at most "
+                        f"{x.ndim} dimensions, got {y.describe()} ({y.type})")
+    if inverse:
+        y = argsort(y, -1)
+    if y.ndim < x.ndim:
+        y = alloc(y, *[shape_i(x, d) for d in range(x.ndim - 1)], shape_i(y, -1))
+    return take_along_axis(x, y, x.ndim - 1)
 

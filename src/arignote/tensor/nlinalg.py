@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from arignote.graph.basic import Apply, Op, Variable
+from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor import math as _math
 from arignote.tensor import reduction as _reduction
 from arignote.tensor.blas import dot
 from arignote.tensor.diagonal import AllocDiag, ExtractDiag
+from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
@@ -25,15 +26,10 @@ __all__ = ["MatrixInverse", "MatrixPinv", "Det", "Eig", "Eigh", "EighGrad", "SVD
            "QRIncomplete", "matrix_inverse", "pinv", "det", "eig", "eigh", "svd", "qr", "matrix_dot",
            "trace", "diag", "alloc_diag", "extract_diag", "matrix_power", "norm"]
 
-LAPACK_ON_HOST = "{op} calls LAPACK through numpy/scipy on the host: no GPU kernel"
+class HostLinalgOp(HostOp):
+    """A linear-algebra op computed by LAPACK on the host."""
 
-
-class HostLinalgOp(Op):
-    """A linear-algebra op computed by LAPACK on the host; placement quotes ``stays_on_cpu``."""
-
-    @property
-    def stays_on_cpu(self) -> str:
-        return LAPACK_ON_HOST.format(op=type(self).__name__)
+    host_reason = "LAPACK through numpy/scipy runs it on the host"
 
 
 def as_matrix(x: Any, what: str, square: bool = False) -> Variable:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
-from arignote.tensor.extra_ops import _HostOp
+from arignote.tensor.hostop import HostOp
 from arignote.tensor.shape import checked_axis, product, static_value
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
@@ -21,7 +21,7 @@ __all__ = ["SortOp", "ArgSortOp", "sort", "argsort"]
 _KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
 
-class _SortBase(_HostOp):
+class _SortBase(HostOp):
     __props__ = ("kind", "axis")
 
     def __init__(self, kind: str = "quicksort", axis: int | None = -1, order: Any = None):

@@ -107,9 +107,13 @@ class TensorType(Type):
         if allow_downcast:
             try:
                 return np.asarray(value, dtype=self.numpy_dtype)
+            except OverflowError:
+                # numpy 2 refuses out-of-range Python ints; a downcast wraps them, as C (and
+                # numpy 1, and Theano) did.
+                return np.asarray(value).astype(self.numpy_dtype)
             except (TypeError, ValueError) as err:
-                raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)}, "
-                                f"which numpy cannot convert ({err})") from None
+                raise ConversionError(f"{name} expects {self.describe()}, got {_describe_value(value)}, "
+                                      f"which numpy cannot convert ({err})") from None
         if isinstance(value, np.ndarray):
             if np.result_type(value.dtype, self.numpy_dtype) == self.numpy_dtype:
                 return np.asarray(value).astype(self.numpy_dtype)
@@ -126,8 +130,8 @@ class TensorType(Type):
             raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
                             f"that is not an array ({err})") from None
         if original.dtype.kind not in "biufc":
-            raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
-                            "which numpy cannot read as a numeric array")
+            raise ConversionError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
+                                  "which numpy cannot read as a numeric array")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             converted = original.astype(self.numpy_dtype)
@@ -155,6 +159,11 @@ class TensorType(Type):
     def make_variable(self, name: str | None = None) -> Variable:
         _warn_if_float64(self.dtype, name)
         return super().make_variable(name)
+
+
+class ConversionError(TypeError, ValueError):
+    """A value that is not numeric at all (a string...): a TypeError here, and the ValueError
+    numpy (and so Theano) raises for it."""
 
 
 def _describe_value(value: Any) -> str:

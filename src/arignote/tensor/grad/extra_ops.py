@@ -15,7 +15,8 @@ from arignote.tensor import math as tm
 from arignote.tensor.alloc import arange, zeros
 from arignote.tensor.diagonal import ExtractDiag
 from arignote.tensor.extra_ops import (Bartlett, BinCount, CumOp, DiffOp, FillDiagonal,
-                                       FillDiagonalOffset, cumsum, fill_diagonal, fill_diagonal_offset)
+                                       FillDiagonalOffset, cumsum, fill_diagonal, fill_diagonal_offset,
+                                       take_along_axis)
 from arignote.tensor.join import concatenate
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import reshape, shape_i
@@ -101,26 +102,3 @@ def sort_grad(op, inputs, outputs, output_grads):
     axis = op.axis % x.ndim
     rank = argsort(argsort(x, axis, kind="stable"), axis, kind="stable")
     return [take_along_axis(g, rank, axis)]
-
-
-def take_along_axis(a, index, axis: int):
-    """``numpy.take_along_axis(a, index, axis)`` for ``index`` of ``a``'s shape, from a
-    gather of the flattened ``a``."""
-    if a.ndim == 1:
-        return AdvancedSubtensor1()(a, index)
-    others = [d for d in range(a.ndim) if d != axis]
-    a_last = a.dimshuffle(*others, axis)
-    index_last = index.dimshuffle(*others, axis)
-    n = shape_i(a, axis)
-    lead = [shape_i(a, d) for d in others]
-    count = lead[0]
-    for length in lead[1:]:
-        count = count * length
-    offsets = reshape(arange(count, dtype="int64") * n, lead, ndim=len(lead)).dimshuffle(
-        *range(len(lead)), "x")
-    flat = AdvancedSubtensor1()(a_last.flatten(), (index_last + offsets).flatten())
-    gathered = reshape(flat, lead + [n], ndim=a.ndim)
-    back = [0] * a.ndim
-    for position, d in enumerate(others + [axis]):
-        back[d] = position
-    return gathered.dimshuffle(*back)
