@@ -340,7 +340,7 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
         usable = [flowing[j] and not nulls[j] and _is_float(o) for j, o in enumerate(node.outputs)]
         pairs: Any = []
         if any(usable):
-            output_grads = [grads[o] if usable[j] else zeros_like(o) for j, o in enumerate(node.outputs)]
+            output_grads = [grads[o] if usable[j] else _no_gradient(o) for j, o in enumerate(node.outputs)]
             pairs = _stable_pairs(node, output_grads, depends, blocked, wrt_set)
             if pairs is None:
                 in_grads = input_grads(node, output_grads)
@@ -376,6 +376,13 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                 g = fit_to(g, inp)
             _accumulate(grads, inp, g)
     return grads
+
+
+def _no_gradient(var: Variable) -> Variable:
+    """What a rule gets for an output with no gradient: zeros, or (an output that is not an
+    array, such as a random generator's state) a DisconnectedType variable."""
+    return zeros_like(var) if isinstance(var.type, TensorType) or hasattr(var.type, "host_type") \
+        else disconnected_type()
 
 
 def _pairs_list(pairs: Any) -> list:
