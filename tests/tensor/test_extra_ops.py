@@ -191,3 +191,18 @@ def test_take_along_axis_and_permute_row_elements():
     assert_matches(run([m, row], E.permute_row_elements(m, row), mv, pv[0]), mv[:, pv[0]])
     with pytest.raises(TypeError, match="integer permutations"):
         E.permute_row_elements(m, T.dvector())
+
+
+def test_nonzero_flatnonzero_nonzero_values():
+    m = T.dmatrix("m")
+    mv = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
+    rows, cols = E.nonzero(m)
+    got = run([m], [rows, cols], mv)
+    for g, w in zip(got, np.nonzero(mv)):
+        assert_matches(g, w.astype("int64"))
+    assert_matches(run([m], E.nonzero(m, return_matrix=True), mv), np.array(np.nonzero(mv)))
+    assert_matches(run([m], E.flatnonzero(m), mv), np.flatnonzero(mv).astype("int64"))
+    assert_matches(run([m], E.nonzero_values(m), mv), mv[mv != 0])
+    assert_matches(run([m], E.flatnonzero(m), np.zeros((2, 2))), np.zeros(0, "int64"))
+    with pytest.raises(ValueError, match="scalar"):
+        E.nonzero(T.dscalar())

@@ -19,7 +19,8 @@ from arignote.tensor.subtensor import *  # noqa: F401,F403
 from arignote.tensor.diagonal import *  # noqa: F401,F403
 from arignote.tensor.sort import argsort, sort  # noqa: F401
 from arignote.tensor.extra_ops import (DiffOp, bartlett, bincount, cumprod, cumsum, fill_diagonal,  # noqa: F401
-                                       fill_diagonal_offset, ravel_multi_index, unravel_index)
+                                       fill_diagonal_offset, flatnonzero, nonzero, nonzero_values,
+                                       permute_row_elements, ravel_multi_index, unravel_index)
 from arignote.tensor import extra_ops, nlinalg, nnet, slinalg  # noqa: F401
 
 globals().update(CONSTRUCTORS)

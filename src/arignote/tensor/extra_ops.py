@@ -32,7 +32,7 @@ __all__ = ["CumOp", "DiffOp", "SearchsortedOp", "BinCount", "FillDiagonal", "Fil
            "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
            "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
            "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat", "take_along_axis",
-           "permute_row_elements"]
+           "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values"]
 
 RepeatOp = Repeat  # Theano's name of the op
 
@@ -420,6 +420,41 @@ class Unique(HostOp):
         for k, (cell, value, out) in enumerate(zip(output_storage, result, node.outputs)):
             cell[0] = np.asarray(value if k == 0 else np.reshape(value, -1), dtype=out.dtype)
 
+
+
+# ------------------------------------------------------------------ non-zeros
+class NonZero(HostOp):
+    """``numpy.nonzero`` as one int64 matrix: row ``k`` holds the indices along axis ``k``."""
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_tensor_variable(a)
+        if a.ndim == 0:
+            raise ValueError(f"nonzero of the scalar {a.describe()}: give an array of 1 or more dimensions")
+        return Apply(self, [a], [TensorType("int64", (a.ndim == 1, False))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        output_storage[0][0] = np.array(np.nonzero(inputs[0]), dtype="int64").reshape(inputs[0].ndim, -1)
+
+
+def nonzero(a: Any, return_matrix: bool = False) -> Any:
+    """The indices of ``a``'s non-zero entries: a tuple of one int64 vector per axis (as
+    ``numpy.nonzero``), or with ``return_matrix`` the matrix of them, one row per axis."""
+    matrix = NonZero()(a)
+    if return_matrix:
+        return matrix
+    return tuple(matrix[k] for k in range(matrix.owner.inputs[0].ndim))
+
+
+def flatnonzero(a: Any) -> Variable:
+    """The indices of the non-zero entries of ``a`` flattened (``numpy.flatnonzero``)."""
+    a = as_tensor_variable(a)
+    return NonZero()(a.flatten())[0]
+
+
+def nonzero_values(a: Any) -> Variable:
+    """The non-zero entries of ``a``, flattened, in order."""
+    a = as_tensor_variable(a)
+    return a.flatten()[flatnonzero(a)]
 
 
 # ----------------------------------------------------------------- gathering
