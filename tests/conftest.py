@@ -4,6 +4,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from arignote import config
+from tests.gpu.conftest import device, opencl  # noqa: F401  (every test may run on each device)
 
 settings.register_profile("default", max_examples=25, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -15,7 +16,8 @@ settings.load_profile("default")
 def _isolate_config():
     """Each test starts from the default flags, whatever an earlier test changed."""
     with config.change_flags(floatX="float64", warn_float64="ignore", mode="FAST_RUN",
-                             allow_gc=False, on_unused_input="raise"):
+                             allow_gc=False, on_unused_input="raise", profile=False,
+                             compute_test_value="off"):
         yield
 
 

@@ -36,7 +36,10 @@ def test_defaults():
 @pytest.mark.parametrize("name, good, bad", [
     ("floatX", ["float32", "float16", "float64"], ["float128", "int32", ""]),
     ("warn_float64", ["warn", "raise", "ignore", "pdb"], ["yes", "Warn"]),
-    ("mode", ["FAST_COMPILE", "FAST_RUN", "Mode"], ["fast", "DebugMode2"]),
+    ("mode", ["FAST_COMPILE", "FAST_RUN", "Mode", "DebugMode", "DEBUG_MODE", "NanGuardMode"],
+     ["fast", "DebugMode2"]),
+    ("profile", [True, False], ["sometimes"]),
+    ("compute_test_value", ["off", "ignore", "warn", "raise"], ["on", "Raise"]),
     ("device", ["cpu"], ["tpu", "cuda7x"]),
     ("on_unused_input", ["warn", "ignore", "raise"], ["never"]),
 ])

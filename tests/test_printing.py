@@ -119,7 +119,7 @@ def test_debugprint_shows_a_scan_inner_graph_after_the_tree():
         " > |Elemwise{add,no_inplace} [id I] ''\n"
         " >   |Dot [id J] ''\n"
         " >   | |h0[t-1] [id K] -> [id E]\n"
-        " >   | |<TensorType(float64, matrix)> [id L] -> [id G]\n"
+        " >   | |W [id L] -> [id G]\n"
         " >   |x[t+0] [id M] -> [id D]\n")
 
 

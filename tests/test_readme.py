@@ -13,5 +13,6 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_example_runs(index):
+def test_readme_example_runs(index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples that save files write them here
     exec(compile(BLOCKS[index], f"README.md example {index}", "exec"), {})

@@ -18,6 +18,8 @@ from arignote.printing import debugprint, pp
 from arignote.backends.gpu import explain
 from arignote import scan_module
 from arignote.scan_module import foldl, foldr, map, reduce, scan  # noqa: A004 - Theano's names
+from arignote.serialization import load, save
+from arignote import misc
 
 change_flags = config.change_flags
 
@@ -27,4 +29,4 @@ __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mo
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
            "jacobian", "hessian", "subgraph_grad", "change_flags", "clone", "dot", "function_dump",
-           "OrderedUpdates", "OpFromGraph"]
+           "OrderedUpdates", "OpFromGraph", "save", "load", "misc"]

@@ -24,18 +24,21 @@ def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout, device: str | No
     the clock stops, so the time is the work's and not the queue's), and the
     result checked against numpy.
     """
-    from arignote import Out, config, function, shared, tensor
+    from arignote import Out, config, function, progress, shared, tensor
     from arignote.backends.gpu import get_context
 
-    with config.change_flags(floatX=floatX, device=device or config.device):
+    with config.change_flags(floatX=floatX, device=device or config.device), \
+            progress.task(f"arignote check on {device or config.device}, floatX={floatX}"):
         rng = np.random.RandomState(22)
         x = shared(np.asarray(rng.rand(VLEN), config.floatX))
         f = function([], tensor.exp(x))
         print(f"floatX={floatX}, device={config.device}", file=out)
         print(f.maker.fgraph.toposort(), file=out)
         t0 = time.perf_counter()
-        for _ in range(iters):
-            r = f()
+        for start in range(0, iters, 100):  # the seed's loop, reporting every 100 calls
+            progress.step(f"call {start} of {iters}")
+            for _ in range(min(100, iters - start)):
+                r = f()
         t1 = time.perf_counter()
         value = x.get_value(borrow=True)
         n0 = time.perf_counter()

@@ -106,7 +106,7 @@ _FLAGS = [
     Flag("warn_float64", "ignore", "what to do when a float64 variable is created",
          _choice("ignore", "warn", "raise", "pdb")),
     Flag("mode", "FAST_RUN", "default compilation mode of function()",
-         _choice("FAST_RUN", "FAST_COMPILE", "Mode")),
+         _choice("FAST_RUN", "FAST_COMPILE", "Mode", "DebugMode", "DEBUG_MODE", "NanGuardMode")),
     Flag("optimizer", "", "rewrites of the default mode when set: fast_run, fast_compile, merge "
          "or None ('' keeps the mode's own)", _optimizer),
     Flag("device", "cpu", "where compiled functions run: cpu, cuda, cudaN, opencl or openclP:D",
@@ -118,6 +118,12 @@ _FLAGS = [
          "(False keeps them for reuse, which is faster)", _boolean),
     Flag("on_unused_input", "raise", "default for function(on_unused_input=)",
          _choice("raise", "warn", "ignore")),
+    Flag("profile", False, "profile every compiled function (f.profile) and print each "
+         "profile at exit", _boolean),
+    Flag("compute_test_value", "off", "evaluate graphs on x.tag.test_value as they are built, "
+         "so a shape error points at the line that built the node: 'off', 'ignore' (skip "
+         "nodes whose inputs lack test values), 'warn' or 'raise' (about such inputs)",
+         _choice("off", "ignore", "warn", "raise")),
     Flag("exception_verbosity", "low", "'high' adds the failing node's input graph to the note "
          "an error raised while running a node carries", _choice("low", "high")),
     Flag("unittests.rseed", 666, "seed of arignote.testing.fetch_seed ('random': a new one "

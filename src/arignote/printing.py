@@ -19,7 +19,7 @@ from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 
-__all__ = ["debugprint", "pp", "pp_apply", "Print"]
+__all__ = ["debugprint", "pp", "pp_apply", "pydotprint", "pydot_graph", "Print"]
 
 _ID_STYLES = ("CHAR", "int", "id", "")
 
@@ -319,3 +319,7 @@ class Print(Op):
 
     def grad(self, inputs: list, output_grads: list) -> list:
         return list(output_grads)
+
+
+# Pictures live in their own module (Graphviz is an optional extra); Theano's name is here.
+from arignote.pictures import pydot_graph, pydotprint  # noqa: E402

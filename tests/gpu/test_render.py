@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from arignote.backends.kernels import render, render_index
+from arignote.backends.kernels import render, render_check, render_index
 from arignote.scalar.composite import Composite
 from arignote.scalar.ops import TABLE, Cast
 
@@ -36,6 +36,7 @@ def kernels(d: render.Dialect) -> list[render.Kernel]:
         found += [render_index.argreduce(d, dtype, 1, 2, largest) for largest in (True, False)]
         found += [render_index.take(d, dtype, 3)]
         found += [render_index.inc_rows(d, dtype, dtype, 2, set_) for set_ in (True, False)]
+    found += [render_check.finite_check(d, dtype) for dtype in ("float32", "float64", "int64", "uint64")]
     return found
 
 

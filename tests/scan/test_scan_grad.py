@@ -123,12 +123,43 @@ def test_rop_matches_finite_differences(nrng):
     np.testing.assert_allclose(jvp(xs, init, w, v), numeric, rtol=1e-6, atol=1e-8)
 
 
-def test_gradient_through_a_state_updated_inside_the_loop_is_refused():
-    scale = shared(np.float64(1), name="scale")
+def test_the_final_value_of_a_shared_variable_updated_in_the_loop_is_differentiated():
+    # Theano 1.0.5 gives 1.0 (this was 0.0): d(s + 10)/ds.
+    sv = shared(np.float32(1), name="sv")
+    _, up = arignote.scan(lambda: ([], {sv: sv + 1}), n_steps=10)
+    g = function([], grad(up[sv], sv))()
+    assert g == np.float32(1.0) and g.dtype == np.float32
+    # The same loop written with outputs_info agrees.
+    out, _ = arignote.scan(lambda s: s + 1, outputs_info=sv, n_steps=10)
+    assert function([], grad(out[-1], sv))() == np.float32(1.0)
+    w = shared(np.float64(1.5), name="w")
+    _, up = arignote.scan(lambda: ([], {w: w * w}), n_steps=3)  # w ** 8
+    value, dw = function([], [up[w], grad(up[w], w)])()
+    assert value == 1.5 ** 8 and np.isclose(dw, 8 * 1.5 ** 7)
+
+
+def test_outputs_reading_a_shared_variable_updated_in_the_loop_are_differentiated(nrng):
+    scale = shared(np.float64(1.3), name="scale")
     x = T.dvector("x")
-    out, _ = arignote.scan(lambda xt: (xt * scale, {scale: scale * 2}), sequences=x)
-    with pytest.raises(NotImplementedError, match="scale.*pass them as a sequence"):
-        grad(out.sum(), x)
+    out, up = arignote.scan(lambda xt: (xt * scale, {scale: scale * 2}), sequences=x)
+    cost = (out ** 2).sum() + up[scale]
+    f = function([x], [cost] + grad(cost, [x, scale]))
+    xv = nrng.normal(size=5)
+
+    def reference(xv, s0):
+        total = 0.0
+        for xt in xv:
+            total += (xt * s0) ** 2
+            s0 *= 2
+        return total + s0
+
+    c, gx, gs = f(xv)
+    assert np.isclose(c, reference(xv, 1.3))
+    powers = 1.3 * 2.0 ** np.arange(5)
+    np.testing.assert_allclose(gx, 2 * xv * powers ** 2)
+    eps = 1e-6
+    assert np.isclose(gs, (reference(xv, 1.3 + eps) - reference(xv, 1.3 - eps)) / (2 * eps), rtol=1e-6)
+    assert scale.get_value() == 1.3  # no update was compiled in
 
 
 # ---------------------------------------------------------------- acceptance

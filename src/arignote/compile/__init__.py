@@ -5,8 +5,10 @@ from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_default_mode, get_mode
 from arignote.compile.sharedvalue import SharedVariable, TensorSharedVariable, shared, shared_constructor
 from arignote.compile.pfunc import clone, pfunc, rebuild_collect_shared
+from arignote.compile.debugmode import DebugMode
+from arignote.compile.nanguardmode import NanGuardMode
 
 __all__ = ["Function", "FunctionMaker", "UnusedInputError", "function", "function_dump", "pfunc",
-           "rebuild_collect_shared", "clone", "In", "Out", "Mode",
+           "rebuild_collect_shared", "clone", "In", "Out", "Mode", "DebugMode", "NanGuardMode",
            "get_mode", "get_default_mode", "SharedVariable", "TensorSharedVariable", "shared",
            "shared_constructor"]

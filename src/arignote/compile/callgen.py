@@ -5,21 +5,23 @@ unrolled once at link time into one function whose locals are the cells,
 thunks and checks themselves. What the generated code does is exactly what
 the link-time decisions in executor.py say: fill and check inputs, read the
 shared values, run the thunks, copy what must be copied, write the updates,
-release handed-out buffers. ``_body`` writes those steps; ``generate_call``
+release handed-out buffers; for a profiled Function, also time each thunk and
+the whole call (``_profiled_thunk``), with nothing of that otherwise. ``_body``
+writes those steps; ``generate_call``
 wraps them in the locks of the thread model (docs/architecture.md, "Threads"):
-the Function's turn (a token taken from a one-item ``SimpleQueue``, the
-cheapest blocking lock CPython offers: about 50 ns a call, where
-``Lock.acquire``/``release`` cost 150), then the locks of the shared variables
-it updates, in rank order, around ``try: <body> finally: <release>``.
+the Function's turn (compile/turn.py, inlined), then the locks of the shared
+variables it updates, in rank order, around ``try: <body> finally: <release>``.
 """
 from __future__ import annotations
 
 import functools
+import time
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 import numpy as np
 
+from arignote.compile.profiling import kernel_builds
 from arignote.compile.sharedvalue import COMMIT_LOCK
 
 if TYPE_CHECKING:
@@ -30,14 +32,17 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     ns: dict[str, Any] = {"ndarray": np.ndarray, "fn": fn, "merge": fn._merge_keywords,
                           "fail": fn._fail, "COMMIT": COMMIT_LOCK.acquire,
                           "COMMITTED": COMMIT_LOCK.release}
-    ns["TURN"], ns["DONE"] = fn._turns.get, fn._turns.put
+    turn = fn._turn
+    ns.update(TAKE=turn.token.pop, WAIT=turn.wait, GIVE=turn.token.append, WAITING=turn.waiting,
+              WAKE=turn.wake)
     for k, lock in enumerate(fn._state_locks):
         ns[f"L{k}"], ns[f"UL{k}"] = lock.acquire, lock.release
     body = _body(fn, ns)
     for k in reversed(range(len(fn._state_locks))):
         body = [f"L{k}()", "try:", *_indent(body), "finally:", f"    UL{k}()"]
-    lines = ["def call(*args, **kwargs):", "    turn = TURN()", "    try:", *_indent(body, 2),
-             "    finally:", "        DONE(turn)"]
+    lines = ["def call(*args, **kwargs):", "    try:", "        TAKE()", "    except IndexError:",
+             "        WAIT()", "    try:", *_indent(body, 2), "    finally:", "        GIVE(True)",
+             "        if WAITING[0]:", "            WAKE()"]
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<arignote call of {fn.name or 'function'}>", "exec"), ns)
     call = ns["call"]
@@ -51,6 +56,11 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     # Implicit inputs (no argument) are filled by merge, which every call then goes through.
     lines = ([f"if kwargs or len(args) != {n}:", "    args = merge(args, kwargs)"]
              if len(fn._visible) == n else ["args = merge(args, kwargs)"])
+    record = fn._profile_record
+    if record is not None:
+        ns.update(CLOCK=time.perf_counter, BUILDS=kernel_builds, AT=record.times, AC=record.calls,
+                  FT=record.call_time, FC=record.call_count, KT=record.build_time, KN=record.builds)
+        lines = ["t_call = CLOCK()", "b_call, n_call = BUILDS()", *lines]
     if n:
         lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = args")
         lines.append("if not fn.trust_input:")
@@ -82,7 +92,7 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         lines.append("try:")
         for k, thunk in enumerate(fn._thunks):
             ns[f"T{k}"] = thunk
-        lines += _indent(_run(fn._schedule, fn, ns))
+        lines += _indent(_run(fn._schedule, fn, ns, record))
         lines.append("except Exception as err:")
         lines.append("    fail(err, i)")
         lines.append("    raise")
@@ -100,6 +110,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         lines.append(f"R{m}[0] = None")
     lines += [f"I{i}[0] = None" for i in range(n)]
     lines += [f"P{k}[0] = None" for k in range(len(fn._shared_cells))]
+    if record is not None:
+        lines += ["FT[0] += CLOCK() - t_call", "FC[0] += 1", "b_now, n_now = BUILDS()",
+                  "KT[0] += b_now - b_call", "KN[0] += n_now - n_call"]
     keys = fn.maker.output_keys
     results = [f"r{k}" for k in range(len(fn._output_cells))]
     if keys is None:
@@ -112,20 +125,33 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _run(schedule: list, fn: Function, ns: dict[str, Any]) -> list[str]:
-    """The thunk calls in ``schedule`` order; a lazy ``Branch`` (compile/lazy.py) runs the nodes
-    only its taken branch needs under ``if``/``else`` on the condition's cell."""
+def _run(schedule: list, fn: Function, ns: dict[str, Any], record: Any) -> list[str]:
+    """The thunk calls in ``schedule`` order (timed when profiling); a lazy ``Branch``
+    (compile/lazy.py) runs the nodes only its taken branch needs under ``if``/``else`` on
+    the condition's cell."""
     lines: list[str] = []
     for item in schedule:
         k = item if isinstance(item, int) else item.index
         if not isinstance(item, int):
             ns[f"C{k}"] = fn.storage_map[item.cond]
-            lines += [f"if C{k}[0]:", *_indent(_run(item.then, fn, ns) or ["pass"]),
-                      "else:", *_indent(_run(item.orelse, fn, ns) or ["pass"])]
+            lines += [f"if C{k}[0]:", *_indent(_run(item.then, fn, ns, record) or ["pass"]),
+                      "else:", *_indent(_run(item.orelse, fn, ns, record) or ["pass"])]
         if k:
             lines.append(f"i = {k}")
-        lines.append(f"T{k}()")
+        lines += [f"T{k}()"] if record is None else _profiled_thunk(record, k, ns)
     return lines
+
+
+def _profiled_thunk(record: Any, k: int, ns: dict[str, Any]) -> list[str]:
+    """Thunk ``k`` timed for the profile: the device synchronised before the clock stops on
+    a node that runs there, then the sizes of its outputs recorded (outside the timing)."""
+    ns[f"RC{k}"] = record.recorder(k)
+    lines = ["t = CLOCK()", f"T{k}()"]
+    sync = record.sync(record.nodes[k])
+    if sync is not None:
+        ns[f"SY{k}"] = sync
+        lines.append(f"SY{k}()")
+    return lines + [f"AT[{k}] += CLOCK() - t", f"AC[{k}] += 1", f"RC{k}()"]
 
 
 def _indent(lines: list[str], levels: int = 1) -> list[str]:

@@ -7,8 +7,7 @@ buffers are handed to the caller, and which update values need a copy are all
 decided at link time from the ops' ``view_map`` and ``destroy_map``.
 
 Threads: the cells belong to the Function, so a call holds the Function's turn
-(``_turns``, a queue holding one token: a lock that costs less per call than
-``threading.Lock``); a Function that updates shared variables also holds their
+(``_turn``, a lock that costs about 45 ns when uncontended: compile/turn.py); a Function that updates shared variables also holds their
 storages' locks (``_state_locks``, in rank order) from before it reads them
 until its updates are written. Shared values are read once per call into the
 Function's own cells, so a call computes from one state even while other
@@ -16,8 +15,7 @@ threads update it.
 """
 from __future__ import annotations
 
-import copy as _copy
-import queue
+import copy
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,8 +24,10 @@ from arignote.backends.cpu import make_thunk
 from arignote.compile import lazy
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In, is_container
-from arignote.compile.sharedvalue import SharedVariable, Storage
+from arignote.compile.profiling import ProfileStats
+from arignote.compile.sharedvalue import SharedVariable, Storage, check_picklable
 from arignote.compile.state import InputState
+from arignote.compile.turn import Turn
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
 
@@ -42,13 +42,13 @@ class Function(InputState):
     (a one-element list); it is what the thunks read and write.
     """
 
-    def __init__(self, maker: FunctionMaker, swap: dict | None = None):
+    def __init__(self, maker: FunctionMaker, swap: dict | None = None, stored: list | None = None):
         self.maker = maker
         self.name = maker.name
         self.trust_input = False
         fgraph = maker.fgraph
         n_explicit = len(maker.inputs)
-        swap = swap or {}
+        swap = self._swap = dict(swap or {})  # origin of a shared variable -> the one used instead
 
         # Storage: one cell per variable; a shared input's cell is filled from the
         # variable's storage at the start of each call and emptied at its end.
@@ -61,7 +61,8 @@ class Function(InputState):
         for position, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs[:n_explicit])):
             storage[var] = cell = [None]
             self._input_cells.append(cell)
-            self._stored.append(_stored_cell(spec, var, position))
+            given = stored[position] if stored is not None else None
+            self._stored.append(given if given is not None else _stored_cell(spec, var, position))
         self._shared_cells: list[tuple[list, Storage]] = []
         for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:]):
             storage[var] = cell = [None]
@@ -79,15 +80,17 @@ class Function(InputState):
         self.storage_map = storage
         self._nodes = nodes
         self._schedule = lazy.schedule(nodes, fgraph.outputs)
-        self._thunks = [make_thunk(node.op, node, [storage[v] for v in node.inputs],
-                                   [storage[v] for v in node.outputs]) for node in nodes]
+        self._thunks = maker.mode.wrap_thunks(self, nodes, [
+            make_thunk(node.op, node, [storage[v] for v in node.inputs],
+                       [storage[v] for v in node.outputs]) for node in nodes])
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
-        self._turns: queue.SimpleQueue = queue.SimpleQueue()
-        self._turns.put(True)
+        self._turn = Turn()
         updated = {t.rank: t for t in self._update_targets if isinstance(t, Storage)}
         self._state_locks = [updated[rank].lock for rank in sorted(updated)]
+        self.profile = maker.profile
+        self._profile_record = None if self.profile is None else self.profile.record(self)
         self._call = generate_call(self)
 
     # --------------------------------------------------------------- linking
@@ -179,7 +182,8 @@ class Function(InputState):
 
     def _fail(self, err: BaseException, index: int) -> None:
         """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""
-        _describe_failure(err, self._nodes[index], self.storage_map)
+        if not getattr(err, "names_its_node", False):  # DebugMode's errors say more themselves
+            _describe_failure(err, self._nodes[index], self.storage_map)
         self._clear()
 
     def _clear(self) -> None:
@@ -248,8 +252,9 @@ class Function(InputState):
     def __setitem__(self, key: Any, value: Any) -> None:
         i = self._default_index(key)
         ttype, _, _, _, strict, downcast, label = self._specs[i]
-        self._stored[i][0] = _own(ttype.filter(value, strict=strict, allow_downcast=downcast,
-                                               name=label), value)
+        value = _own(ttype.filter(value, strict=strict, allow_downcast=downcast, name=label), value)
+        with self._turn.held():  # not overwritten by the update of a call running now
+            self._stored[i][0] = value
 
     def _default_index(self, key: Any) -> int:
         i = self._index(key)
@@ -260,9 +265,12 @@ class Function(InputState):
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
              delete_updates: bool = False, name: str | None = None) -> Function:
-        """A new Function for the same graph; ``swap`` maps shared variables to others of
-        the same type, ``delete_updates`` drops every update (default ones too; inputs that
-        only fed updates stay, unused). Stored values are copied where the input is mutable.
+        """A new Function for the same graph, Theano's ``copy``: it uses the same shared
+        variables unless ``swap`` maps some to others of the same type; stored ``In``
+        values of mutable inputs are copied unless ``share_memory`` (Theano's rule: an
+        immutable value is shared); ``delete_updates`` drops every update (default ones
+        too; inputs that only fed updates stay, unused); the name is ``name``, else this
+        one's + " copy".
 
         As in Theano 1.0, a copy with ``swap`` or ``delete_updates`` returns its outputs as
         a list, whatever form the original's had.
@@ -274,40 +282,70 @@ class Function(InputState):
         if delete_updates:
             request.update(updates=None, no_default_updates=True, on_unused_input="ignore",
                            inputs=[_without_update(spec) for spec in request["inputs"]])
-        if name is not None:
-            request["name"] = name
+        request["name"] = name if name is not None else self.name and f"{self.name} copy"
         maker = FunctionMaker(**request)
-        swap_map = {}
+        used = {s.origin: self._swap.get(s.origin, s) for s in maker.shared_inputs}
+        swap_map = dict(self._swap)
         for old, new in (swap or {}).items():
             if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
                 raise TypeError("copy(swap=) maps shared variables to shared variables")
             if old.type != new.type:
                 raise TypeError(f"copy(swap=): {old.describe()} is {old.type} but its replacement "
                                 f"{new.describe()} is {new.type}")
-            if all(s.origin is not old.origin for s in maker.shared_inputs):
+            replaced = [origin for origin, var in used.items() if var.origin is old.origin]
+            if not replaced:
                 raise ValueError(f"copy(swap=): {old.describe()} is not used by this function")
-            swap_map[old.origin] = new
+            swap_map.update(dict.fromkeys(replaced, new))
+        if self.profile is not None:  # Theano's name for the copy's profile
+            maker.profile = ProfileStats(message=f"{self.profile.message} copy")
         fn = Function(maker, swap_map)
         fn.trust_input = self.trust_input
         for spec, mine, theirs in zip(self.maker.inputs, self._stored, fn._stored):
             if mine is not None and theirs is not mine and theirs is not None:  # a shared cell stays shared
                 copy_it = spec.mutable and not share_memory and mine[0] is not None
-                theirs[0] = _copy.copy(mine[0]) if copy_it else mine[0]
+                theirs[0] = copy.copy(mine[0]) if copy_it else mine[0]
         return fn
 
     __copy__ = copy
 
+    # ------------------------------------------------------------- pickling
+    def _definition(self) -> tuple:
+        """What rebuilds this function: its request (the user's graph, input specs, mode),
+        the shared variables swapped in, the cells of the stored ``In`` values (cells, so
+        functions that share one, through ``In(value=f.container[x])``, still share it
+        after one pickle or deepcopy of them all), ``trust_input``."""
+        return self.maker.request, self._swap, list(self._stored), self.trust_input
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        definition = self._definition()
+        check_picklable(definition, protocol)
+        return _load_function, definition
+
+    def __deepcopy__(self, memo: dict) -> Function:
+        """A function of the copied graph: it reads and updates the copies (made with
+        ``memo``, so once each) of the shared variables this one uses."""
+        return _load_function(*copy.deepcopy(self._definition(), memo))
+
     def free(self) -> None:
         """Drop the intermediate buffers kept for reuse between calls."""
-        for node in self._nodes:
-            for var in node.outputs:
-                self.storage_map[var][0] = None
+        with self._turn.held():
+            for node in self._nodes:
+                for var in node.outputs:
+                    self.storage_map[var][0] = None
 
     def __repr__(self) -> str:
         return f"<arignote Function {self.name or ''} with {len(self._nodes)} nodes>"
 
 
 _MISSING = object()
+
+
+def _load_function(request: dict, swap: dict, stored: list, trust_input: bool) -> Function:
+    """Compile a pickled (or deep-copied) function again, here, from its definition."""
+    from arignote.compile.function import FunctionMaker
+    fn = Function(FunctionMaker(**request), swap, stored)
+    fn.trust_input = trust_input
+    return fn
 
 
 def _own(value: Any, given: Any) -> Any:

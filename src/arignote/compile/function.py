@@ -6,13 +6,17 @@ rewrites on it, then hands it to the executor, which links it once.
 """
 from __future__ import annotations
 
+import contextlib
+import time
 import warnings
 from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
 
+from arignote import progress
 from arignote.compile.executor import Function
 from arignote.compile.io import In, Out
 from arignote.compile.mode import Mode, get_mode
+from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
@@ -25,6 +29,15 @@ from arignote.tensor.variable import as_tensor_variable
 
 class UnusedInputError(ValueError):
     """An input does not contribute to any output or update."""
+
+
+class InputReplacedError(ValueError, RuntimeError):
+    """``givens`` replaces an explicit input (a RuntimeError in Theano, which code written for
+    it catches)."""
+
+
+class OutputKeyError(TypeError, AssertionError):
+    """A key of an outputs dict is not a string (an AssertionError in Theano)."""
 
 
 def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mode | str | None = None,
@@ -42,23 +55,46 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     variables of the graph before compiling (numbers and arrays become constants of
     the replaced variable's type; ``rebuild_strict=False`` lets a replacement of
     another type rebuild the nodes above it). An input may be an intermediate
-    variable: the graph below it is cut (Theano's rule). ``profile`` is accepted
-    so that Theano calls run unchanged.
+    variable: the graph below it is cut (Theano's rule). ``profile=True`` (or a
+    name, or a shared :class:`ProfileStats`; default ``config.profile``) times
+    every call into ``f.profile``.
     """
     if inputs is None:
         inputs = []
     if not isinstance(inputs, (list, tuple)):
         raise TypeError(f"function() takes a list of inputs, got {type(inputs).__name__} {inputs!r}: "
                         f"write function([{inputs}], ...)")
-    maker = FunctionMaker(
-        inputs=[i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs],
-        outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
-        no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
-        on_unused_input=on_unused_input or config.on_unused_input, name=name,
-        accept_inplace=accept_inplace, rebuild_strict=rebuild_strict)
-    fn = maker.create()
+    inputs = [i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs]
+    # Rewrites build nodes too: they get no test values (Theano's compute_test_value_opt).
+    quiet = (config.change_flags(compute_test_value="off") if config.compute_test_value != "off"
+             else contextlib.nullcontext())
+    profile = _profile_for(config.profile if profile is None else profile, name)
+    start, builds = time.perf_counter(), kernel_builds()
+    with quiet, progress.task(f"compiling {name or 'a function'}"):
+        maker = FunctionMaker(
+            inputs=inputs, outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
+            no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
+            on_unused_input=on_unused_input or config.on_unused_input, name=name,
+            accept_inplace=accept_inplace, rebuild_strict=rebuild_strict)
+        maker.profile = profile
+        made = time.perf_counter()
+        progress.step(f"linking {len(maker.fgraph.apply_nodes)} nodes")
+        fn = maker.create()
+    if profile is not None:
+        done, built = time.perf_counter(), kernel_builds()
+        profile.add_compile(done - start, maker.rewrite_time, getattr(maker.fgraph, "rewrite_times", {}),
+                            done - made, (built[0] - builds[0], built[1] - builds[1]))
     fn.trust_input = trust_input
     return fn
+
+
+def _profile_for(profile: Any, name: str | None) -> ProfileStats | None:
+    """``function(profile=...)``: True (or a message) makes a ProfileStats, one is used as it is."""
+    if isinstance(profile, ProfileStats) or profile is None:
+        return profile
+    if isinstance(profile, str):
+        return ProfileStats(message=profile)
+    return ProfileStats(message=name) if profile else None
 
 
 def function_dump(filename: str, inputs: Sequence[Any], outputs: Any = None, mode: Any = None,
@@ -91,6 +127,8 @@ def _as_input_variable(var: Any) -> Variable:
 class FunctionMaker:
     """Builds the FunctionGraph for one ``function()`` call and keeps what it was built from."""
 
+    profile: ProfileStats | None = None  # set by function() before create() links the graph
+
     def __init__(self, inputs: list[In], outputs: Any, mode: Mode, updates: Any, givens: Any,
                  no_default_updates: bool | Sequence[SharedVariable], allow_input_downcast: bool | None,
                  on_unused_input: str, name: str | None, accept_inplace: bool = False,
@@ -111,6 +149,12 @@ class FunctionMaker:
             if spec.update is not None:
                 update_pairs.append((spec, _as_update(spec.update)))
         givens_map = _normalize_givens(givens, rebuild_strict)
+        for old in givens_map:
+            if any(old is spec.variable for spec in inputs):
+                raise InputReplacedError(
+                    f"givens replaces {old.describe()}, which is an explicit input of the function: "
+                    "an input cannot also be replaced (Theano refuses this too). To compute it from "
+                    "a new input y, make y the input instead: function([y], f(x), givens={x: g(y)})")
 
         roots = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
         # An intermediate variable given as an input cuts the graph below it: it is
@@ -135,12 +179,15 @@ class FunctionMaker:
         self.updates = update_pairs
         self.fgraph = FunctionGraph(explicit + shared_vars, roots, clone=True)
         self.fgraph.n_outputs = len(self.outputs)
+        self.fgraph.name = name
         # In(mutable=True): the in-place rewrites may overwrite that argument (graph/destroyhandler.py).
         self.fgraph.destroyable_inputs = frozenset(
             var for spec, var in zip(inputs, self.fgraph.inputs) if spec.mutable)
         if not accept_inplace:
             _refuse_inplace(self.fgraph)
+        start = time.perf_counter()
         mode.rewrite(self.fgraph)
+        self.rewrite_time = time.perf_counter() - start
 
     def create(self) -> Function:
         return Function(self)
@@ -199,7 +246,13 @@ def _normalize_outputs(outputs: Any) -> tuple[Any, list[Out]]:
     if outputs is None:
         return 0, []
     if isinstance(outputs, Mapping):
-        keys = sorted(outputs, key=str)  # Theano's order
+        keys = list(outputs)
+        for key in keys:
+            if not isinstance(key, str):
+                raise OutputKeyError(f"function(): the keys of an outputs dict name the results the "
+                                     f"call returns and must be strings, got {type(key).__name__} "
+                                     f"{key!r}: use {{{str(key)!r}: ...}}, or pass a list of outputs")
+        keys.sort()  # Theano's order
         return keys, [_as_out(outputs[k], repr(k)) for k in keys]
     if isinstance(outputs, (list, tuple)):
         return len(outputs), [_as_out(o, str(i)) for i, o in enumerate(outputs)]
@@ -332,17 +385,27 @@ def _to_target_type(target: Any, expr: Variable) -> Variable:
 
 
 def _check_update_type(target: Any, expr: Variable) -> None:
+    """An update has exactly its variable's type (Theano's rule; the move to the variable's
+    device is made before): one more broadcastable would let a 1x1 value replace a 3x3
+    matrix, one less would break the variable's promise of length 1."""
     expected = target.type if isinstance(target, SharedVariable) else target.variable.type
     if expr.type == expected:
         return
-    ok = (isinstance(expr.type, TensorType) and expr.type.dtype == expected.dtype
-          and expr.type.ndim == expected.ndim
-          and all(e or not s for s, e in zip(expected.broadcastable, expr.type.broadcastable)))
-    if not ok:
-        who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
-        raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
-                        f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
-                        f"cast it with tensor.cast(expr, {expected.dtype!r}) or fix the expression")
+    who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
+    pattern, want = getattr(expr.type, "broadcastable", None), getattr(expected, "broadcastable", None)
+    if (pattern is not None and want is not None and len(pattern) == len(want)
+            and getattr(expr.type, "dtype", None) == getattr(expected, "dtype", None)):
+        differ = [axis for axis, (a, b) in enumerate(zip(pattern, want)) if a != b]
+        raise TypeError(
+            f"the update of {who} has broadcastable pattern {pattern}, but the variable's is {want} "
+            f"(dimensions {differ} differ): an update must keep its variable's type, or a value of "
+            "another shape could replace it (Theano refuses this too). If the new value does have "
+            f"the variable's shape, say so with tensor.patternbroadcast(expr, {want}); otherwise fix "
+            "the expression (build it with tensor.alloc, or tensor.zeros_like(variable))")
+    raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
+                    f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
+                    f"cast it with tensor.cast(expr, {getattr(expected, 'dtype', '?')!r}) or fix the "
+                    "expression")
 
 
 def _type_text(var_or_type: Any) -> str:

@@ -8,6 +8,7 @@ the merging of equal nodes, and ``Mode(optimizer=None)`` none.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 from collections.abc import Callable
 
@@ -59,7 +60,10 @@ class Mode:
         return self.optimizer
 
     def _derive(self, include: tuple, exclude: tuple, require: tuple) -> Mode:
-        return Mode(self.linker, self.optimizer, include, exclude, require=require)
+        # A copy keeps the class and its settings (DebugMode's checks, NanGuardMode's).
+        mode = copy.copy(self)
+        mode.include, mode.exclude, mode.require = tuple(include), tuple(exclude), tuple(require)
+        return mode
 
     def including(self, *tags: str) -> Mode:
         """This mode plus the rewrites carrying any of ``tags``."""
@@ -82,6 +86,11 @@ class Mode:
             mode.optimizer = Mode(optimizer=optimizer).optimizer
         return mode
 
+    def wrap_thunks(self, fn: Any, nodes: list, thunks: list[Callable]) -> list[Callable]:
+        """The thunks ``fn`` runs, one per node in order: these ones, or the checking
+        wrappers of a mode that watches every node (DebugMode, NanGuardMode)."""
+        return thunks
+
     def rewrite(self, fgraph: FunctionGraph) -> None:
         if self.optimizer is None and not self.include:
             return
@@ -103,6 +112,10 @@ class Mode:
 FAST_RUN = Mode("cpu", "fast_run", name="FAST_RUN")
 FAST_COMPILE = Mode("cpu", "fast_compile", name="FAST_COMPILE")
 
+# Mode names -> the mode (or a function making it); modules defining modes add theirs.
+PREDEFINED: dict[str, Mode | Callable[[], Mode]] = {
+    "FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "Mode": Mode}
+
 
 def get_mode(mode: Mode | str | None) -> Mode:
     """``None`` means ``config.mode`` (with ``config.optimizer``'s rewrites when that flag
@@ -110,16 +123,14 @@ def get_mode(mode: Mode | str | None) -> Mode:
     if isinstance(mode, Mode):
         return mode
     name = config.mode if mode is None else mode
-    if name == "FAST_RUN":
-        found = FAST_RUN
-    elif name == "FAST_COMPILE":
-        found = FAST_COMPILE
-    elif name == "Mode":
-        found = Mode()
-    else:
-        raise ValueError(f"unknown mode {name!r}: use 'FAST_RUN', 'FAST_COMPILE' or a Mode instance")
+    found = PREDEFINED.get(name)
+    if found is None:
+        raise ValueError(f"unknown mode {name!r}: use one of {', '.join(map(repr, PREDEFINED))} "
+                         "or a Mode instance")
+    found = found if isinstance(found, Mode) else found()
     if mode is None and config.optimizer and name != "Mode":
-        found = Mode(found.linker, config.optimizer, name=f"{name} with optimizer={config.optimizer}")
+        found = found.clone(optimizer=config.optimizer)
+        found.name = f"{name} with optimizer={config.optimizer}"
     return found
 
 

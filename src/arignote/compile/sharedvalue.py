@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import inspect
+import io
 import itertools
+import pickle
 import threading
 import weakref
 from typing import Any
@@ -48,6 +50,17 @@ class Storage(list):
             _LIVE.add(self)
 
 
+def load_shared(value: Any, name: str | None, strict: bool, allow_downcast: bool | None,
+                options: dict) -> SharedVariable:
+    """A pickled shared variable, made again by ``shared()`` (on this process's device)."""
+    return shared(value, name=name, strict=strict, allow_downcast=allow_downcast, borrow=True,
+                  **options)
+
+
+def _clone_of(origin: SharedVariable) -> SharedVariable:
+    return origin.clone()
+
+
 class SharedVariable(Variable):
     """A graph input whose value persists in ``storage`` across calls."""
 
@@ -81,6 +94,10 @@ class SharedVariable(Variable):
         """
         value = self.storage[0]
         return value if borrow else copy.deepcopy(value) if self.type is generic else value.copy()
+
+    def get_test_value(self) -> Any:
+        """The current value, internal buffer as it is: what test values are computed from."""
+        return self.storage[0]
 
     def set_value(self, value: Any, borrow: bool = False) -> None:
         """Replace the value; refused (old value kept) when it does not fit the type."""
@@ -122,6 +139,40 @@ class SharedVariable(Variable):
         cp.origin = self.origin
         return cp
 
+    __copy__ = clone  # a shallow copy shares the value, as Theano's did
+
+    # -------------------------------------------------------------- pickling
+    # A pickle holds the value as host data (a numpy array, a RandomState), the
+    # name and flags: loading calls shared() again, so the value lands on the
+    # device the loading process is configured for. A clone loads as a clone
+    # of its (loaded) origin.
+    _loader = staticmethod(load_shared)
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        if self.origin is not self:
+            return _clone_of, (self.origin,)
+        return (self._loader, (self.get_value(borrow=True), self.name, self.strict, self.allow_downcast,
+                               self._shared_options()),
+                {"default_update": self.default_update, "tag": self.tag})
+
+    def _shared_options(self) -> dict:
+        """The keywords of ``shared()`` that give a loaded variable this one's type."""
+        return {}
+
+    def __deepcopy__(self, memo: dict) -> SharedVariable:
+        """An independent variable of the same type and device holding a copy of the value
+        (a clone of the copy of the origin, for a clone)."""
+        if self.origin is not self:
+            return copy.deepcopy(self.origin, memo).clone()
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        state = {k: v for k, v in self.__dict__.items() if k not in ("storage", "default_update")}
+        new.__dict__.update(copy.deepcopy(state, memo))
+        new.storage = Storage(self.get_value(return_internal_type=True))
+        # Last: the update's graph reads this variable, which must be whole by then.
+        new.default_update = copy.deepcopy(self.default_update, memo)
+        return new
+
     def __str__(self) -> str:
         return self.name if self.name is not None else f"<{self.type}>"
 
@@ -156,6 +207,35 @@ class Container:
 
 class TensorSharedVariable(_TensorOperators, SharedVariable):
     """A shared array with the tensor operators."""
+
+    def _shared_options(self) -> dict:
+        return {"broadcastable": self.type.broadcastable}
+
+
+class _Discard(io.RawIOBase):
+    def write(self, data: Any) -> int:
+        return len(data)
+
+
+class _Probe(pickle.Pickler):
+    """Pickles into nothing, with shared variables and arrays left out (their pickling
+    needs no check, and a device value would be downloaded for nothing)."""
+
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, SharedVariable) or (isinstance(obj, np.ndarray) and obj.dtype != object):
+            return id(obj)
+        return None
+
+
+def check_picklable(state: Any, protocol: int) -> None:
+    """Raise now, before a pickler writes anything of ``state``, if part of it cannot be
+    pickled (a lambda given as a mode's optimizer, an op holding a closure, ...)."""
+    try:
+        _Probe(_Discard(), protocol).dump(state)
+    except (pickle.PicklingError, TypeError, AttributeError) as err:
+        raise pickle.PicklingError(
+            f"this compiled function cannot be pickled ({err}): its mode, ops and In values must "
+            "be picklable, so pass module-level functions, not lambdas or closures") from err
 
 
 def generic_constructor(value: Any, name: str | None = None, strict: bool = False,

@@ -52,6 +52,16 @@ class InputState:
         return _Values(self)
 
     @property
+    def defaults(self) -> list[tuple[bool, bool, Any]]:
+        """Theano's per-input (required, refeed, value): whether the call must give it, whether
+        its stored value is given back each call (it has no update), and that value."""
+        result = []
+        for spec, cell in zip(self.maker.inputs, self._stored):
+            stored = cell is not None and cell[0] is not None
+            result.append((not stored, stored and spec.update is None, cell[0] if stored else None))
+        return result
+
+    @property
     def outputs(self) -> list:
         """The output specs (``Out``), in the order the call computes them (dict keys sorted)."""
         return list(self.maker.outputs)

@@ -3,15 +3,25 @@
 Nothing here knows about tensors. A graph is a DAG of Apply nodes, each an Op
 applied to input Variables and producing output Variables; a Variable with no
 owner is a graph input or a Constant.
+
+Pickling (and ``copy.deepcopy``) never recurses along a graph: a variable
+computed by a node is pickled as "output ``index`` of that node" together with
+the nodes it depends on as one flat list in topological order (see "Copies and
+pickles" in docs/architecture.md), so graphs of any depth pickle.
 """
 from __future__ import annotations
 
+import copyreg
 import itertools
 import os
 import sys
+import weakref
 from types import SimpleNamespace
 from typing import Any
 from collections.abc import Sequence
+
+from arignote.config import config
+from arignote.graph import testvalue
 
 _ids = itertools.count()
 
@@ -53,6 +63,9 @@ class Type:
 class Variable:
     """A value in the graph: an input, a constant, or an output of an Apply."""
 
+    # Attributes that are caches, dropped when the variable is pickled or deep-copied.
+    _transient: tuple[str, ...] = ()
+
     def __init__(self, type: Type, owner: Apply | None = None,
                  index: int | None = None, name: str | None = None):
         self.type = type
@@ -60,7 +73,7 @@ class Variable:
         self.index = index
         self.name = name
         self.auto_name = f"auto_{next(_ids)}"
-        self.tag = SimpleNamespace(trace=_user_frame())
+        self.tag = testvalue.Tag(type, trace=_user_frame())
 
     def __str__(self) -> str:
         if self.name is not None:
@@ -85,11 +98,38 @@ class Variable:
     def clone(self) -> Variable:
         """An ownerless copy with the same type and name."""
         cp = type(self)(self.type, None, None, self.name)
-        cp.tag = SimpleNamespace(**vars(self.tag))
+        cp.tag = testvalue.Tag(self.type, **vars(self.tag))
         return cp
+
+    def get_test_value(self) -> Any:
+        """The value graphs are evaluated on while ``config.compute_test_value`` is on:
+        ``tag.test_value`` (a constant's data, a shared variable's value)."""
+        try:
+            return self.tag.test_value
+        except AttributeError:
+            raise testvalue.TestValueError(f"{self.describe()} has no test value: set "
+                                           f"{self.name or 'var'}.tag.test_value = ...") from None
 
     def get_parents(self) -> list[Apply]:
         return [self.owner] if self.owner is not None else []
+
+    # -------------------------------------------------------------- pickling
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        if self.owner is None:
+            return copyreg.__newobj__, (type(self),), self._state()
+        return _output_of, (_Nodes(self.owner), _token(self.owner), self.index)
+
+    def __copy__(self) -> Variable:
+        """A shallow copy, as Python's default would make (``clone()`` makes a new input)."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def _state(self) -> dict:
+        state = dict(self.__dict__)
+        for name in self._transient:
+            state.pop(name, None)
+        return state
 
 
 class Constant(Variable):
@@ -101,6 +141,9 @@ class Constant(Variable):
 
     def signature(self) -> tuple:
         return (self.type, _hashable(self.data))
+
+    def get_test_value(self) -> Any:
+        return self.data
 
     def __str__(self) -> str:
         if self.name is not None:
@@ -160,6 +203,14 @@ class Apply:
 
     __repr__ = __str__
 
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return _node_of, (_Nodes(self), _token(self))
+
+    def __copy__(self) -> Apply:
+        new = Apply.__new__(Apply)
+        new.__dict__.update(self.__dict__)
+        return new
+
 
 class Op:
     """An operation. Subclasses declare ``__props__`` (identity), ``make_node``,
@@ -175,6 +226,9 @@ class Op:
     view_map: dict[int, list[int]] = {}
     destroy_map: dict[int, list[int]] = {}
     default_output: int | None = None
+    # True when the output is the input's value moved or seen with axes added (a
+    # transfer, a padding dimshuffle): errors then name the input (``user_variable``).
+    passes_value: bool = False
 
     def _props(self) -> tuple:
         return tuple(getattr(self, p) for p in self.__props__)
@@ -196,8 +250,16 @@ class Op:
     def make_node(self, *inputs: Any) -> Apply:
         raise NotImplementedError
 
-    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+    def build(self, *inputs: Any, **kwargs: Any) -> Apply:
+        """``make_node``, plus what building a graph computes on the way: the outputs' test
+        values while ``config.compute_test_value`` is on. For callers that need the node."""
         node = self.make_node(*inputs, **kwargs)
+        if config.compute_test_value != "off":
+            testvalue.compute(node)
+        return node
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        node = self.build(*inputs, **kwargs)
         if self.default_output is not None:
             return node.outputs[self.default_output]
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
@@ -210,6 +272,21 @@ class Op:
 
     def grad(self, inputs: list, output_grads: list) -> list:
         raise NotImplementedError(f"{type(self).__name__} has no gradient")
+
+    def rebuild(self, inputs: list[Variable]) -> Apply | None:
+        """This op applied to ``inputs`` whose types differ from those it was applied
+        to (a graph loaded where a shared variable lives on another device); None
+        when it is not needed there (a transfer to where its input already is)."""
+        return self.make_node(*inputs)
+
+
+def user_variable(var: Variable) -> Variable:
+    """The variable the user wrote behind ``var``: unnamed results of ops that only
+    move a value or pad it with axes (transfers, ``pad_left``) are walked back, so an
+    error names ``'x'`` rather than ``GpuFromHost.out``."""
+    while var.name is None and var.owner is not None and var.owner.op.passes_value:
+        var = var.owner.inputs[0]
+    return var
 
 
 def _hashable(value: Any) -> Any:
@@ -253,3 +330,92 @@ def user_stacklevel() -> int:
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# ---------------------------------------------------------------- pickling
+# Within one pickle each node and each variable computed by a node is stood for
+# by one token (kept per object, so every reference in a pickle is to the same
+# token): a node token loads as an empty Apply, a variable's shell as the
+# variable without its owner. Records then link them. Because shells are made
+# before their state is loaded, a variable whose state refers back to its own
+# node (a random draw's ``update`` pair) loads without recursion.
+class _NodeToken:
+    def __reduce__(self) -> tuple:
+        return _empty, (Apply,)
+
+
+def _empty(cls: type) -> Any:
+    return cls.__new__(cls)
+
+
+class _Shell:
+    def __init__(self, var: Variable):
+        self.var = weakref.ref(var)
+
+    def __reduce__(self) -> tuple:
+        var = self.var()
+        state = var._state()
+        del state["owner"], state["index"]
+        return _empty, (type(var),), state
+
+
+_TOKENS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _token(node: Apply) -> _NodeToken:
+    return _TOKENS.setdefault(node, _NodeToken())
+
+
+def _shell(var: Variable) -> _Shell:
+    return _TOKENS.setdefault(var, _Shell(var))
+
+
+class _Nodes:
+    """The nodes ``node`` depends on, itself last, pickled as a flat list of records
+    ``(token, op, inputs, input types, output shells)``: an input is a variable
+    when it has no owner, else (token of its owner, index)."""
+
+    def __init__(self, node: Apply):
+        self.node = node
+
+    def __reduce__(self) -> tuple:
+        from arignote.graph.traversal import io_toposort
+        records = []
+        for node in io_toposort([], self.node.inputs) + [self.node]:
+            refs = [i if i.owner is None else (_token(i.owner), i.index) for i in node.inputs]
+            records.append((_token(node), node.op, refs, tuple(i.type for i in node.inputs),
+                            [_shell(o) for o in node.outputs]))
+        return _link, (records,)
+
+
+def _link(records: list) -> None:
+    """Fill each node not filled yet by an earlier record of the same pickle."""
+    for node, op, refs, types, outputs in records:
+        if "outputs" in node.__dict__:
+            continue
+        inputs = [r if isinstance(r, Variable) else r[0].outputs[r[1]] for r in refs]
+        if all(i.type == t for i, t in zip(inputs, types)):
+            for out in outputs:
+                out.__dict__.setdefault("owner", None)  # a shell whose state loads later
+            Apply.__init__(node, op, inputs, outputs)
+            continue
+        # An input's type changed (a shared variable loaded on another device): the
+        # op builds its node again, keeping the names and tags of its outputs.
+        rebuilt = op.rebuild(inputs)
+        if rebuilt is None:  # not needed there: its outputs are its inputs
+            node.__dict__.update(op=op, inputs=inputs, outputs=inputs[:len(outputs)], tag=SimpleNamespace())
+            continue
+        for new, old in zip(rebuilt.outputs, outputs):
+            new.name = getattr(old, "name", None)
+            new.tag = getattr(old, "tag", new.tag)
+        node.__dict__.update(rebuilt.__dict__)
+        for out in node.outputs:
+            out.owner = node
+
+
+def _output_of(done: None, node: Apply, index: int) -> Variable:
+    return node.outputs[index]
+
+
+def _node_of(done: None, node: Apply) -> Apply:
+    return node

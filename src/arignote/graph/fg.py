@@ -144,9 +144,15 @@ class FunctionGraph:
         self._prune_if_unused(old)
 
     def replace(self, old: Variable, new: Variable, reason: str | None = None) -> None:
-        """Use ``new`` wherever ``old`` is used."""
+        """Use ``new`` wherever ``old`` is used.
+
+        A ``new`` the graph does not hold yet (a rewrite's result) takes ``old``'s
+        trace, so errors in it still point at the line where the user wrote ``old``.
+        """
         if old is new:
             return
+        if new not in self.variables and getattr(old.tag, "trace", None):
+            new.tag.trace = old.tag.trace
         for node, i in list(self.clients.get(old, [])):
             self.change_input(node, i, new, reason)
 
@@ -217,6 +223,20 @@ class FunctionGraph:
 
     def __str__(self) -> str:
         return f"FunctionGraph({', '.join(map(str, self.outputs))})"
+
+    def __reduce__(self) -> tuple:
+        """The inputs, the outputs and plain attributes (``n_outputs``...); the bookkeeping
+        is rebuilt on load, and features (rewrite helpers) are not kept."""
+        extra = {k: v for k, v in self.__dict__.items() if k not in _BOOKKEEPING}
+        return _load_fgraph, (self.inputs, self.outputs), extra
+
+
+_BOOKKEEPING = frozenset(["equiv", "inputs", "_input_set", "outputs", "apply_nodes", "variables",
+                          "clients", "features"])
+
+
+def _load_fgraph(inputs: list[Variable], outputs: list[Variable]) -> FunctionGraph:
+    return FunctionGraph(inputs, outputs, clone=False)
 
 
 def _client_key(client: tuple[Any, int]) -> tuple[int, int]:

@@ -141,7 +141,7 @@ class MRG_RandomStreams:
             raise ValueError(f"the length of size {size} is not fixed in the graph: pass ndim=")
         state = shared(self.get_substream_rstates(nstreams or guess_n_streams(size)), borrow=True)
         state.tag.is_rng = True
-        new_state, u = MRGUniform(dtype, ndim).make_node(state, vector).outputs
+        new_state, u = MRGUniform(dtype, ndim).build(state, vector).outputs
         u.rstate = state
         u.update = (state, new_state)
         state.default_update = new_state

@@ -41,6 +41,9 @@ class Composite(ScalarOp):
     def key(self) -> tuple:
         return (self.n_inputs, self.input_dtypes, self.steps, self.output)
 
+    def __reduce__(self) -> tuple:
+        return Composite, self.key()
+
     def compute_dtype(self, out_dtype: str, *dtypes: str) -> None:
         return None  # each step casts for itself
 

@@ -79,6 +79,11 @@ class ScalarOp:
     def key(self) -> tuple:
         return (self.name,)
 
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        if TABLE.get(self.name) is self:
+            return _table_op, (self.name,)
+        return super().__reduce_ex__(protocol)
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.key() == other.key()
 
@@ -188,6 +193,9 @@ class Cast(ScalarOp):
     def key(self) -> tuple:
         return (self.name, self.dtype)
 
+    def __reduce__(self) -> tuple:
+        return Cast, (self.dtype,)
+
     def compute_dtype(self, out_dtype: str, *dtypes: str) -> None:
         return None
 
@@ -270,6 +278,10 @@ _INT_FLOOR_DIV = ("({1} == 0 ? 0 : (({1} < 0 && {1} == -1) ? (0 - {0}) : "
 _INT_MOD = ("(({1} == 0 || ({1} < 0 && {1} == -1)) ? 0 : "
             "((({0} % {1}) != 0 && ((({0} % {1}) < 0) != ({1} < 0))) ? ({0} % {1}) + {1} : ({0} % {1})))")
 TABLE: dict[str, ScalarOp] = {}
+
+
+def _table_op(name: str) -> ScalarOp:
+    return TABLE[name]
 
 
 def _register(name: str, nin: int, impl: Callable, rule: Callable[..., str],

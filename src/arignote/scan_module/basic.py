@@ -13,7 +13,9 @@ from typing import Any
 from collections.abc import Callable, Mapping
 
 from arignote.compile.sharedvalue import SharedVariable
+from arignote.config import config
 from arignote.graph.basic import Constant, Variable
+from arignote.graph.testvalue import TestValueError
 from arignote.graph.traversal import ancestors, clone_get_equiv, io_toposort
 from arignote.scan_module.op import Scan
 from arignote.tensor import math as tm
@@ -60,10 +62,13 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
 
     steps = _n_steps(n_steps, seq_specs)
 
-    # The per-step variables fn is called with.
-    seq_vars = [[_row_type(seq)(_tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
-    state_vars = [[(init.type if taps == (-1,) else _row_type(init))(_tap_name(init, k)) for k in taps]
-                  for init, taps in (infos or []) if taps]
+    # The per-step variables fn is called with, each named after the outer variable it
+    # reads and carrying its trace, so that an error inside the step names what the user passed.
+    seq_vars = [[_inner(_row_type(seq), seq, _tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
+    state_vars = [[_inner(init.type if taps == (-1,) else _row_type(init), init, _tap_name(init, k))
+                   for k in taps] for init, taps in (infos or []) if taps]
+    if config.compute_test_value != "off":
+        _step_test_values(seq_specs, seq_vars, [i for i in (infos or []) if i[1]], state_vars)
     args = [v for group in seq_vars + state_vars for v in group] + non_seqs
     outputs, step_updates, condition = _split_return(fn(*args))
 
@@ -82,7 +87,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     # A shared variable on a GPU takes its update there, as function() does for its updates.
     step_updates = {s: _to_target_type(s, e) for s, e in step_updates.items()}
     shared_targets = list(step_updates)
-    carry_vars = [s.type(f"{s.name or 'shared'}[t-1]") for s in shared_targets]
+    carry_vars = [_inner(s.type, s, f"{s.name or 'shared'}[t-1]") for s in shared_targets]
     roots = ([outputs[i] for i in state_idx] + [outputs[i] for i in nit_idx]
              + [step_updates[s] for s in shared_targets]
              + ([condition] if condition is not None else []))
@@ -90,7 +95,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     hoisted = _free_variables(roots, explicit + shared_targets)
     if strict:
         _check_strict(hoisted, non_seqs)
-    hoisted_vars = [v.type() for v in hoisted]
+    hoisted_vars = [_inner(v.type, v, v.name) for v in hoisted]
     replace = dict(zip(shared_targets, carry_vars))
     replace.update(zip(hoisted, hoisted_vars))
     equiv = clone_get_equiv(explicit + list(replace), roots, copy_inputs=False, replace=replace)
@@ -102,7 +107,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
               n_carry=len(shared_targets), n_nonseq=len(hoisted), as_while=condition is not None,
               truncate_gradient=truncate_gradient, name=name, mode=mode)
     inits = [_initial_buffer(infos[i][0], infos[i][1]) for i in state_idx]
-    node = op.make_node(steps, *[s for s, _ in seq_specs], *inits, *shared_targets, *hoisted)
+    node = op.build(steps, *[s for s, _ in seq_specs], *inits, *shared_targets, *hoisted)
 
     results: list[Variable | None] = [None] * len(outputs)
     for k, i in enumerate(state_idx):
@@ -159,7 +164,7 @@ def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
                              "steps back it is read from, so they must be negative (e.g. [-2, -1])")
     else:
         initial, taps = item, [-1]
-    initial = initial if isinstance(initial, Variable) else as_tensor_variable(initial)
+    initial = as_tensor_variable(initial)  # a GPU shared variable: its host twin, as the loop sees it
     taps = tuple(int(k) for k in taps)
     if taps != (-1,) and initial.ndim < 1:
         raise TypeError(f"scan: outputs_info[{i}] has taps {list(taps)}, so its initial value needs one "
@@ -172,6 +177,25 @@ def _initial_buffer(initial: Variable, taps: tuple[int, ...]) -> Variable:
     if taps == (-1,):
         return initial.dimshuffle("x", *range(initial.ndim))
     return initial[:-min(taps)]
+
+
+def _inner(var_type: Any, outer: Variable, name: str | None) -> Variable:
+    """A variable of the step standing for (part of) ``outer``: its name, and where it was made."""
+    var = var_type(name)
+    var.tag.trace = outer.tag.trace
+    return var
+
+
+def _step_test_values(seq_specs: list, seq_vars: list, state_specs: list, state_vars: list) -> None:
+    """Give the step function's arguments the test values of the first step (the rows the
+    taps read then), so the step's nodes get test values as they are built."""
+    for (outer, taps), group in zip(seq_specs + state_specs, seq_vars + state_vars):
+        try:
+            value = outer.get_test_value()
+        except TestValueError:
+            continue
+        for k, var in zip(taps, group):
+            var.tag.test_value = value if var.type == outer.type else value[k - min(taps)]
 
 
 def _row_type(var: Variable) -> TensorType:

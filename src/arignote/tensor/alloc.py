@@ -25,6 +25,10 @@ __all__ = ["Alloc", "ARange", "Eye", "Tri", "alloc", "arange", "eye", "fill", "f
 
 
 # ------------------------------------------------------------------ fill / second
+def _second_dtype(model: str, value: str) -> str:
+    return value
+
+
 class _Second(ScalarOp):
     """Theano's ``second``: the second input, broadcast against the first.
 
@@ -34,7 +38,7 @@ class _Second(ScalarOp):
     """
 
     def __init__(self) -> None:
-        super().__init__("second", 2, _second_impl, lambda model, value: value, c_expr="{1}")
+        super().__init__("second", 2, _second_impl, _second_dtype, c_expr="{1}")
 
     def compute_dtype(self, out_dtype: str, *dtypes: str) -> None:
         return None

@@ -167,7 +167,7 @@ def split(x: Any, splits_size: Any, n_splits: int, axis: int = 0) -> list[Variab
     (ints or an int vector); returns the list of pieces, each a view of ``x``."""
     x = as_tensor_variable(x)
     axis = _static_axis(axis, x.ndim, "split")
-    outputs = Split(n_splits, axis).make_node(x, splits_size).outputs
+    outputs = Split(n_splits, axis).build(x, splits_size).outputs
     return list(outputs)
 
 

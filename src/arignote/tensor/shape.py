@@ -385,6 +385,7 @@ class SpecifyShape(Op):
     """
 
     view_map = {0: [0]}
+    passes_value = True
 
     def make_node(self, x: Any, shp: Any) -> Apply:
         x = as_tensor_variable(x)
@@ -432,6 +433,7 @@ class Rebroadcast(Op):
 
     __props__ = ("axis",)
     view_map = {0: [0]}
+    passes_value = True
 
     def __init__(self, *pairs: tuple[int, bool]):
         self.axis = tuple(sorted((int(a), bool(b)) for a, b in pairs))

@@ -20,6 +20,8 @@ class _TensorOperators:
     rather than an object array of per-element graphs.
     """
 
+    _transient = ("_eval_cache",)  # functions compiled by eval()
+
     type: TensorType
     __array_ufunc__ = None
     __array_priority__ = 1000

@@ -6,10 +6,11 @@ Importing this package imports no driver: a device is opened when
 """
 from arignote.backends.gpu.array import GpuArray
 from arignote.backends.gpu.context import DeviceUnavailable, GpuContext, get_context
-from arignote.backends.gpu.placement import explain
+from arignote.backends.gpu.explain import explain
 from arignote.backends.gpu.type import (GpuArrayType, GpuArraySharedVariable, GpuFromHost,
                                         GpuToGpu, HostFromGpu)
 from arignote.backends.gpu import mrg, scan  # noqa: F401  (register the lowerings of MRG draws and Scan)
+from arignote.backends.gpu import instruments  # noqa: F401  (NanGuardMode's check, profiles' sync)
 
 __all__ = ["GpuArray", "GpuArrayType", "GpuArraySharedVariable", "GpuContext", "GpuFromHost",
            "GpuToGpu", "HostFromGpu", "DeviceUnavailable", "explain", "get_context"]

@@ -74,6 +74,11 @@ class GpuArray:
     def __repr__(self) -> str:
         return f"GpuArray({self.get()!r}, context={self.context.name!r})"
 
+    def __reduce__(self) -> tuple:
+        """Pickled as host data and the context's name, never a device handle."""
+        from arignote.backends.gpu.context import load_array
+        return load_array, (self.get(), self.context.name)
+
 
 def to_gpu(context: GpuContext, host: np.ndarray) -> GpuArray:
     host = host if host.flags.c_contiguous else host.copy(order="C")  # keeps 0-d as 0-d

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arignote import progress
 from arignote.backends.kernels import render
-from arignote.backends.gpu.array import GpuArray
+from arignote.backends.gpu.array import GpuArray, to_gpu
+from arignote.compile.profiling import kernel_build
 from arignote.config import config
 from arignote.graph.basic import user_stacklevel
 from arignote.scalar.ops import TABLE
@@ -69,6 +71,11 @@ class GpuContext:
     def __repr__(self) -> str:
         return f"<GpuContext {self.name or 'default'}: {self.device.name} {self.device.description}>"
 
+    def __reduce__(self) -> tuple:
+        """Pickled by name: a device handle never travels; the loading process opens its own
+        device (or none), as for the arrays (``loading_context``)."""
+        return loading_context, (self.name,)
+
     def supports(self, dtype: str) -> str | None:
         """None if kernels can use ``dtype`` here, else the reason they cannot."""
         if dtype == "float64" and not self.fp64:
@@ -79,7 +86,8 @@ class GpuContext:
         return None
 
     def kernel(self, k: render.Kernel) -> Any:
-        return self.device.build(k.source, k.name, "float64" in k.dtypes)
+        progress.step(f"building kernel {k.name}")
+        return kernel_build(lambda: self.device.build(k.source, k.name, "float64" in k.dtypes))
 
     def launch(self, kernel: Any, global_size: Sequence[int], local_size: Sequence[int] | None,
                args: list) -> None:
@@ -152,6 +160,25 @@ def get_context(name: str | None = None) -> GpuContext | None:
             raise found
         return None
     return found
+
+
+def why_unavailable(name: str | None = None) -> str | None:
+    """Why the context ``name`` (None: ``config.device``) could not be opened, if it was tried."""
+    spec = config.device if name is None else _named_contexts().get(name)
+    found = _CONTEXTS.get((name, spec))
+    return str(found) if isinstance(found, DeviceUnavailable) else None
+
+
+def loading_context(name: str | None) -> GpuContext | None:
+    """Where a value pickled on context ``name`` goes when loaded in this process: that
+    context if this process defines it, else the default device (None: the CPU)."""
+    return get_context(name if name is not None and name in _named_contexts() else None)
+
+
+def load_array(host: np.ndarray, context_name: str | None) -> GpuArray | np.ndarray:
+    """A pickled GpuArray: on this process's device, or the host array where there is none."""
+    ctx = loading_context(context_name)
+    return host if ctx is None else to_gpu(ctx, host)
 
 
 def _named_contexts() -> dict[str, str]:

@@ -35,6 +35,7 @@ def version() -> str:
 class Device:
     dialect = CUDA
     fp64 = True
+    on_cpu = False
 
     def __init__(self, index: int):
         if index >= cupy.cuda.runtime.getDeviceCount():

@@ -4,18 +4,16 @@ The pass runs after fusion (so a fused Composite becomes one kernel) and
 before the in-place rewrites. For each node it asks the lowering registered
 for the op's class; a lowering returns the GPU outputs, or raises
 :class:`StaysOnCpu` with the reason. Every node left on the CPU gets a reason,
-which :func:`explain` prints.
+which ``explain`` (``explain.py``) prints.
 """
 from __future__ import annotations
 
-import io
-import textwrap
 import warnings
 from typing import Any
 from collections.abc import Callable
 
 from arignote.backends.gpu import ops as gpu
-from arignote.backends.gpu.context import GpuContext, get_context
+from arignote.backends.gpu.context import GpuContext, get_context, why_unavailable
 from arignote.backends.gpu.type import (GpuArrayConstant, GpuArrayType, GpuFromHost, GpuToGpu,
                                         HostFromGpu)
 from arignote.config import config
@@ -26,6 +24,7 @@ from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.alloc import Alloc
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.nnet.basic import ClassIndices
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import TensorType
@@ -65,6 +64,8 @@ class Placement(GraphRewriter):
         ctx = get_context(None)
         reasons: dict[Any, str] = {}  # by node and by (op class, inputs): see reason_for
         fgraph.placement = reasons
+        # What explain() says about the whole graph: the device asked for, and why it is not used.
+        fgraph.placement_device = (config.device, ctx, why_unavailable(None))
         if ctx is None:
             return 0
         changes = 0
@@ -83,6 +84,7 @@ class Placement(GraphRewriter):
                 _warn_float64(node, str(why))
                 continue
             for old, out in zip(node.outputs, new):  # a shape read is already a host value
+                out.tag.trace = old.tag.trace  # errors point where the user wrote it
                 host = out if out.type == old.type else HostFromGpu()(out)
                 fgraph.replace(old, host, reason=self.name)
             changes += 1
@@ -127,31 +129,6 @@ def _warn_float64(node: Apply, reason: str) -> None:
     if config.warn_float64 == "raise":
         raise TypeError(message)
     warnings.warn(message, stacklevel=user_stacklevel())
-
-
-def explain(fn: Any, file: Any = None) -> str:
-    """Print (and return) each node of compiled ``fn``: where it runs, and why not on the GPU."""
-    fgraph = fn.maker.fgraph
-    lines = []
-    for node in fgraph.toposort():
-        if isinstance(node.op, TRANSFERS):
-            where, why = "transfer", ""
-        elif isinstance(node.op, gpu.GpuOp):
-            ctx = next(v.type for v in node.outputs + node.inputs
-                       if isinstance(v.type, GpuArrayType)).context
-            where, why = f"gpu ({ctx.device.name})", ""
-        else:
-            where = "cpu"
-            why = reason_for(fgraph, node) or ("device is cpu" if config.device == "cpu"
-                                              else "placed after the GPU pass")
-        lines.append(f"{node}\n    device: {where}" + (f"\n    reason: {why}" if why else ""))
-        inner = getattr(node.op, "inner_function", None)
-        if inner is not None:  # a loop: where the nodes of its body run
-            body = explain(inner(), file=io.StringIO())
-            lines.append("    inner graph:\n" + textwrap.indent(body, " " * 8))
-    text = "\n".join(lines)
-    print(text, file=file)
-    return text
 
 
 # ------------------------------------------------------------------ lowerings
@@ -214,6 +191,11 @@ def _softmax(cls: type) -> Lowering:
 
 register_lowering(Softmax)(_softmax(gpu.GpuSoftmax))
 register_lowering(LogSoftmax)(_softmax(gpu.GpuLogSoftmax))
+
+
+@register_lowering(ClassIndices)
+def _class_indices(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    raise StaysOnCpu("class indices are checked on the host, where index vectors live")
 
 
 def _check_dot(ctx: GpuContext, a: Variable, b: Variable) -> None:

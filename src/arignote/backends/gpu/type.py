@@ -13,8 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from arignote.backends.gpu.array import GpuArray, to_gpu
-from arignote.backends.gpu.context import GpuContext, get_context
-from arignote.compile.sharedvalue import SharedVariable, shared_constructor, tensor_constructor
+from arignote.backends.gpu.context import GpuContext, get_context, loading_context
+from arignote.compile.sharedvalue import (SharedVariable, load_shared, shared_constructor,
+                                          tensor_constructor)
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable, _hashable
 from arignote.tensor.type import TensorType
 from arignote.gradient import register_grad
@@ -59,6 +60,8 @@ class GpuArrayType(Type):
         return TensorType(self.dtype, self.broadcastable)
 
     def host_variable(self, var: Variable) -> Variable:
+        if var.owner is not None and isinstance(var.owner.op, GpuFromHost):
+            return var.owner.inputs[0]  # a value just moved to the device: the host value itself
         return HostFromGpu()(var)
 
     def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None,
@@ -97,6 +100,9 @@ class GpuArrayConstant(_TensorOperators, Constant):
     def clone(self) -> GpuArrayConstant:
         return type(self)(self.type, self.host, self.name)
 
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return type(self), (self.type, self.host, self.name)
+
     def __str__(self) -> str:
         return self.name or f"GpuConstant{{{self.host}}}"
 
@@ -129,6 +135,19 @@ class GpuArraySharedVariable(_TensorOperators, SharedVariable):
 
     def zero(self, borrow: bool = False) -> None:
         self.set_value(np.zeros(self.storage[0].shape, self.dtype), borrow=True)
+
+    def _shared_options(self) -> dict:
+        return {"broadcastable": self.type.broadcastable, "context_name": self.type.context_name}
+
+    @staticmethod
+    def _loader(value: Any, name: str | None, strict: bool, allow_downcast: bool | None,
+                options: dict) -> SharedVariable:
+        """Loaded on the pickled context if this process defines it, else on its default
+        device (the CPU when it has none)."""
+        context_name = options.pop("context_name")
+        if context_name is not None and loading_context(context_name) is not None:
+            options["target"] = context_name
+        return load_shared(value, name, strict, allow_downcast, options)
 
 
 @shared_constructor
@@ -163,6 +182,7 @@ class GpuFromHost(Op):
     """Copy a host array to the GPU context ``context_name``."""
 
     __props__ = ("context_name",)
+    passes_value = True
 
     def __init__(self, context_name: str | None = None):
         self.context_name = context_name
@@ -184,10 +204,16 @@ class GpuFromHost(Op):
 class HostFromGpu(Op):
     """Copy a GPU array to the host (a contiguous numpy array)."""
 
+    passes_value = True
+
     def make_node(self, x: Variable) -> Apply:
         if not isinstance(x.type, GpuArrayType):
             raise TypeError(f"HostFromGpu takes a GPU array, got {x} of type {x.type}")
         return Apply(self, [x], [x.type.host_type()()])
+
+    def rebuild(self, inputs: list[Variable]) -> Apply | None:
+        # A graph made on a GPU, loaded where its shared variable is on the host.
+        return None if isinstance(inputs[0].type, TensorType) else self.make_node(*inputs)
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
@@ -204,6 +230,7 @@ class GpuToGpu(Op):
     """Copy an array from one GPU context to another (through the host)."""
 
     __props__ = ("context_name",)
+    passes_value = True
 
     def __init__(self, context_name: str | None):
         self.context_name = context_name

@@ -10,9 +10,12 @@ own name) and can exclude any tag.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from collections.abc import Iterable
 
+from arignote import progress
+from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, NodeRewriter,
                                             SequenceRewriter)
 from arignote.graph.rewriting.constant_folding import constant_folding
@@ -48,7 +51,7 @@ class RewriteDatabase:
         """The pipeline of every rewriter carrying an included tag, no excluded one and
         every required one."""
         include, exclude, require = set(include), set(exclude), set(require)
-        phases: list[GraphRewriter] = [MergeRewriter()] if "merge" not in exclude else []
+        phases: list[tuple[str, GraphRewriter]] = [("merge", MergeRewriter())] if "merge" not in exclude else []
         for phase in PHASES:
             chosen = [e.rewriter for e in self.entries.values()
                       if e.phase == phase and e.tags & include and not e.tags & exclude
@@ -56,20 +59,36 @@ class RewriteDatabase:
             if not chosen:
                 continue
             if phase in ("fusion", "placement", "inplace"):
-                phases.extend(chosen)  # whole-graph passes, run once
+                phases.extend((phase, c) for c in chosen)  # whole-graph passes, run once
             else:
-                phases.append(EquilibriumRewriter(chosen + ([MergeRewriter()] if "merge" not in exclude else []),
-                                                  name=phase))
+                phases.append((phase, EquilibriumRewriter(
+                    chosen + ([MergeRewriter()] if "merge" not in exclude else []), name=phase)))
         return Pipeline(phases, sorted(include), sorted(exclude))
 
 
 class Pipeline(SequenceRewriter):
-    """A queried pipeline; remembers the query so modes can print and extend it."""
+    """A queried pipeline; remembers the query so modes can print and extend it.
 
-    def __init__(self, rewriters: list[GraphRewriter], include: list[str], exclude: list[str]):
-        super().__init__(rewriters, name=f"Pipeline(include={include}, exclude={exclude})")
+    Running it adds each phase's seconds to ``fgraph.rewrite_times`` (what a
+    profile reports) and names the phase to the progress display."""
+
+    def __init__(self, phases: list[tuple[str, GraphRewriter]], include: list[str], exclude: list[str]):
+        super().__init__([r for _, r in phases], name=f"Pipeline(include={include}, exclude={exclude})")
+        self.phases = [name for name, _ in phases]
         self.include = include
         self.exclude = exclude
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        times = getattr(fgraph, "rewrite_times", None)
+        if times is None:
+            times = fgraph.rewrite_times = {}
+        changes = 0
+        for phase, rewriter in zip(self.phases, self.rewriters):
+            progress.step(f"rewriting ({phase})")
+            start = time.perf_counter()
+            changes += rewriter.apply(fgraph)
+            times[phase] = times.get(phase, 0.0) + time.perf_counter() - start
+        return changes
 
 
 rewrites = RewriteDatabase()

@@ -107,6 +107,13 @@ class JacobianOp(Op):
     def __str__(self) -> str:
         return f"JacobianOp{{{self.identity}}}"
 
+    def __getstate__(self) -> dict:
+        return dict(self.__dict__, _compiled=None)  # compiled again where it is loaded
+
+    def __setstate__(self, state: dict) -> None:
+        # A loaded op must not take the identity of one made in this process.
+        self.__dict__.update(state, identity=next(_ids))
+
     def make_node(self, length: Any, *free: Any) -> Apply:
         length = as_tensor_variable(length)
         outputs = [TensorType(t.dtype, (False,) + t.broadcastable)() for t in self._wrt_types]

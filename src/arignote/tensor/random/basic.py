@@ -26,7 +26,7 @@ __all__ = ["uniform", "normal", "binomial", "poisson", "random_integers", "choic
 def _draw(fn: str, rng: Variable, size: Variable, args: list, dtype: str,
           bcast: tuple, ndim_added: int = 0) -> Apply:
     op = RandomFunction(fn, TensorType(dtype, bcast), ndim_added)
-    return op.make_node(rng, size, *args)
+    return op.build(rng, size, *args)
 
 
 def uniform(rng: Variable, size: Any = None, low: Any = 0.0, high: Any = 1.0,

@@ -1,0 +1,337 @@
+"""Profiles of compiled functions: ``function(..., profile=True)`` gives ``f.profile``.
+
+A :class:`ProfileStats` (Theano's name and attributes) holds, for each
+function compiled with it: the time of each node and the number of calls
+(timed around each thunk by the generated call path, the device synchronised
+after a GPU node so its time is its own), the time of whole calls, the
+compile time split into rewriting (per phase), linking and kernel builds,
+the bytes each transfer node moved, and the size of every intermediate value
+(for the peak memory of a call). A function compiled without a profile runs
+a call path with no timing in it at all. ``config.profile=True`` profiles
+every function and prints every profile at exit.
+"""
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+import time
+from functools import singledispatch
+from typing import Any, TextIO
+from collections.abc import Callable
+
+import numpy as np
+
+from arignote.config import config
+
+# The transfer ops by class name (the GPU layer defines them): the way each moves data.
+DIRECTIONS = {"GpuFromHost": "to the device", "HostFromGpu": "to the host",
+              "GpuToGpu": "between devices"}
+
+_registry: list[ProfileStats] = []
+_registry_lock = threading.Lock()
+_builds = threading.local()  # kernel builds of this thread: [seconds, count]
+
+
+def kernel_builds() -> tuple[float, int]:
+    """Seconds spent, and kernels prepared, by ``kernel_build`` in this thread so far."""
+    totals = getattr(_builds, "totals", None)
+    return (totals[0], totals[1]) if totals else (0.0, 0)
+
+
+def kernel_build(build: Callable[[], Any]) -> Any:
+    """Run ``build`` (a kernel compile, or its cache lookup) and count its time."""
+    totals = getattr(_builds, "totals", None)
+    if totals is None:
+        totals = _builds.totals = [0.0, 0]
+    start = time.perf_counter()
+    try:
+        return build()
+    finally:
+        totals[0] += time.perf_counter() - start
+        totals[1] += 1
+
+
+@singledispatch
+def synchronizer(var_type: Any) -> Callable[[], None] | None:
+    """What waits for the device a value of ``var_type`` lives on (None: the host, no wait).
+    The GPU layer registers its array type."""
+    return None
+
+
+def nbytes(value: Any) -> int:
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    size, dtype = getattr(value, "size", None), getattr(value, "dtype", None)
+    return int(size) * dtype.itemsize if size is not None and dtype is not None else 0
+
+
+class FunctionRecord:
+    """What the call path of one profiled Function writes: plain lists it indexes."""
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+        self.nodes = list(fn._nodes)
+        n = len(self.nodes)
+        self.times = [0.0] * n
+        self.calls = [0] * n
+        self.call_time = [0.0]
+        self.call_count = [0]
+        self.build_time = [0.0]
+        self.builds = [0]
+        self.sizes: list[tuple] = [()] * n  # per node: (bytes, on the device) of each output
+        self.moved = {direction: [0, 0] for direction in DIRECTIONS.values()}  # [count, bytes]
+
+    def sync(self, node: Any) -> Callable[[], None] | None:
+        for var in node.outputs + node.inputs:
+            wait = synchronizer(var.type)
+            if wait is not None:
+                return wait
+        return None
+
+    def recorder(self, k: int) -> Callable[[], None]:
+        node = self.nodes[k]
+        cells = [self.fn.storage_map[v] for v in node.outputs]
+        sizes = self.sizes
+        moved = self.moved.get(DIRECTIONS.get(type(node.op).__name__))
+
+        def record() -> None:
+            found = tuple((nbytes(c[0]), not isinstance(c[0], np.ndarray)) for c in cells)
+            sizes[k] = found
+            if moved is not None:
+                moved[0] += 1
+                moved[1] += found[0][0]
+        return record
+
+
+class ProfileStats:
+    """Theano's profile: ``summary()`` prints it; the attributes hold the numbers.
+
+    ``compile_time`` (the whole ``function()`` call), ``optimizer_time`` (its
+    rewriting, per phase in ``rewrite_times``), ``linker_time``,
+    ``kernel_build_time``/``kernel_builds`` (kernels prepared during compiles and
+    calls: a GPU kernel is built on a node's first call, so it is part of that
+    call's node time too), ``fct_callcount``/``fct_call_time`` (whole calls),
+    ``apply_time``/``apply_callcount`` (per node), ``transfers`` (per call: count
+    and bytes in each direction).
+    """
+
+    def __init__(self, atexit_print: bool = True, message: str | None = None):
+        self.message = message
+        self.compile_time = 0.0
+        self.optimizer_time = 0.0
+        self.rewrite_times: dict[str, float] = {}
+        self.linker_time = 0.0
+        self._compile_builds = [0.0, 0]
+        self.records: list[FunctionRecord] = []
+        self._lock = threading.Lock()
+        if atexit_print:
+            with _registry_lock:
+                if not _registry:
+                    atexit.register(_print_at_exit)
+                _registry.append(self)
+
+    # ------------------------------------------------------------ filling in
+    def record(self, fn: Any) -> FunctionRecord:
+        """A new record for Function ``fn``'s call path to write into."""
+        found = FunctionRecord(fn)
+        with self._lock:
+            self.records.append(found)
+        return found
+
+    def add_compile(self, total: float, rewriting: float, phases: dict[str, float], linking: float,
+                    builds: tuple[float, int]) -> None:
+        with self._lock:
+            self.compile_time += total
+            self.optimizer_time += rewriting
+            for phase, seconds in phases.items():
+                self.rewrite_times[phase] = self.rewrite_times.get(phase, 0.0) + seconds
+            self.linker_time += linking
+            self._compile_builds[0] += builds[0]
+            self._compile_builds[1] += builds[1]
+
+    # --------------------------------------------------------------- numbers
+    @property
+    def fct_callcount(self) -> int:
+        return sum(r.call_count[0] for r in self.records)
+
+    @property
+    def fct_call_time(self) -> float:
+        return sum(r.call_time[0] for r in self.records)
+
+    @property
+    def apply_time(self) -> dict:
+        return {node: r.times[k] for r in self.records for k, node in enumerate(r.nodes)}
+
+    @property
+    def apply_callcount(self) -> dict:
+        return {node: r.calls[k] for r in self.records for k, node in enumerate(r.nodes)}
+
+    @property
+    def kernel_build_time(self) -> float:
+        return self._compile_builds[0] + sum(r.build_time[0] for r in self.records)
+
+    @property
+    def kernel_builds(self) -> int:
+        return self._compile_builds[1] + sum(r.builds[0] for r in self.records)
+
+    @property
+    def transfers(self) -> dict[str, tuple[float, float]]:
+        """Per direction: (transfers, bytes) per call, averaged over the calls made."""
+        calls = max(self.fct_callcount, 1)
+        totals = {d: [0, 0] for d in DIRECTIONS.values()}
+        for r in self.records:
+            for d, (count, size) in r.moved.items():
+                totals[d][0] += count
+                totals[d][1] += size
+        return {d: (count / calls, size / calls) for d, (count, size) in totals.items() if count}
+
+    def class_time(self) -> dict[str, float]:
+        return self._grouped(lambda node: type(node.op).__name__)
+
+    def op_time(self) -> dict[str, float]:
+        return self._grouped(lambda node: str(node.op))
+
+    def _grouped(self, key: Callable) -> dict[str, float]:
+        groups: dict[str, float] = {}
+        for node, seconds in self.apply_time.items():
+            groups[key(node)] = groups.get(key(node), 0.0) + seconds
+        return groups
+
+    def peak_memory(self, allow_gc: bool | None = None) -> dict[str, int]:
+        """Bytes of intermediate values alive at once during the last call, on the host and
+        on the device: all of them when buffers are kept between calls (``allow_gc=False``),
+        else freed after their last use."""
+        allow_gc = config.allow_gc if allow_gc is None else allow_gc
+        peak = {"host": 0, "device": 0}
+        for r in self.records:
+            peak = {k: max(peak[k], v) for k, v in _peak(r, allow_gc).items()}
+        return peak
+
+    # -------------------------------------------------------------- printing
+    def summary(self, file: TextIO | None = None, n_ops_to_print: int = 20,
+                n_apply_to_print: int = 20) -> None:
+        """Print the profile in Theano's layout: the function, then time per Op class,
+        per Op and per node, each sorted by time."""
+        out = sys.stderr if file is None else file
+        out.write(self._summary_function() + "\n")
+        total = sum(self.apply_time.values())
+        out.write(_table("Class", "<Class name>", self._rows(lambda n: type(n.op).__name__),
+                         total, n_ops_to_print, True) + "\n")
+        out.write(_table("Ops", "<Op name>", self._rows(lambda n: str(n.op)), total,
+                         n_ops_to_print, True) + "\n")
+        nodes = self._rows(lambda n: n, by_node=True)
+        out.write(_table("Apply", "<Apply name>", nodes, total, n_apply_to_print, False) + "\n")
+
+    def _summary_function(self) -> str:
+        calls, call_time = self.fct_callcount, self.fct_call_time
+        thunks = sum(self.apply_time.values())
+        share = f" ({100 * thunks / call_time:.1f}%)" if call_time else ""
+        lines = ["Function profiling", "==================", f"  Message: {self.message}",
+                 f"  Time in {calls} calls to Function.__call__: {call_time:e}s",
+                 f"  Time in thunks: {thunks:e}s{share}",
+                 f"  Total compile time: {self.compile_time:e}s",
+                 f"    Rewriting time: {self.optimizer_time:e}s"]
+        for phase, seconds in self.rewrite_times.items():
+            lines.append(f"      {phase}: {seconds:e}s")
+        lines.append(f"    Linker time: {self.linker_time:e}s")
+        lines.append(f"    Kernel builds: {self.kernel_builds} kernels prepared in "
+                     f"{self.kernel_build_time:e}s (on a node's first call, within its time)")
+        moved = self.transfers
+        text = ", ".join(f"{count:g} {direction} ({format_bytes(size)})"
+                         for direction, (count, size) in moved.items()) or "none"
+        lines.append(f"  Transfers per call: {text}")
+        kept, freed = self.peak_memory(False), self.peak_memory(True)
+        lines.append(f"  Peak memory of intermediates: host {format_bytes(kept['host'])}, device "
+                     f"{format_bytes(kept['device'])} with allow_gc=False (kept between calls); "
+                     f"host {format_bytes(freed['host'])}, device {format_bytes(freed['device'])} with "
+                     "allow_gc=True")
+        return "\n".join(lines) + "\n"
+
+    def _rows(self, key: Callable, by_node: bool = False) -> list[tuple]:
+        """(seconds, calls, nodes, where, label) per group, slowest first."""
+        groups: dict[Any, list] = {}
+        for r in self.records:
+            for k, node in enumerate(r.nodes):
+                entry = groups.setdefault(key(node), [0.0, 0, 0, _where(node), None])
+                entry[0] += r.times[k]
+                entry[1] += r.calls[k]
+                entry[2] += 1
+                entry[4] = f"{k:4d}   {node}" if by_node else str(key(node))
+        return sorted((tuple(v) for v in groups.values()), key=lambda row: -row[0])
+
+    def __repr__(self) -> str:
+        return f"<ProfileStats {self.message!r}: {self.fct_callcount} calls>"
+
+
+def _peak(record: FunctionRecord, allow_gc: bool) -> dict[str, int]:
+    """Walk the last call's nodes in order, adding each output that owns new memory and,
+    with allow_gc, freeing each intermediate after its last client."""
+    fgraph = record.fn.maker.fgraph
+    keep = set(fgraph.outputs)
+    last_use: dict[Any, int] = {}
+    for k, node in enumerate(record.nodes):
+        for var in node.inputs:
+            last_use[var] = k
+    alive: dict[Any, tuple[int, str]] = {}
+    current = {"host": 0, "device": 0}
+    peak = dict(current)
+    for k, node in enumerate(record.nodes):
+        aliased = set(node.op.view_map) | set(node.op.destroy_map)
+        for j, (size, on_device) in enumerate(record.sizes[k]):
+            if j in aliased:
+                continue
+            where = "device" if on_device else "host"
+            alive[node.outputs[j]] = (size, where)
+            current[where] += size
+        peak = {w: max(peak[w], current[w]) for w in peak}
+        if allow_gc:
+            for var in node.inputs:
+                if last_use.get(var) == k and var in alive and var not in keep:
+                    size, where = alive.pop(var)
+                    current[where] -= size
+    return peak
+
+
+def _where(node: Any) -> str:
+    name = type(node.op).__name__
+    if name in DIRECTIONS:
+        return "transfer"
+    return "gpu" if name.startswith("Gpu") else "cpu"
+
+
+def _table(title: str, name: str, rows: list[tuple], total: float, limit: int, grouped: bool) -> str:
+    head = ("<% time> <sum %> <apply time> <time per call> <type> <#call> <#apply> " if grouped
+            else "<% time> <sum %> <apply time> <time per call> <type> <#call> <id> ")
+    lines = [title, "-" * len(title), head + name]
+    running = 0.0
+    for seconds, calls, n_nodes, where, label in rows[:limit]:
+        share = 100 * seconds / total if total else 0.0
+        running += share
+        per_call = seconds / calls if calls else 0.0
+        count = f"{calls:7d} {n_nodes:8d}   " if grouped else f"{calls:7d} "
+        lines.append(f"  {share:5.1f}%   {running:5.1f}%   {seconds:9.3f}s   {per_call:10.2e}s "
+                     f"{where:>8} {count}{label}")
+    rest = rows[limit:]
+    if rest:
+        seconds = sum(r[0] for r in rest)
+        lines.append(f"   ... (remaining {len(rest)} account for "
+                     f"{100 * seconds / total if total else 0:.2f}%({seconds:.2f}s) of the runtime)")
+    return "\n".join(lines) + "\n"
+
+
+def format_bytes(n: float) -> str:
+    """``1.6 MB``, ``400 B``: sizes as explain and summary print them."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _print_at_exit() -> None:
+    if not config.profile:
+        return
+    with _registry_lock:
+        profiles = [p for p in _registry if p.fct_callcount or p.compile_time > 1]
+    for profile in sorted(profiles, key=lambda p: -(p.compile_time + p.fct_call_time)):
+        profile.summary(file=sys.stderr)

@@ -1,0 +1,84 @@
+"""Test values: graphs evaluated on sample data while they are built.
+
+With ``config.compute_test_value`` other than ``'off'``, each node an Op
+builds (``Op.__call__``) runs its ``perform`` on its inputs' test values
+(``x.tag.test_value``, a constant's data, a shared variable's value) at once,
+so a shape error is raised by the line that built the node, not later by a
+compiled call. ``'ignore'`` skips nodes with an input that has no test value,
+``'warn'`` warns about them and ``'raise'`` refuses them (Theano's semantics).
+A test value is checked against its variable's type when it is assigned.
+Under ``'off'`` (the default) nothing here runs.
+"""
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+from typing import Any
+
+from arignote.config import config
+
+
+class TestValueError(AttributeError):
+    """A variable that a node needs has no test value (``compute_test_value='raise'``)."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of the name
+
+
+class Tag(SimpleNamespace):
+    """A variable's scratchpad (``var.tag``); ``tag.test_value = v`` is checked by the type."""
+
+    __slots__ = ("_type",)
+
+    def __init__(self, var_type: Any = None, **values: Any):
+        object.__setattr__(self, "_type", var_type)
+        super().__init__(**values)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "test_value" and getattr(self, "_type", None) is not None:
+            value = _fit(self._type, value)
+        super().__setattr__(name, value)
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (getattr(self, "_type", None),), dict(vars(self)))
+
+
+def _fit(var_type: Any, value: Any) -> Any:
+    try:
+        return var_type.filter(value)
+    except NotImplementedError:
+        return value  # a type that cannot check values takes them as they are
+    except TypeError as err:
+        raise TypeError(f"this test value cannot be a value of the variable's type {var_type}: "
+                        f"{err}") from None
+
+
+def compute(node: Any) -> None:
+    """Run ``node``'s perform on its inputs' test values; store the outputs' test values."""
+    where = getattr(node.outputs[0].tag, "trace", None) if node.outputs else None
+    values = []
+    for var in node.inputs:
+        try:
+            values.append(var.get_test_value())
+        except TestValueError as err:
+            message = f"cannot compute the test value of {node.op}: {err}"
+            if config.compute_test_value == "raise":
+                raise TestValueError(message + ", or set config.compute_test_value='ignore'"
+                                     ) from None
+            if config.compute_test_value == "warn":
+                from arignote.graph.basic import user_stacklevel  # the module that calls this one
+                warnings.warn(message, stacklevel=user_stacklevel())
+            return
+    destroyed = {i for idxs in node.op.destroy_map.values() for i in idxs}
+    values = [v.copy() if i in destroyed else v for i, v in enumerate(values)]
+    storage = [[None] for _ in node.outputs]
+    try:
+        node.op.perform(node, values, storage)
+    except Exception as err:
+        shapes = ", ".join(str(getattr(v, "shape", type(v).__name__)) for v in values)
+        if hasattr(err, "add_note"):
+            err.add_note(f"while computing the test value of {node.op} on inputs of shapes "
+                         f"{shapes}: the node was being built at {where or 'an unknown line'} "
+                         f"(config.compute_test_value={config.compute_test_value!r})")
+        raise
+    for out, cell in zip(node.outputs, storage):
+        out.tag.test_value = cell[0]

@@ -1,0 +1,1 @@
+"""Theano's ``misc`` helpers: ``pkl_utils`` (pickling models into zip files)."""

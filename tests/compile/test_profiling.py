@@ -1,0 +1,158 @@
+"""Profiles: numbers that add up (node times within call times, compile parts within the
+compile), transfers that match explain(), on the CPU and on OpenCL; nothing in the call
+path of a function compiled without a profile."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import arignote
+from arignote import Mode, config, function, shared, tensor as T
+from arignote.backends.gpu.explain import transfer_bytes
+from arignote.backends.gpu.placement import TRANSFERS
+from arignote.backends.gpu.type import GpuFromHost, HostFromGpu
+from arignote.compile.profiling import ProfileStats
+from arignote.graph.rewriting.db import PHASES
+from tests.gpu.conftest import DEVICES, use
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
+
+
+@pytest.fixture(params=["cpu", "opencl"])
+def where(request):
+    with use(DEVICES[request.param]), config.change_flags(floatX="float32"):
+        yield request.param
+
+
+def _training_step(**kwargs):
+    rng = np.random.default_rng(0)
+    X, y = T.fmatrix("X"), T.ivector("y")
+    w = shared(rng.normal(size=(20, 4)).astype("float32"), name="w")
+    cost = T.nnet.categorical_crossentropy(T.nnet.softmax(T.dot(X, w)), y).mean()
+    step = function([X, y], cost, updates=[(w, w - np.float32(0.1) * arignote.grad(cost, w))],
+                    name="step", **kwargs)
+    return step, rng.normal(size=(16, 20)).astype("float32"), rng.integers(0, 4, 16).astype("int32")
+
+
+def test_node_times_add_up_within_the_call_times(where):
+    step, data, labels = _training_step(profile=True)
+    profile = step.profile
+    assert isinstance(profile, ProfileStats) and profile.message == "step"
+    for _ in range(5):
+        step(data, labels)
+    nodes = step.maker.fgraph.toposort()
+    assert profile.fct_callcount == 5
+    assert set(profile.apply_time) == set(nodes)
+    assert all(profile.apply_callcount[n] == 5 for n in nodes)
+    assert all(t >= 0 for t in profile.apply_time.values())
+    node_total = sum(profile.apply_time.values())
+    assert 0 < node_total <= profile.fct_call_time
+    assert sum(profile.class_time().values()) == pytest.approx(node_total)
+    assert sum(profile.op_time().values()) == pytest.approx(node_total)
+    # the compile: rewriting (per phase) and linking are parts of the whole
+    assert 0 < profile.optimizer_time + profile.linker_time <= profile.compile_time
+    assert set(profile.rewrite_times) <= {"merge", *PHASES}
+    assert sum(profile.rewrite_times.values()) <= profile.optimizer_time
+    if where == "opencl":
+        assert profile.kernel_builds > 0 and profile.kernel_build_time > 0
+
+
+def test_transfers_per_call_match_explain(where):
+    step, data, labels = _training_step(profile=True)
+    for _ in range(3):
+        step(data, labels)
+    nodes = step.maker.fgraph.toposort()
+    moves = [n for n in nodes if isinstance(n.op, TRANSFERS)]
+    expected = {}
+    for cls, direction in ((GpuFromHost, "to the device"), (HostFromGpu, "to the host")):
+        group = [n for n in moves if isinstance(n.op, cls)]
+        if group:
+            expected[direction] = (len(group), sum(transfer_bytes(step, n) for n in group))
+    assert step.profile.transfers == expected
+    text = arignote.explain(step, file=io.StringIO())
+    if where == "cpu":
+        assert expected == {} and "transfers per call: none" in text
+    else:
+        up, down = expected["to the device"], expected["to the host"]
+        assert f"{up[0]} to the device" in text and f"{down[0]} to the host" in text
+
+
+def test_the_summary_has_theanos_sections(where):
+    step, data, labels = _training_step(profile=True)
+    step(data, labels)
+    out = io.StringIO()
+    step.profile.summary(file=out, n_ops_to_print=3, n_apply_to_print=2)
+    text = out.getvalue()
+    for part in ("Function profiling", "Message: step", "Time in 1 calls to Function.__call__",
+                 "Time in thunks", "Total compile time", "Rewriting time", "canonicalize",
+                 "Linker time", "Kernel builds", "Transfers per call", "Peak memory of intermediates",
+                 "\nClass\n", "\nOps\n", "\nApply\n", "<% time> <sum %> <apply time>"):
+        assert part in text, part
+    assert "remaining" in text.split("\nApply\n")[1]  # only two nodes listed
+    if where == "opencl":
+        full = io.StringIO()
+        step.profile.summary(file=full)
+        classes = full.getvalue().split("\nClass\n")[1].split("\nOps\n")[0]
+        assert " gpu " in classes and " transfer " in classes and "GpuFromHost" in classes
+
+
+def test_peak_memory_of_intermediates_kept_or_freed():
+    x = T.dvector("x")
+    f = function([x], (T.exp(x) * 2).sum(), mode=Mode(optimizer=None), profile=True)
+    f(np.ones(1000))
+    # exp and the product are 8000 bytes each, the sum 8; the constant's broadcast is a view
+    assert f.profile.peak_memory(allow_gc=False) == {"host": 16008, "device": 0}
+    assert f.profile.peak_memory(allow_gc=True) == {"host": 16000, "device": 0}
+
+
+def test_without_a_profile_the_call_path_has_no_timing():
+    x = T.vector("x")
+    plain = function([x], T.exp(x))
+    profiled = function([x], T.exp(x), profile=True)
+    assert plain.profile is None and "CLOCK" not in plain._call.source
+    assert "CLOCK" in profiled._call.source
+
+
+def test_a_gpu_node_is_timed_with_the_device_synchronised():
+    with use("opencl"):
+        x = T.fvector("x")
+        f = function([x], T.exp(x), profile=True)
+    assert "SY0()" in f._call.source  # the GpuElemwise waits for its kernel
+    y = T.fvector("y")
+    g = function([y], y * 2, profile=True)
+    assert "SY" not in g._call.source
+
+
+def test_one_profile_shared_by_two_functions_and_config_profile():
+    shared_profile = ProfileStats(message="both")
+    x = T.vector("x")
+    f = function([x], T.exp(x), profile=shared_profile)
+    g = function([x], T.log(x), profile=shared_profile)
+    f(np.ones(3))
+    g(np.ones(3))
+    g(np.ones(3))
+    assert shared_profile.fct_callcount == 3 and len(shared_profile.apply_time) == 2
+    with config.change_flags(profile=True):
+        h = function([x], x * 2, name="h")
+    assert h.profile is not None and h.profile.message == "h"
+    named = function([x], x * 3, profile="my profile")
+    assert named.profile.message == "my profile"
+    assert function([x], x * 4, profile=False).profile is None
+    assert h.copy().profile.message == "h copy"
+
+
+def test_config_profile_prints_every_profile_at_exit():
+    code = ("import numpy, arignote\nfrom arignote import tensor as T\n"
+            "x = T.vector('x')\nf = arignote.function([x], T.exp(x), name='seed')\nf(numpy.ones(4))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARIGNOTE")}
+    env.update(ARIGNOTE_FLAGS="profile=True", PYTHONPATH=SRC)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Function profiling" in result.stderr and "Message: seed" in result.stderr
+    assert "Time in 1 calls to Function.__call__" in result.stderr
