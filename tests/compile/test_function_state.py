@@ -165,3 +165,27 @@ def test_shared_of_a_symbolic_variable_and_deleted_default_update():
     del s.default_update
     function([], s * 1)()
     assert s.get_value() == 0
+
+
+def test_functions_sharing_a_container_still_share_it_after_deepcopy_and_pickle():
+    import pickle
+    s, x = T.dscalars("s", "x")
+    f = function([x, In(s, value=0.0, update=s + x)], s + x)
+    g = function([x, In(s, value=f.container[s], update=s - x)], s * 1)
+    assert f.defaults == [(True, False, None), (False, False, 0.0)]
+    both = copy.deepcopy([f, g])
+    fc, gc = both
+    fc(5.0)
+    assert gc[fc.maker.inputs[1].variable] == 5.0 and f[s] == 0.0  # shared with each other, not f
+    fl, gl = pickle.loads(pickle.dumps([f, g]))
+    fl(2.0)
+    assert gl.container[1].storage is fl.container[1].storage and gl(1.0) == 2.0
+    assert fl.container[1].value == 1.0
+
+
+def test_theano_exception_classes_of_the_checks():
+    x = T.dscalar("x")
+    with pytest.raises(RuntimeError):  # Theano's class, a ValueError here too
+        function([x], x * 2, givens={x: x + 1})
+    with pytest.raises(AssertionError):  # Theano's class, a TypeError here too
+        function([x], {1.0: x})
