@@ -207,3 +207,12 @@ def test_print_op_prints_each_run_and_passes_values_and_gradients(capsys):
     np.testing.assert_array_equal(g(np.array([3.0])), [6.0])
     folded = function([], Print("c")(T.constant(1.0)) * 1).maker.fgraph.toposort()
     assert any(isinstance(n.op, Print) for n in folded)  # not folded into a constant
+
+
+def test_pp_writes_second_as_theanos_fill():
+    x = T.dscalar("x")
+    gy = arignote.grad(x ** 2, x)
+    with np.printoptions(legacy="1.13"):  # the print mode Theano's documentation shows
+        text = pp(gy)
+    assert text == ("((fill((x ** TensorConstant{2}), TensorConstant{1.0}) * TensorConstant{2}) * "
+                      "(x ** (TensorConstant{2} - TensorConstant{1})))")

@@ -241,6 +241,7 @@ _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", 
           "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",
           "and_": "&", "or_": "|", "xor": "^"}
 _PREFIX = {"neg": "-", "invert": "~"}
+_CALLED = {"second": "fill"}  # Theano's pp name of the op (``fill`` is ``second``)
 
 
 @singledispatch
@@ -260,7 +261,7 @@ def _pp_elemwise(op: Elemwise, node: Apply, args: list[str]) -> str:
         return f"({args[0]} {_INFIX[name]} {args[1]})"
     if name in _PREFIX:
         return f"({_PREFIX[name]}{args[0]})"
-    return f"{name}({', '.join(args)})"
+    return f"{_CALLED.get(name, name)}({', '.join(args)})"
 
 
 @pp_apply.register(DimShuffle)
