@@ -1,4 +1,4 @@
-"""Run every workload against numpy, PyTensor and JAX; write a table and a chart.
+"""Run every workload against numpy, PyTensor, JAX, numba and PyTorch; write a table and a chart.
 
 Usage: python benchmarks/run.py [--quick]. Each thread setting runs in its own
 process (thread counts must be fixed before numpy loads its BLAS); inside it,
@@ -17,6 +17,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -107,9 +108,12 @@ def peak_memory(framework: str, workload: str) -> float:
 
 
 # ------------------------------------------------------------------ driver side
-def spawn(args: list[str], threads: int) -> dict:
+def spawn(args: list[str], threads: int, compiledir: Path | None = None) -> dict:
+    env = thread_env(threads)
+    if compiledir is not None:
+        env["ARIGNOTE_FLAGS"] = f"compiledir={compiledir}"
     done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
-                          env=thread_env(threads), timeout=3600)
+                          env=env, timeout=3600)
     if done.returncode != 0:
         raise SystemExit(f"benchmark worker failed ({' '.join(args)}):\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -118,7 +122,7 @@ def spawn(args: list[str], threads: int) -> dict:
 def versions() -> dict:
     code = ("import json, importlib.metadata as m, numpy as np\n"
             "out = {}\n"
-            "for p in ('arignote', 'numpy', 'scipy', 'pytensor', 'jax', 'jaxlib'):\n"
+            "for p in ('arignote', 'numpy', 'scipy', 'pytensor', 'jax', 'jaxlib', 'numba', 'torch'):\n"
             "    try: out[p] = m.version(p)\n"
             "    except m.PackageNotFoundError: pass\n"
             "blas = np.show_config(mode='dicts')['Build Dependencies']['blas']\n"
@@ -161,13 +165,18 @@ def main() -> None:
     quick = ["--quick"] if args.quick else []
     timings = {threads: spawn(["--worker", *quick], threads) for threads in sorted({1, cores})}
     frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
+    # Cold start with an empty kernel cache, then warm (a new process each time).
+    empty = Path(tempfile.mkdtemp(prefix="arignote-bench-cache-"))
+    cold_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / str(k)) for k in range(3)]
+    warm_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / "0") for _ in range(3)]
     cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
     memory = {(f, w): spawn(["--memory", f, w], 1) for w in ("W3", "W4")
               for f in ("numpy", "arignote", "pytensor") if available(f)}
-    report(timings, cold, memory, WORKLOADS, cores)
+    report(timings, cold, memory, WORKLOADS, cores, cold_native, warm_native)
 
 
-def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int) -> None:
+def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int,
+           cold_native: list, warm_native: list) -> None:
     RESULTS.mkdir(exist_ok=True)
     info = versions()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -193,6 +202,11 @@ def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int)
     for name, runs in cold.items():
         lines.append(f"| {name} | {_fmt(statistics.median(r['import'] for r in runs))} | "
                      f"{_fmt(statistics.median(r['compile'] for r in runs))} |")
+    lines += ["", f"arignote's W4 step, native kernel cache empty: "
+              f"{_fmt(statistics.median(r['compile'] for r in cold_native))} "
+              f"(runs: {', '.join(_fmt(r['compile']) for r in cold_native)}); warm cache, new process: "
+              f"{_fmt(statistics.median(r['compile'] for r in warm_native))} "
+              f"(runs: {', '.join(_fmt(r['compile']) for r in warm_native)})"]
     lines += ["", "## Peak memory during one call (numpy allocations, tracemalloc)", "",
               "| workload | framework | peak |", "|---|---|---|"]
     for (name, workload), peak in memory.items():

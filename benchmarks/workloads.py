@@ -18,7 +18,8 @@ SEED_LEN = 10 * 30 * 768
 
 
 def available(framework: str) -> bool:
-    module = {"arignote": "arignote", "numpy": "numpy", "pytensor": "pytensor", "jax": "jax"}[framework]
+    module = {"arignote": "arignote", "numpy": "numpy", "pytensor": "pytensor", "jax": "jax",
+              "numba": "numba", "torch": "torch"}[framework]
     return importlib.util.find_spec(module) is not None
 
 
@@ -315,18 +316,149 @@ def w6_jax(dtype):
     return run, lambda: np.asarray(box["r"])
 
 
+# ------------------------------------------------- numba and PyTorch peers
+def _torch():
+    import torch
+    torch.set_num_threads(int(__import__("os").environ.get("OMP_NUM_THREADS", "1")))
+    return torch
+
+
+def w1_numba(dtype):
+    import numba
+    x = np.random.RandomState(22).rand(SEED_LEN).astype(dtype)
+    f = numba.njit(lambda v: np.exp(v))
+    box = {}
+    def run():
+        box["r"] = f(x)
+    return run, lambda: box["r"]
+
+
+def _w1_torch(dtype, compiled):
+    torch = _torch()
+    x = torch.from_numpy(np.random.RandomState(22).rand(SEED_LEN).astype(dtype))
+    f = torch.compile(torch.exp) if compiled else torch.exp
+    box = {}
+    def run():
+        box["r"] = f(x)
+    return run, lambda: box["r"].numpy()
+
+
+def w1_torch(dtype):
+    return _w1_torch(dtype, False)
+
+
+def w1_torch_compile(dtype):
+    return _w1_torch(dtype, True)
+
+
+def w2_numba(dtype):
+    import numba
+    f = numba.njit(lambda v: v + 1)
+    x = _w2_value(dtype)
+    box = {}
+    def run():
+        box["r"] = f(x)
+    return run, lambda: box["r"]
+
+
+def w2_torch(dtype):
+    torch = _torch()
+    x = _w2_value(dtype)
+    box = {}
+    def run():
+        box["r"] = torch.from_numpy(x) + 1
+    return run, lambda: box["r"].numpy()
+
+
+def w3_numba(dtype):
+    import numba
+    xv, av, bv = _w3_values(dtype)
+    half = dtype_(0.5, dtype)
+
+    @numba.njit(parallel=True, fastmath=False)
+    def chain(x, a, b):
+        out = np.empty_like(x)
+        for i in numba.prange(x.size):
+            out[i] = np.tanh(a * x[i] + b) * half + np.exp(-x[i] * x[i])
+        return out
+    box = {}
+    def run():
+        box["r"] = chain(xv, av[()], bv[()])
+    return run, lambda: box["r"]
+
+
+def _w3_torch(dtype, compiled):
+    torch = _torch()
+    xv, av, bv = (torch.from_numpy(np.asarray(v)) for v in _w3_values(dtype))
+
+    def chain(x, a, b):
+        return torch.tanh(a * x + b) * 0.5 + torch.exp(-x * x)
+    f = torch.compile(chain) if compiled else chain
+    box = {}
+    def run():
+        box["r"] = f(xv, av, bv)
+    return run, lambda: box["r"].numpy()
+
+
+def w3_torch(dtype):
+    return _w3_torch(dtype, False)
+
+
+def w3_torch_compile(dtype):
+    return _w3_torch(dtype, True)
+
+
+def _w4_torch(dtype, compiled):
+    torch = _torch()
+    xv, yv, values = _w4_data(dtype)
+    params = [torch.tensor(v.copy(), requires_grad=True) for v in values]
+    x, y = torch.from_numpy(xv), torch.from_numpy(yv.astype("int64"))
+
+    def step(params):
+        w1, b1, w2, b2 = params
+        h = torch.tanh(x @ w1 + b1)
+        loss = torch.nn.functional.cross_entropy(h @ w2 + b2, y)
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for q, g in zip(params, grads):
+                q -= LR * g
+    f = torch.compile(step) if compiled else step
+    return (lambda: f(params)), lambda: params[2].detach().numpy().copy()
+
+
+def w4_torch(dtype):
+    return _w4_torch(dtype, False)
+
+
+def w4_torch_compile(dtype):
+    return _w4_torch(dtype, True)
+
+
+def w6_torch(dtype):
+    torch = _torch()
+    X, W = (torch.from_numpy(v) for v in _w6_values(dtype))
+    box = {}
+    def run():
+        box["r"] = (X @ W).sum(dim=1).max()
+    return run, lambda: box["r"].numpy()
+
+
 # name -> (description, dtypes, calls per timing, {framework: setup}, rtol for the check)
 WORKLOADS: dict[str, tuple] = {
     "W1": ("seed loop: exp of a 230,400-element vector", ("float32", "float64"), 200,
            {"numpy": w1_numpy, "numpy (out=)": w1_numpy_out, "arignote": w1_arignote,
-            "pytensor": w1_pytensor, "jax": w1_jax}, 1e-5),
+            "pytensor": w1_pytensor, "jax": w1_jax, "numba": w1_numba, "torch": w1_torch,
+            "torch (compile)": w1_torch_compile}, 1e-5),
     "W2": ("call overhead: x + 1 on a 10-element vector", ("float64",), 20000,
            {"numpy": w2_numpy, "arignote": w2_arignote, "arignote (trust_input)": w2_arignote_trusted,
-            "pytensor": w2_pytensor, "jax": w2_jax}, 0),
+            "pytensor": w2_pytensor, "jax": w2_jax, "numba": w2_numba, "torch": w2_torch}, 0),
     "W3": ("fused chain tanh(a*x+b)*0.5 + exp(-x*x), 1e6 elements", ("float32",), 30,
-           {"numpy": w3_numpy, "arignote": w3_arignote, "pytensor": w3_pytensor, "jax": w3_jax}, 1e-5),
+           {"numpy": w3_numpy, "arignote": w3_arignote, "pytensor": w3_pytensor, "jax": w3_jax,
+            "numba": w3_numba, "torch": w3_torch, "torch (compile)": w3_torch_compile}, 1e-5),
     "W4": ("one SGD step, 784-500-10 tanh/softmax MLP, batch 128", ("float32",), 30,
-           {"numpy": w4_numpy, "arignote": w4_arignote, "pytensor": w4_pytensor, "jax": w4_jax}, 1e-4),
+           {"numpy": w4_numpy, "arignote": w4_arignote, "pytensor": w4_pytensor, "jax": w4_jax,
+            "torch": w4_torch, "torch (compile)": w4_torch_compile}, 1e-4),
     "W6": ("(X @ W).sum(axis=1).max(), 1000x1000", ("float32",), 10,
-           {"numpy": w6_numpy, "arignote": w6_arignote, "pytensor": w6_pytensor, "jax": w6_jax}, 1e-4),
+           {"numpy": w6_numpy, "arignote": w6_arignote, "pytensor": w6_pytensor, "jax": w6_jax,
+            "torch": w6_torch}, 1e-4),
 }

@@ -4,7 +4,8 @@ The generic call loops over cells, specs and thunks; here those loops are
 unrolled once at link time into one function whose locals are the cells,
 thunks and checks themselves. What the generated code does is exactly what
 the link-time decisions in executor.py say: fill and check inputs, read the
-shared values, run the thunks, copy what must be copied, write the updates,
+shared values, run the thunks, copy what must be copied, write the updates
+(handing each spare-buffered update its target's previous buffer),
 release handed-out buffers; for a profiled Function, also time each thunk and
 the whole call (``_profiled_thunk``), with nothing of that otherwise. ``_body``
 writes those steps; ``generate_call``
@@ -15,6 +16,7 @@ variables it updates, in rank order, around ``try: <body> finally: <release>``.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
@@ -104,12 +106,18 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     for j, (cell, target) in enumerate(zip(fn._update_cells, fn._update_targets)):
         ns[f"U{j}"], ns[f"UT{j}"] = cell, target
         lines.append(f"u{j} = U{j}[0]{'.copy()' if j in copy_upd else ''}")
+    spares = fn._spare_updates
+    lines += [f"s{j} = UT{j}[0]" for j in spares]
     lines += _atomic([f"UT{j}[0] = u{j}" for j in range(len(fn._update_cells))])
     for m, cell in enumerate(fn._release_cells):
         ns[f"R{m}"] = cell
         lines.append(f"R{m}[0] = None")
     lines += [f"I{i}[0] = None" for i in range(n)]
     lines += [f"P{k}[0] = None" for k in range(len(fn._shared_cells))]
+    # A previous buffer nobody else holds (no other call's snapshot, no borrowed
+    # reference, no view) is where the next call writes that update.
+    ns["REFS"] = sys.getrefcount
+    lines += [f"U{j}[0] = s{j} if REFS(s{j}) == 2 else None" for j in spares]
     if record is not None:
         lines += ["FT[0] += CLOCK() - t_call", "FC[0] += 1", "b_now, n_now = BUILDS()",
                   "KT[0] += b_now - b_call", "KN[0] += n_now - n_call"]

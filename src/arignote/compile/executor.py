@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arignote.backends.cpu import make_thunk
+from arignote.backends.cpu import link_batch, make_thunk
 from arignote.compile import lazy
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In, is_container
@@ -80,9 +80,10 @@ class Function(InputState):
         self.storage_map = storage
         self._nodes = nodes
         self._schedule = lazy.schedule(nodes, fgraph.outputs)
-        self._thunks = maker.mode.wrap_thunks(self, nodes, [
-            make_thunk(node.op, node, [storage[v] for v in node.inputs],
-                       [storage[v] for v in node.outputs]) for node in nodes])
+        with link_batch():  # this function's native kernels: one compiler run, on first need
+            self._thunks = maker.mode.wrap_thunks(self, nodes, [
+                make_thunk(node.op, node, [storage[v] for v in node.inputs],
+                           [storage[v] for v in node.outputs]) for node in nodes])
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
@@ -170,6 +171,17 @@ class Function(InputState):
         # A released buffer is the caller's (or a shared variable's) now: no cell
         # may keep it, views included, or the next call would write into it.
         release = {v for v in internal if roots_of(v) & released}
+        # Updates without allocation: an update computed into a buffer of its own gets
+        # the target's previous buffer back as its node's output buffer for the next
+        # call, swapped in with the commit (so a failing call still changes nothing).
+        self._spare_updates = [] if config.allow_gc else [
+            j for j in range(len(maker.updates)) if j not in self._copy_updates
+            and roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]}
+            and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
+        release -= {fgraph.outputs[n_out + j] for j in self._spare_updates}
+        if self._spare_updates:  # views of shared storage would pin old buffers: recompute them
+            shared_roots = set(fgraph.inputs[n_explicit:])
+            release |= {v for v in internal if roots_of(v) & shared_roots}
         if config.allow_gc:
             release |= internal - set(fgraph.outputs)
         self._release_cells = [storage[v] for v in release]

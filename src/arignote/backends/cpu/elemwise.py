@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from arignote.backends.cpu import native, native_elemwise
 from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
+from arignote.config import config
 from arignote.graph.basic import Apply, Constant
 from arignote.backends.cpu.tiling import TILE, run_tiled
 from arignote.scalar.composite import Composite
@@ -27,7 +29,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     scalar_op = op.scalar_op
     out_type = node.outputs[0].type
     composite = isinstance(scalar_op, Composite)
-    if scalar_op.ufunc is None and not op.inplace_pattern and not composite:
+    source = native_elemwise.kernel(node)
+    if scalar_op.ufunc is None and not op.inplace_pattern and not composite and source is None:
         return perform_thunk(op, node, input_cells, output_cells)
     out_dtype = out_type.numpy_dtype
     ufunc = scalar_op.ufunc
@@ -62,6 +65,12 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     shape_lines, shape = _shape_code(node, shapers, ns)
     body += shape_lines
     call = ", ".join(args)
+    if source is not None:
+        # Without casts the numpy lines' fetches and shape serve the native path, after them.
+        if compute is None:
+            body += _native_lines(op, node, ns, source, shapers, "x", shape)
+        else:
+            body[:0] = _native_lines(op, node, ns, source, shapers, "v", None)
     if op.inplace_pattern:
         target = args[op.inplace_pattern[0][1]]
         body.append(f"    target = {target}")
@@ -93,6 +102,43 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     body.append("            r = r.astype(DT)")
     body.append("        OUT[0] = r")
     return _compile(body, op, ns)
+
+
+def _native_lines(op: Elemwise, node: Apply, ns: dict[str, Any], source: Any,
+                  shapers: list[tuple[int, str]], prefix: str, shape: str | None) -> list[str]:
+    """The native path, before numpy's kernel: arrays of ``native_min_size`` elements or more
+    (judged by an input that sets the shape) go to the compiled kernel; it returns nonzero
+    for a layout it was not built for, and the numpy lines below run instead. ``prefix``
+    ``"x"``: the numpy lines' fetches and ``shape`` are reused; ``"v"``: raw fetches of its own."""
+    ns["K"] = native.refuse
+    native.request(source, len(node.inputs) + 1, lambda fn: ns.__setitem__("K", fn))
+    names = []
+    lines = []
+    for k, var in enumerate(node.inputs):
+        if isinstance(var, Constant):
+            ns[f"NK{k}"] = np.asarray(var.data, dtype=var.type.dtype)
+            names.append(f"NK{k}")
+        else:
+            if prefix == "v":
+                lines.append(f"    v{k} = C{k}[0]")
+            names.append(f"{prefix}{k}")
+    shaped = [(k, names[k]) for k, _ in shapers]
+    minimum = config.native_min_size
+    indent = "        " if minimum else "    "
+    if minimum:
+        lines.append(f"    if {shaped[0][1]}.size >= {minimum}:")
+    if shape is None:
+        shape_lines, shape = _shape_code(node, shaped, ns)
+        lines += ["    " + line if minimum else line for line in shape_lines]
+    target = names[op.inplace_pattern[0][1]] if op.inplace_pattern else "OUT[0]"
+    lines.append(f"{indent}target = {target}")
+    lines.append(f"{indent}if target is None or target.shape != {shape}:")
+    lines.append(f"{indent}    target = empty({shape}, DT)")
+    lines.append(f"{indent}if not K(target, {', '.join(names)}):")
+    lines.append(f"{indent}    OUT[0] = target")
+    lines.append(f"{indent}    return")
+    ns["empty"] = np.empty
+    return lines
 
 
 def _shape_code(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]
