@@ -74,8 +74,9 @@ class Placement(GraphRewriter):
                 continue
             lowering = _LOWERINGS.get(type(node.op))
             try:
-                if lowering is None:
-                    raise StaysOnCpu(f"no GPU kernel for {type(node.op).__name__}")
+                if lowering is None:  # an op may say why it has none (``stays_on_cpu``)
+                    raise StaysOnCpu(getattr(node.op, "stays_on_cpu", None)
+                                     or f"no GPU kernel for {type(node.op).__name__}")
                 _check_dtypes(ctx, node.outputs)
                 new = lowering(node, ctx, _on_gpu)
             except StaysOnCpu as why:
