@@ -1,8 +1,8 @@
 """The CUDA runtime's host side, run here against a stand-in for CuPy that records what it
-is asked (no NVIDIA GPU is needed): one stream for copies and kernels, grids within CUDA's
-limits, scalar arguments of the declared types, one NVRTC module per build, and a clear
-error at device open when NVRTC is missing. The kernels themselves compile with nvcc and
-NVRTC in test_render.py and test_op_suite.py; on a real GPU the cuda legs of the suite run."""
+is asked (no NVIDIA GPU is needed): one stream for copies, kernels and cuDNN, grids within
+CUDA's limits, scalar arguments of the declared types, one NVRTC module per build, and a
+clear error at device open when NVRTC is missing. The kernels themselves compile with nvcc
+and NVRTC in test_render.py and test_op_suite.py; on a real GPU the cuda legs of the suite run."""
 from __future__ import annotations
 
 import importlib
@@ -57,6 +57,14 @@ def _fake_cupy(log: _Log, nvrtc: bool = True) -> types.ModuleType:
         def __init__(self, non_blocking=False):
             self.non_blocking = non_blocking
 
+        def __enter__(self):
+            log.current = self
+            return self
+
+        def __exit__(self, *exc):
+            log.current = None
+            return False
+
         def synchronize(self):
             log.add("synchronize", self)
 
@@ -86,7 +94,17 @@ def _fake_cupy(log: _Log, nvrtc: bool = True) -> types.ModuleType:
                                       nvrtc=types.SimpleNamespace(getVersion=get_version))
     cupy.empty = lambda n, dtype: Array(n)
     cupy.RawModule = RawModule
+    cupy.ndarray = lambda shape, dtype, memptr, strides=None: ("view", shape, memptr.offset)
     return cupy
+
+
+def _fake_cudnn(log: _Log) -> types.ModuleType:
+    cudnn = types.ModuleType("cupyx.cudnn")
+    for name in ("convolution_forward", "convolution_backward_filter", "convolution_backward_data"):
+        def call(*args, _name=name, **kwargs):
+            log.add("cudnn", _name, getattr(log, "current", None))
+        setattr(cudnn, name, call)
+    return cudnn
 
 
 def _forget_runtime() -> None:
@@ -100,6 +118,10 @@ def cuda_runtime(monkeypatch):
     """The cuda module imported against the stand-in, and the stand-in's log."""
     log = _Log()
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(log))
+    cupyx = types.ModuleType("cupyx")
+    cupyx.cudnn = _fake_cudnn(log)
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+    monkeypatch.setitem(sys.modules, "cupyx.cudnn", cupyx.cudnn)
     _forget_runtime()
     try:
         yield importlib.import_module("arignote.backends.gpu.cuda"), log
@@ -121,6 +143,17 @@ def test_copies_and_kernels_go_to_the_devices_own_stream(cuda_runtime):
     assert len(streams) == 3 and all(s is device.stream for s in streams)
     # a download returns when its data is there: the stream is waited for
     assert ("synchronize", device.stream) in log
+
+
+def test_cudnn_convolutions_run_on_the_devices_stream_too(cuda_runtime):
+    runtime, log = cuda_runtime
+    device = runtime.Device(0)
+    arrays = [types.SimpleNamespace(shape=(1, 1, 4, 4), dtype=np.dtype("float32"), buffer=device.alloc(64),
+                                    offset=0, strides=(16, 16, 4, 1)) for _ in range(3)]
+    for kind in ("forward", "weights", "inputs"):
+        device.conv(kind, *arrays, ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
+    calls = [e for e in log if e[0] == "cudnn"]
+    assert len(calls) == 3 and all(e[2] is device.stream for e in calls)
 
 
 def test_grids_stay_within_cudas_limits(cuda_runtime):

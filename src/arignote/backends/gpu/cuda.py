@@ -31,6 +31,11 @@ NVRTC_FIX = ('CuPy cannot load NVRTC, the CUDA runtime compiler that builds arig
              'pip install "arignote[cuda]" (cupy-cuda12x[ctk] brings NVRTC), or install the CUDA '
              'toolkit matching your CuPy')
 
+try:  # cuDNN, when this CuPy was built with it and the library loads
+    from cupyx import cudnn as _cudnn
+except (ImportError, OSError, RuntimeError):
+    _cudnn = None
+
 
 def devices() -> list[dict[str, Any]]:
     """Every CUDA device, for ``arignote info``."""
@@ -166,6 +171,26 @@ class Device:
         extent = sum((n - 1) * s for n, s in zip(found.shape, found.strides)) + itemsize if found.size else 1
         buffer = cupy.ndarray((extent,), np.uint8, memptr=found.data)
         return buffer, found.shape, found.dtype, [s // itemsize for s in found.strides]
+
+    def _cudnn_conv(self, kind: str, out: Any, a: Any, b: Any, pads: tuple, stride: tuple,
+                    dilation: tuple, groups: int) -> None:
+        """cuDNN's cross-correlation into ``out``: ``'forward'`` (a: input, b: filters),
+        ``'weights'`` (a: input, b: output gradient) or ``'inputs'`` (a: filters, b:
+        output gradient); ``pads`` are (before, after) pairs, equal on both sides."""
+        pad = tuple(int(lo) for lo, _ in pads)
+        args = (pad, tuple(stride), tuple(dilation), int(groups))
+        with self.device, self.stream:  # cuDNN runs on the current stream: this device's
+            if kind == "forward":
+                _cudnn.convolution_forward(wrap(a), wrap(b), None, wrap(out), *args,
+                                           auto_tune=False, tensor_core="never")
+            elif kind == "weights":
+                _cudnn.convolution_backward_filter(wrap(a), wrap(b), wrap(out), *args, deterministic=False,
+                                                   auto_tune=False, tensor_core="never")
+            else:
+                _cudnn.convolution_backward_data(wrap(a), wrap(b), None, wrap(out), *args,
+                                                 deterministic=False, auto_tune=False, tensor_core="never")
+
+    conv = _cudnn_conv if _cudnn is not None else None
 
 
 def wrap(array: Any) -> cupy.ndarray:

@@ -79,8 +79,9 @@ class Placement(GraphRewriter):
                 continue
             lowering = _LOWERINGS.get(type(node.op))
             try:
-                if lowering is None:
-                    raise StaysOnCpu(f"no GPU kernel for {type(node.op).__name__}")
+                if lowering is None:  # an op may say why it has none (``stays_on_cpu``)
+                    raise StaysOnCpu(getattr(node.op, "stays_on_cpu", None)
+                                     or f"no GPU kernel for {type(node.op).__name__}")
                 _check_dtypes(ctx, node.outputs)
                 new = lowering(node, ctx, _on_gpu)
             except StaysOnCpu as why:
@@ -155,17 +156,19 @@ def _key(node: Apply) -> tuple:
 
 def reason_for(fgraph: FunctionGraph, node: Apply) -> str | None:
     """Why placement left ``node`` on the CPU: found by the node itself (whose inputs
-    a later rewrite may have replaced), or by op class and inputs (a node the
-    in-place rewrite rebuilt)."""
+    a later rewrite may have replaced), by op class and inputs (a node the in-place
+    rewrite rebuilt), or, for a node a later rewrite made of several (fusion), by
+    the dtype check that kept its parts on the CPU."""
     reasons = getattr(fgraph, "placement", {})
     found = reasons.get(node) or reasons.get(_key(node))
-    ctx = getattr(fgraph, "placement_device", (None, None))[1]
+    ctx = getattr(fgraph, "placement_device", (None, None, None))[1]
     if found is None and ctx is not None and not isinstance(node.op, (gpu.GpuOp, *TRANSFERS)):
-        # A node a later rewrite rebuilt from rebuilt inputs: ask its lowering again.
+        # A node a later rewrite made of several (fusion) or rebuilt from rebuilt inputs:
+        # its dtypes, then its lowering, are asked again.
         lowering = _LOWERINGS.get(type(node.op))
         try:
+            _check_dtypes(ctx, node.outputs)
             if lowering is not None:
-                _check_dtypes(ctx, node.outputs)
                 lowering(node, ctx, _on_gpu)
         except StaysOnCpu as why:
             found = str(why)
@@ -335,4 +338,5 @@ def local_transfer_pair(fgraph: FunctionGraph, node: Apply):
 rewrites.register(local_transfer_pair, "canonicalize", "fast_run", "fast_compile", "gpu")
 
 # The op modules register their lowerings on import.
-from arignote.backends.gpu import ops_advanced, ops_blas, ops_index, ops_join, ops_shape  # noqa: E402,F401
+from arignote.backends.gpu import (ops_advanced, ops_blas, ops_conv, ops_index, ops_join,  # noqa: E402,F401
+                                   ops_pool, ops_shape)
