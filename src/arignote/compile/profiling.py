@@ -236,7 +236,8 @@ class ProfileStats:
             lines.append(f"      {phase}: {seconds:e}s")
         lines.append(f"    Linker time: {self.linker_time:e}s")
         lines.append(f"    Kernel builds: {self.kernel_builds} kernels prepared in "
-                     f"{self.kernel_build_time:e}s (on a node's first call, within its time)")
+                     f"{self.kernel_build_time:e}s (at function() time, or on the first call of a node "
+                     "needing a form its types did not predict, within its time)")
         moved = self.transfers
         text = ", ".join(f"{count:g} {direction} ({format_bytes(size)})"
                          for direction, (count, size) in moved.items()) or "none"
