@@ -109,11 +109,12 @@ class ProfileStats:
 
     ``compile_time`` (the whole ``function()`` call), ``optimizer_time`` (its
     rewriting, per phase in ``rewrite_times``), ``linker_time``,
-    ``kernel_build_time``/``kernel_builds`` (kernels prepared during compiles and
-    calls: a GPU kernel is built on a node's first call, so it is part of that
-    call's node time too), ``fct_callcount``/``fct_call_time`` (whole calls),
-    ``apply_time``/``apply_callcount`` (per node), ``transfers`` (per call: count
-    and bytes in each direction).
+    ``kernel_build_time``/``kernel_builds`` (kernels compiled or loaded during
+    compiles and calls: GPU kernels are built at ``function()`` time, a form only
+    a call shows on that node's first call, then part of its node time too),
+    ``fct_callcount``/``fct_call_time`` (whole calls), ``apply_time``/
+    ``apply_callcount`` (per node), ``transfers`` (per call: count and bytes in
+    each direction).
     """
 
     def __init__(self, atexit_print: bool = True, message: str | None = None):
