@@ -1,5 +1,5 @@
-"""The convolution, pooling and batch-normalization gradients on a device: verify_grad
-once per gradient op (the op-suite runs the value tables; its finite-difference
+"""The convolution, pooling, batch-normalization and activation gradients on a device:
+verify_grad once per gradient op (the op-suite runs the value tables; its finite-difference
 sweeps run on the CPU only), Rop, the GPU ops' placement, and the cuDNN plumbing
 with a stand-in for cuDNN computed on the host."""
 from __future__ import annotations
@@ -17,6 +17,7 @@ from arignote.tensor.nnet import abstract_conv as ac
 from arignote.tensor.nnet import bn, im2col
 from arignote.tensor.signal import pool
 from tests.tensor.nnet.test_abstract_conv import CASES, reference_conv, reference_grad_inputs, values
+from tests.tensor.nnet.test_activations import ACTIVATIONS
 from tests.utils import assert_matches, run
 
 CONV = CASES[15]  # pads, strides, dilation, groups, correlation
@@ -96,6 +97,18 @@ def test_batch_norm_gradient_verifies_on_the_device(device):
     rng = np.random.default_rng(8)
     xv, gv, bv = rng.standard_normal((4, 3, 2, 2)), rng.standard_normal(3), rng.standard_normal(3)
     verify_grad(lambda x, g, b: bn.batch_normalization_train(x, g, b, "spatial")[0], [xv, gv, bv], n_tests=1)
+    mv, vv = rng.standard_normal(3), rng.random(3) + 0.5
+    verify_grad(lambda x, g, b, m, v: bn.batch_normalization_test(x, g, b, m, v, "spatial"),
+                [xv, gv, bv, mv, vv], n_tests=1)
+    verify_grad(lambda x, g, b, m, s: bn.batch_normalization(x, g, b, m, s),
+                [xv.reshape(16, 3), gv, bv, mv, vv], n_tests=1)
+
+
+def test_activation_gradients_verify_on_the_device(device):
+    """Every activation of tensor.nnet at once: one random projection of their joined
+    outputs, so a wrong gradient in any of them shows."""
+    v = np.array([-3.1, -0.7, -0.2, 0.3, 0.9, 2.6])  # away from the kinks
+    verify_grad(lambda x: T.concatenate([fn(x) for fn, _ in ACTIVATIONS.values()]), [v], n_tests=1)
 
 
 def test_neighbours_stay_on_the_cpu_with_a_reason(device):
