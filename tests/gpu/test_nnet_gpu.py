@@ -16,7 +16,7 @@ from arignote.gradient import verify_grad
 from arignote.tensor.nnet import abstract_conv as ac
 from arignote.tensor.nnet import bn, im2col
 from arignote.tensor.signal import pool
-from tests.tensor.nnet.test_abstract_conv import CASES, reference_conv, reference_grad_inputs, values
+from tests.tensor.nnet.test_abstract_conv import CASES, conv, reference_conv, reference_grad_inputs, values
 from tests.tensor.nnet.test_activations import ACTIVATIONS
 from tests.utils import assert_matches, run
 
@@ -32,13 +32,16 @@ def _gpu_ops(f) -> set[str]:
     return {type(n.op).__name__ for n in f.maker.fgraph.toposort() if "Gpu" in type(n.op).__name__}
 
 
-def test_conv_gradients_verify_on_the_device(device):
-    img, kern, top = values(CONV, "float64", seed=5)
-    verify_grad(_conv, [img, kern], n_tests=1)
-    kw = dict(border_mode=CONV.border_mode, subsample=CONV.subsample, filter_flip=CONV.flip,
-              filter_dilation=CONV.dilation, num_groups=CONV.groups)
-    verify_grad(lambda w, g: ac.conv2d_grad_wrt_inputs(g, w, CONV.img, **kw), [kern, top], n_tests=1)
-    verify_grad(lambda x, g: ac.conv2d_grad_wrt_weights(x, g, CONV.kern, **kw), [img, top], n_tests=1)
+@pytest.mark.parametrize("case", [CONV, CASES[18]], ids=lambda c: c.name)
+def test_conv_gradients_verify_on_the_device(device, case):
+    img, kern, top = values(case, "float64", seed=5)
+    verify_grad(lambda x, w: conv(case, x, w), [img, kern], n_tests=1)
+    kw = dict(border_mode=case.border_mode, subsample=case.subsample, filter_flip=case.flip,
+              filter_dilation=case.dilation, num_groups=case.groups)
+    grad_inputs, grad_weights = ((ac.conv2d_grad_wrt_inputs, ac.conv2d_grad_wrt_weights) if case.nd == 2
+                                 else (ac.conv3d_grad_wrt_inputs, ac.conv3d_grad_wrt_weights))
+    verify_grad(lambda w, g: grad_inputs(g, w, case.img, **kw), [kern, top], n_tests=1)
+    verify_grad(lambda x, g: grad_weights(x, g, case.kern, **kw), [img, top], n_tests=1)
 
 
 def test_conv_rop_and_placement(device):
@@ -54,7 +57,7 @@ def test_conv_rop_and_placement(device):
         assert {"GpuCorrMM", "GpuCorrMM_gradWeights"} <= _gpu_ops(f)
 
 
-@pytest.mark.parametrize("mode", ["max", "average_exc_pad"])
+@pytest.mark.parametrize("mode", pool.MODES)
 def test_pool_gradients_verify_on_the_device(device, mode):
     rng = np.random.default_rng(7)
     xv = rng.standard_normal((2, 2, 6, 5))
@@ -81,8 +84,9 @@ def test_views_with_offsets_pool_and_convolve(device):
     kern = rng.standard_normal((2, 2, 3, 3))
     view = data[1:]  # contiguous, from an offset into the buffer
     pooled = pool.pool_2d(view, (2, 2), ignore_border=True)
-    conv = T.nnet.conv2d(view, kern)
-    got_pool, got_conv, got_grad = arignote.function([], [pooled, conv, arignote.grad(conv.sum(), data)])()
+    convolved = T.nnet.conv2d(view, kern)
+    outputs = [pooled, convolved, arignote.grad(convolved.sum(), data)]
+    got_pool, got_conv, got_grad = arignote.function([], outputs)()
     value = data.get_value()[1:]
     blocks = value[:, :, :6, :4].reshape(2, 2, 3, 2, 2, 2)
     assert_matches(got_pool, blocks.max(axis=(3, 5)))
