@@ -104,10 +104,18 @@ def _key(node: Apply) -> tuple:
 
 def reason_for(fgraph: FunctionGraph, node: Apply) -> str | None:
     """Why placement left ``node`` on the CPU: found by the node itself (whose inputs
-    a later rewrite may have replaced), or by op class and inputs (a node the
-    in-place rewrite rebuilt)."""
+    a later rewrite may have replaced), by op class and inputs (a node the in-place
+    rewrite rebuilt), or, for a node a later rewrite made of several (fusion), by
+    the dtype check that kept its parts on the CPU."""
     reasons = getattr(fgraph, "placement", {})
-    return reasons.get(node) or reasons.get(_key(node))
+    found = reasons.get(node) or reasons.get(_key(node))
+    ctx = getattr(fgraph, "placement_device", (None, None, None))[1]
+    if found is None and ctx is not None:
+        try:
+            _check_dtypes(ctx, node.outputs)
+        except StaysOnCpu as why:
+            found = str(why)
+    return found
 
 
 def _on_gpu(var: Variable) -> Variable:
