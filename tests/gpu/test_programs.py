@@ -24,6 +24,15 @@ def test_argument_types_come_from_the_parameter_list():
     assert types[:2] == (None, "int64") and types[-2:] == ("float64", "float64")
     assert program.arg_dtypes(render.CUDA, render.reduce(render.CUDA, "add", "bool", "int64", "int64", 1, 1)
                               )[:4] == (None, "int64", None, "int64")
+    # A uint8 host value by value is a uchar, passed as uint8: as bool, 252 would arrive as 1.
+    k = render.elemwise(render.OPENCL, TABLE["sub"], ["uint8", "float64"], "float64", 0, True, by_value=[0])
+    assert program.arg_dtypes(render.OPENCL, k)[2] == "uint8"
+
+
+def test_a_uint8_host_value_passed_by_value_keeps_its_value(opencl):
+    x = T.tensor(dtype="uint8", broadcastable=())
+    f = function([x], T.cast(x, "float64") - x.mean())
+    assert f(np.asarray(252, "uint8")) == 0
 
 
 def test_joined_kernels_keep_their_own_entry_and_defines():

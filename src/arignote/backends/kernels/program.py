@@ -54,7 +54,7 @@ def arg_dtypes(d: Dialect, k: Kernel) -> tuple[str | None, ...]:
     head = f"{d.kernel} {k.name}("
     start = k.source.index(head) + len(head)
     params = k.source[start:k.source.index(")", start)].split(",")
-    by_ctype = {c: t for t, c in reversed(list(d.types.items()))}  # uchar: uint8 (not bool)
+    by_ctype = {c: t for t, c in d.types.items()}  # the last wins: uchar is uint8 (not bool)
     by_ctype["index_t"] = "int64"
     found: list[str | None] = []
     for param in params:
