@@ -11,6 +11,7 @@ in order, so each thread's commands run in the order it enqueued them.
 """
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 from collections.abc import Sequence
@@ -72,6 +73,16 @@ def _bytes(n: int) -> str:
             break
         size, unit = size / 1024, bigger
     return f"{n} byte{'s' * (n != 1)}" + (f" ({size:.1f} {unit})" if unit != "bytes" else "")
+
+
+def _seen(arg: Any) -> Any:
+    """What an argument is compared by: a buffer's handle; a float with its sign (0.0 and
+    -0.0 are equal, yet not the same argument)."""
+    if type(arg) is cl.Buffer:
+        return arg.int_ptr
+    if isinstance(arg, (float, np.floating)) and arg == 0:
+        return (0.0, math.copysign(1.0, arg))
+    return arg
 
 
 class Device:
@@ -184,7 +195,7 @@ class Device:
         launch's: a node's next call mostly passes the same buffers and sizes, and
         setting them is most of a small launch's cost. Buffers compare by handle (a
         kernel keeps handles, not buffers: holding them would keep freed memory)."""
-        seen = [a.int_ptr if type(a) is cl.Buffer else a for a in args]
+        seen = [_seen(a) for a in args]
         with self._launch_lock:
             last = self._last_args.get(id(kernel))
             if last is None or last[0] is not kernel or last[1] != seen:
