@@ -1,11 +1,14 @@
 """Run every workload against numpy, PyTensor, JAX, numba and PyTorch; write a table and a chart.
 
-Usage: python benchmarks/run.py [--quick]. Each thread setting runs in its own
-process (thread counts must be fixed before numpy loads its BLAS); inside it,
-the frameworks of a workload are timed round-robin and the median of the
-rounds is kept, so drift on a shared machine hits all of them alike. Every
-result is checked against numpy's before it is timed. Writes
-benchmarks/results/latest.md and latest.png.
+Usage: python benchmarks/run.py [--quick] [--only W3,W4]. Each thread setting
+runs in its own process (thread counts must be fixed before numpy loads its
+BLAS); inside it, the frameworks of a workload are timed round-robin, each
+round split into short chunks of calls, and both the median and the fastest
+chunk are kept: on a machine shared with other jobs the median carries their
+load, the fastest chunk is the closest to a quiet machine (the load average
+is recorded with each). Every result is checked against numpy's before it is
+timed. Writes benchmarks/results/latest.md and latest.png (with ``--only``,
+latest-only.md and no chart; W5 names the cold start and memory runs).
 """
 from __future__ import annotations
 
@@ -37,13 +40,15 @@ def thread_env(threads: int) -> dict:
 
 
 # ------------------------------------------------------------------ worker side
-def worker(quick: bool) -> dict:
+def worker(quick: bool, only: list[str]) -> dict:
     import numpy as np
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
     rounds = 3 if quick else 9
-    out: dict = {}
+    out: dict = {"load": [os.getloadavg()[0]]}
     for key, (_desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
+        if only and key not in only:
+            continue
         for dtype in dtypes:
             runs = {}
             reference = None
@@ -64,14 +69,18 @@ def worker(quick: bool) -> dict:
                 run()
                 runs[name] = run
             n = max(1, calls // (10 if quick else 1))
+            chunk = max(1, n // 30)  # a few milliseconds: often between other jobs' time slices
             samples = {name: [] for name in runs}
             for _ in range(rounds):
                 for name, run in runs.items():
-                    start = time.perf_counter()
-                    for _ in range(n):
-                        run()
-                    samples[name].append((time.perf_counter() - start) / n)
-            out[f"{key} {dtype}"] = {name: statistics.median(v) for name, v in samples.items()}
+                    for _ in range(max(1, n // chunk)):
+                        start = time.perf_counter()
+                        for _ in range(chunk):
+                            run()
+                        samples[name].append((time.perf_counter() - start) / chunk)
+            out[f"{key} {dtype}"] = {name: {"median": statistics.median(v), "fastest": min(v)}
+                                     for name, v in samples.items()}
+    out["load"].append(os.getloadavg()[0])
     return out
 
 
@@ -87,10 +96,12 @@ def cold_compile(framework: str) -> dict:
     imported = time.perf_counter()
     sys.path.insert(0, str(HERE))
     import workloads
+    workloads._w4_data("float32")  # the data, drawn before the clock starts
+    begin = time.perf_counter()
     run, _ = getattr(workloads, f"w4_{framework}")("float32")
     run()  # JAX compiles on the first call
     done = time.perf_counter()
-    return {"import": imported - start, "compile": done - imported}
+    return {"import": imported - start, "compile": done - begin}
 
 
 def peak_memory(framework: str, workload: str) -> float:
@@ -145,12 +156,14 @@ def cpu_model() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (smoke test)")
+    parser.add_argument("--only", default="", help="comma-separated workloads, e.g. W3,W4 "
+                        "(no cold start or memory runs unless W5 is named)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cold", help=argparse.SUPPRESS)
     parser.add_argument("--memory", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.quick)))
+        print(json.dumps(worker(args.quick, [w for w in args.only.split(",") if w])))
         return
     if args.cold:
         print(json.dumps(cold_compile(args.cold)))
@@ -163,7 +176,12 @@ def main() -> None:
     from workloads import WORKLOADS, available
     cores = os.cpu_count() or 1
     quick = ["--quick"] if args.quick else []
-    timings = {threads: spawn(["--worker", *quick], threads) for threads in sorted({1, cores})}
+    only = [w for w in args.only.split(",") if w]
+    timings = {threads: spawn(["--worker", *quick, "--only", args.only], threads)
+               for threads in sorted({1, cores})}
+    if only and "W5" not in only:
+        report(timings, {}, {}, WORKLOADS, cores, [], [], name="latest-only")
+        return
     frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
     # Cold start with an empty kernel cache, then warm (a new process each time).
     empty = Path(tempfile.mkdtemp(prefix="arignote-bench-cache-"))
@@ -172,48 +190,61 @@ def main() -> None:
     cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
     memory = {(f, w): spawn(["--memory", f, w], 1) for w in ("W3", "W4")
               for f in ("numpy", "arignote", "pytensor") if available(f)}
-    report(timings, cold, memory, WORKLOADS, cores, cold_native, warm_native)
+    report(timings, cold, memory, WORKLOADS, cores, cold_native, warm_native,
+           name="latest-only" if only else "latest")
 
 
 def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int,
-           cold_native: list, warm_native: list) -> None:
+           cold_native: list, warm_native: list, name: str = "latest") -> None:
     RESULTS.mkdir(exist_ok=True)
     info = versions()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# Benchmarks ({now})", "",
              f"Machine: {cpu_model()}, {cores} cores, {platform.system()} {platform.machine()}; "
              + ", ".join(f"{k} {v}" for k, v in info.items()), "",
-             "Median seconds per unit of work; ratio = time / numpy's time in the same run "
-             "(lower is better).", ""]
+             "Seconds per unit of work, the median and the fastest chunk of calls; ratio = time / "
+             "numpy's time in the same run (lower is better).", ""]
     chart = []
     for threads, table in timings.items():
-        lines += [f"## {threads} thread{'s' * (threads > 1)}", "",
-                  "| workload | framework | time | ratio to numpy |", "|---|---|---|---|"]
+        load = table.pop("load")
+        lines += [f"## {threads} thread{'s' * (threads > 1)} (load average {load[0]:.1f} at the "
+                  f"start, {load[1]:.1f} at the end)", "",
+                  "| workload | framework | median | ratio | fastest | ratio |", "|---|---|---|---|---|---|"]
         for key, row in table.items():
             base = row["numpy"]
             desc = workloads[key.split()[0]][0]
-            for name, seconds in row.items():
-                lines.append(f"| {key}: {desc} | {name} | {_fmt(seconds)} | {seconds / base:.2f} |")
-                if name != "numpy":
-                    chart.append((f"{key} {threads}t", name, seconds / base))
+            for framework, t in row.items():
+                lines.append(f"| {key}: {desc} | {framework} | {_fmt(t['median'])} | "
+                             f"{t['median'] / base['median']:.2f} | {_fmt(t['fastest'])} | "
+                             f"{t['fastest'] / base['fastest']:.2f} |")
+                if framework != "numpy":
+                    chart.append((f"{key} {threads}t", framework, t["median"] / base["median"]))
         lines.append("")
-    lines += ["## W5: cold start (fresh process, W4 step)", "", "| framework | import | build + compile |",
-              "|---|---|---|"]
-    for name, runs in cold.items():
-        lines.append(f"| {name} | {_fmt(statistics.median(r['import'] for r in runs))} | "
+    if cold:
+        lines += _cold_lines(cold, cold_native, warm_native)
+    if memory:
+        lines += ["", "## Peak memory during one call (numpy allocations, tracemalloc)", "",
+                  "| workload | framework | peak |", "|---|---|---|"]
+        for (framework, workload), peak in memory.items():
+            lines.append(f"| {workload} | {framework} | {peak / 2**20:.1f} MiB |")
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    if name == "latest":
+        _chart(chart, RESULTS / "latest.png")
+
+
+def _cold_lines(cold: dict, cold_native: list, warm_native: list) -> list[str]:
+    lines = ["## W5: cold start (fresh process, W4 step)", "", "| framework | import | build + compile |",
+             "|---|---|---|"]
+    for framework, runs in cold.items():
+        lines.append(f"| {framework} | {_fmt(statistics.median(r['import'] for r in runs))} | "
                      f"{_fmt(statistics.median(r['compile'] for r in runs))} |")
     lines += ["", f"arignote's W4 step, native kernel cache empty: "
               f"{_fmt(statistics.median(r['compile'] for r in cold_native))} "
               f"(runs: {', '.join(_fmt(r['compile']) for r in cold_native)}); warm cache, new process: "
               f"{_fmt(statistics.median(r['compile'] for r in warm_native))} "
               f"(runs: {', '.join(_fmt(r['compile']) for r in warm_native)})"]
-    lines += ["", "## Peak memory during one call (numpy allocations, tracemalloc)", "",
-              "| workload | framework | peak |", "|---|---|---|"]
-    for (name, workload), peak in memory.items():
-        lines.append(f"| {workload} | {name} | {peak / 2**20:.1f} MiB |")
-    (RESULTS / "latest.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    _chart(chart, RESULTS / "latest.png")
+    return lines
 
 
 def _fmt(seconds: float) -> str:
