@@ -1,14 +1,15 @@
 """Run every workload against numpy, PyTensor, JAX, numba and PyTorch; write a table and a chart.
 
-Usage: python benchmarks/run.py [--quick] [--only W3,W4]. Each thread setting
-runs in its own process (thread counts must be fixed before numpy loads its
-BLAS); inside it, the frameworks of a workload are timed round-robin, each
-round split into short chunks of calls, and both the median and the fastest
-chunk are kept: on a machine shared with other jobs the median carries their
-load, the fastest chunk is the closest to a quiet machine (the load average
-is recorded with each). Every result is checked against numpy's before it is
-timed. Writes benchmarks/results/latest.md and latest.png (with ``--only``,
-latest-only.md and no chart; W5 names the cold start and memory runs).
+Usage: python benchmarks/run.py [--quick] [--only W7 W7c ...]. ``--only`` runs just
+those workloads and writes results/<names>.md (and .png) instead of latest.*,
+without the cold-start and memory sections. Each thread setting runs in its own
+process (thread counts must be fixed before numpy loads its BLAS); inside it,
+the frameworks of a workload are timed round-robin, each round split into
+chunks of a few milliseconds, and both the median chunk and the fastest are
+kept: drift on a shared machine hits all frameworks alike, the median carries
+the other jobs' load, the fastest chunk is the closest to a quiet machine. Every
+result is checked against numpy's before it is timed. Writes
+benchmarks/results/latest.md and latest.png.
 """
 from __future__ import annotations
 
@@ -40,12 +41,12 @@ def thread_env(threads: int) -> dict:
 
 
 # ------------------------------------------------------------------ worker side
-def worker(quick: bool, only: list[str]) -> dict:
+def worker(quick: bool, only: list[str] | None) -> dict:
     import numpy as np
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
     rounds = 3 if quick else 9
-    out: dict = {"load": [os.getloadavg()[0]]}
+    out: dict = {}
     for key, (_desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
         if only and key not in only:
             continue
@@ -80,7 +81,6 @@ def worker(quick: bool, only: list[str]) -> dict:
                         samples[name].append((time.perf_counter() - start) / chunk)
             out[f"{key} {dtype}"] = {name: {"median": statistics.median(v), "fastest": min(v)}
                                      for name, v in samples.items()}
-    out["load"].append(os.getloadavg()[0])
     return out
 
 
@@ -156,14 +156,13 @@ def cpu_model() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (smoke test)")
-    parser.add_argument("--only", default="", help="comma-separated workloads, e.g. W3,W4 "
-                        "(no cold start or memory runs unless W5 is named)")
+    parser.add_argument("--only", nargs="+", metavar="WORKLOAD", help="run only these workloads")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cold", help=argparse.SUPPRESS)
     parser.add_argument("--memory", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.quick, [w for w in args.only.split(",") if w])))
+        print(json.dumps(worker(args.quick, args.only)))
         return
     if args.cold:
         print(json.dumps(cold_compile(args.cold)))
@@ -175,12 +174,16 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
     cores = os.cpu_count() or 1
+    load_before = os.getloadavg()[0]
+    unknown = set(args.only or ()) - set(WORKLOADS)
+    if unknown:
+        parser.error(f"unknown workloads {sorted(unknown)}; there are {sorted(WORKLOADS)}")
     quick = ["--quick"] if args.quick else []
-    only = [w for w in args.only.split(",") if w]
-    timings = {threads: spawn(["--worker", *quick, "--only", args.only], threads)
-               for threads in sorted({1, cores})}
-    if only and "W5" not in only:
-        report(timings, {}, {}, WORKLOADS, cores, [], [], name="latest-only")
+    only = ["--only", *args.only] if args.only else []
+    timings = {threads: spawn(["--worker", *quick, *only], threads) for threads in sorted({1, cores})}
+    load = (load_before, os.getloadavg()[0])
+    if args.only:
+        report(timings, {}, {}, WORKLOADS, cores, load, stem="-".join(args.only))
         return
     frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
     # Cold start with an empty kernel cache, then warm (a new process each time).
@@ -190,61 +193,57 @@ def main() -> None:
     cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
     memory = {(f, w): spawn(["--memory", f, w], 1) for w in ("W3", "W4")
               for f in ("numpy", "arignote", "pytensor") if available(f)}
-    report(timings, cold, memory, WORKLOADS, cores, cold_native, warm_native,
-           name="latest-only" if only else "latest")
+    report(timings, cold, memory, WORKLOADS, cores, load, cold_native, warm_native)
 
 
 def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int,
-           cold_native: list, warm_native: list, name: str = "latest") -> None:
+           load: tuple[float, float], cold_native: list = (), warm_native: list = (),
+           stem: str = "latest") -> None:
     RESULTS.mkdir(exist_ok=True)
     info = versions()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# Benchmarks ({now})", "",
              f"Machine: {cpu_model()}, {cores} cores, {platform.system()} {platform.machine()}; "
              + ", ".join(f"{k} {v}" for k, v in info.items()), "",
-             "Seconds per unit of work, the median and the fastest chunk of calls; ratio = time / "
+             f"Load average (1 min) {load[0]:.1f} when the timings started, {load[1]:.1f} when they "
+             "ended: other processes on the machine slow every framework, and multi-threaded ones most.",
+             "",
+             "Seconds per unit of work, the median chunk of calls and the fastest; ratio = time / "
              "numpy's time in the same run (lower is better).", ""]
     chart = []
     for threads, table in timings.items():
-        load = table.pop("load")
-        lines += [f"## {threads} thread{'s' * (threads > 1)} (load average {load[0]:.1f} at the "
-                  f"start, {load[1]:.1f} at the end)", "",
+        lines += [f"## {threads} thread{'s' * (threads > 1)}", "",
                   "| workload | framework | median | ratio | fastest | ratio |", "|---|---|---|---|---|---|"]
         for key, row in table.items():
             base = row["numpy"]
             desc = workloads[key.split()[0]][0]
-            for framework, t in row.items():
-                lines.append(f"| {key}: {desc} | {framework} | {_fmt(t['median'])} | "
+            for name, t in row.items():
+                lines.append(f"| {key}: {desc} | {name} | {_fmt(t['median'])} | "
                              f"{t['median'] / base['median']:.2f} | {_fmt(t['fastest'])} | "
                              f"{t['fastest'] / base['fastest']:.2f} |")
-                if framework != "numpy":
-                    chart.append((f"{key} {threads}t", framework, t["median"] / base["median"]))
+                if name != "numpy":
+                    chart.append((f"{key} {threads}t", name, t["median"] / base["median"]))
         lines.append("")
     if cold:
-        lines += _cold_lines(cold, cold_native, warm_native)
+        lines += ["## W5: cold start (fresh process, W4 step)", "", "| framework | import | build + compile |",
+                  "|---|---|---|"]
+        for framework, runs in cold.items():
+            lines.append(f"| {framework} | {_fmt(statistics.median(r['import'] for r in runs))} | "
+                         f"{_fmt(statistics.median(r['compile'] for r in runs))} |")
+    if cold_native:
+        lines += ["", f"arignote's W4 step, native kernel cache empty: "
+                  f"{_fmt(statistics.median(r['compile'] for r in cold_native))} "
+                  f"(runs: {', '.join(_fmt(r['compile']) for r in cold_native)}); warm cache, new process: "
+                  f"{_fmt(statistics.median(r['compile'] for r in warm_native))} "
+                  f"(runs: {', '.join(_fmt(r['compile']) for r in warm_native)})"]
     if memory:
         lines += ["", "## Peak memory during one call (numpy allocations, tracemalloc)", "",
                   "| workload | framework | peak |", "|---|---|---|"]
         for (framework, workload), peak in memory.items():
             lines.append(f"| {workload} | {framework} | {peak / 2**20:.1f} MiB |")
-    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    if name == "latest":
-        _chart(chart, RESULTS / "latest.png")
-
-
-def _cold_lines(cold: dict, cold_native: list, warm_native: list) -> list[str]:
-    lines = ["## W5: cold start (fresh process, W4 step)", "", "| framework | import | build + compile |",
-             "|---|---|---|"]
-    for framework, runs in cold.items():
-        lines.append(f"| {framework} | {_fmt(statistics.median(r['import'] for r in runs))} | "
-                     f"{_fmt(statistics.median(r['compile'] for r in runs))} |")
-    lines += ["", f"arignote's W4 step, native kernel cache empty: "
-              f"{_fmt(statistics.median(r['compile'] for r in cold_native))} "
-              f"(runs: {', '.join(_fmt(r['compile']) for r in cold_native)}); warm cache, new process: "
-              f"{_fmt(statistics.median(r['compile'] for r in warm_native))} "
-              f"(runs: {', '.join(_fmt(r['compile']) for r in warm_native)})"]
-    return lines
+    _chart(chart, RESULTS / f"{stem}.png")
 
 
 def _fmt(seconds: float) -> str:

@@ -247,14 +247,23 @@ def test_output_needing_an_input_not_given_names_it():
 
 def test_shared_variable_as_explicit_input_is_refused():
     s = shared(np.zeros(2), "s")
-    with pytest.raises(TypeError, match="shared variable 's' cannot be an explicit input.*givens"):
+    with pytest.raises(TypeError, match=r"Cannot use a shared variable \(s\) as explicit input.*givens"):
         function([s], s * 2)
 
 
 def test_input_listed_twice_is_refused():
     x = T.vector("x")
-    with pytest.raises(ValueError, match="given twice"):
+    with pytest.raises(UnusedInputError, match="given twice"):  # Theano's class (a ValueError)
         function([x, x], x)
+
+
+def test_an_intermediate_input_cuts_the_graph():
+    m = T.matrix("m")
+    mt = m.T
+    f = function([mt], mt * 2)
+    np.testing.assert_array_equal(f(np.ones((2, 3), dtype=config.floatX)), np.full((2, 3), 2))
+    with pytest.raises(UnusedInputError, match="'m'"):
+        function([m, mt], mt * 2)
 
 
 def test_inputs_must_be_a_list_of_variables():

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from arignote.backends.kernels import render, render_check, render_index
+from arignote.backends.kernels import render, render_check, render_conv, render_index
 from arignote.scalar.composite import Composite
 from arignote.scalar.ops import TABLE, Cast
 
@@ -36,6 +36,12 @@ def kernels(d: render.Dialect) -> list[render.Kernel]:
         found += [render_index.argreduce(d, dtype, 1, 2, largest) for largest in (True, False)]
         found += [render_index.take(d, dtype, 3)]
         found += [render_index.inc_rows(d, dtype, dtype, 2, set_) for set_ in (True, False)]
+    for dtype in ("float32", "float64"):
+        for nd in (2, 3):
+            found += [render_conv.im2col(d, dtype, nd), render_conv.col2im(d, dtype, nd),
+                      render_conv.pool_max_grad_grad(d, dtype, nd)]
+            for mode in ("max", "sum", "average_inc_pad", "average_exc_pad"):
+                found += [render_conv.pool(d, dtype, nd, mode), render_conv.pool_grad(d, dtype, nd, mode)]
     found += [render_check.finite_check(d, dtype) for dtype in ("float32", "float64", "int64", "uint64")]
     return found
 

@@ -55,8 +55,9 @@ def generate_call(fn: Function) -> Callable[..., Any]:
 def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     """The steps of one call, unindented; cells, thunks and checks are bound in ``ns``."""
     n = len(fn._input_cells)
-    lines = [f"if kwargs or len(args) != {n}:",
-             "    args = merge(args, kwargs)"]
+    # Implicit inputs (no argument) are filled by merge, which every call then goes through.
+    lines = ([f"if kwargs or len(args) != {n}:", "    args = merge(args, kwargs)"]
+             if len(fn._visible) == n else ["args = merge(args, kwargs)"])
     record = fn._profile_record
     if record is not None:
         ns.update(CLOCK=time.perf_counter, BUILDS=kernel_builds, AT=record.times, AC=record.calls,
@@ -76,6 +77,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
             else:
                 lines.append(f"    a{i} = F{i}(a{i})")
         copies = set(fn._copy_inputs)
+        if fn._check_for_aliased_inputs:
+            ns["unalias"] = fn._unalias
+            lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = unalias(({''.join(f'a{i}, ' for i in range(n))}))")
         for i, cell in enumerate(fn._input_cells):
             ns[f"I{i}"] = cell
             lines.append(f"I{i}[0] = a{i}{'.copy()' if i in copies else ''}")
@@ -90,12 +94,7 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         lines.append("try:")
         for k, thunk in enumerate(fn._thunks):
             ns[f"T{k}"] = thunk
-            if k:
-                lines.append(f"    i = {k}")
-            if record is None:
-                lines.append(f"    T{k}()")
-            else:
-                lines += _indent(_profiled_thunk(record, k, ns))
+        lines += _indent(_run(fn._schedule, fn, ns, record))
         lines.append("except Exception as err:")
         lines.append("    fail(err, i)")
         lines.append("    raise")
@@ -131,6 +130,23 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     else:
         ns["KEYS"] = tuple(keys)
         lines.append(f"return dict(zip(KEYS, ({', '.join(results)}{',' if len(results) == 1 else ''})))")
+    return lines
+
+
+def _run(schedule: list, fn: Function, ns: dict[str, Any], record: Any) -> list[str]:
+    """The thunk calls in ``schedule`` order (timed when profiling); a lazy ``Branch``
+    (compile/lazy.py) runs the nodes only its taken branch needs under ``if``/``else`` on
+    the condition's cell."""
+    lines: list[str] = []
+    for item in schedule:
+        k = item if isinstance(item, int) else item.index
+        if not isinstance(item, int):
+            ns[f"C{k}"] = fn.storage_map[item.cond]
+            lines += [f"if C{k}[0]:", *_indent(_run(item.then, fn, ns, record) or ["pass"]),
+                      "else:", *_indent(_run(item.orelse, fn, ns, record) or ["pass"])]
+        if k:
+            lines.append(f"i = {k}")
+        lines += [f"T{k}()"] if record is None else _profiled_thunk(record, k, ns)
     return lines
 
 

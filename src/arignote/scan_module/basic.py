@@ -72,7 +72,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     args = [v for group in seq_vars + state_vars for v in group] + non_seqs
     outputs, step_updates, condition = _split_return(fn(*args))
 
-    if infos is None:
+    if not infos:  # None, or Theano's outputs_info=[]: no output is fed back
         infos = [(None, ())] * len(outputs)
     if len(outputs) != len(infos):
         raise ValueError(f"scan: the step function returned {len(outputs)} output(s) but "

@@ -55,6 +55,9 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
     g_bufs, g_nits = output_grads[:S], output_grads[S:S + N]
     marks = [-min(taps) for taps in op.state_taps]
     differentiated = [o for o, out in zip(op.inner_outputs[:S + N], outputs[:S + N]) if _float(out)]
+    draws = _recorded_draws(op, inputs, outputs, output_grads, differentiated)
+    if draws is not None:
+        return draws
     _refuse_carried_dependence(op, in_carries, differentiated)
 
     # Steps actually run (fewer than n_steps after an ``until``), and the ones back-propagated.
@@ -158,6 +161,48 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
     for var, g in zip(nonseqs, nonseq_out):
         grads.append(g.sum(axis=0) if _float(var) else None)
     return grads
+
+
+def _recorded_draws(op: Scan, inputs: list, outputs: list, output_grads: list,
+                    differentiated: list) -> list | None:
+    """The gradient when the step draws random numbers (from carried generator states), else None.
+
+    The draws are constants for the gradient, as in Theano: an equal loop that also
+    returns each step's draws as outputs records them, and the loop is differentiated
+    with them read as sequences instead of drawn, so the backward loop replays the
+    very numbers the forward one used. (That loop runs once more, from the same
+    generator states, so it draws the same numbers.)
+    """
+    in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
+    carried = set(in_carries)
+    if not carried or not differentiated or not set(ancestors(differentiated)) & carried:
+        return None
+    S, N = op.n_states, op.n_nit
+    kept_outputs = set(op.inner_outputs[S + N:])
+    read = set(ancestors(differentiated))
+    draws = list(dict.fromkeys(
+        out for v in ancestors(differentiated)
+        if v.owner is not None and getattr(v.owner.op, "random_draw", False) and set(v.owner.inputs) & carried
+        for out in v.owner.outputs
+        if out in read and out not in kept_outputs and isinstance(out.type, TensorType)))
+    if not draws or set(ancestors(differentiated, blockers=draws)) & carried:
+        return None  # not (only) draws: the per-step carried values themselves are needed
+    n_steps, seqs, inits, carries, nonseqs = op.split_outer_inputs(inputs)
+    outs = list(op.inner_outputs)
+    recorder = Scan(op.inner_inputs, outs[:S + N] + draws + outs[S + N:], op.seq_taps, op.state_taps,
+                    N + len(draws), op.n_carry, op.n_nonseq, op.as_while, op.truncate_gradient,
+                    op.name, op.mode)
+    recorded = recorder.make_node(*inputs).outputs[S + N:S + N + len(draws)]
+    # The same loop with the draws read from sequences.
+    rows = [d.type(d.name) for d in draws]
+    equiv = clone_get_equiv(list(op.inner_inputs), outs, copy_inputs=False, replace=dict(zip(draws, rows)))
+    seq_vars = [v for group in in_seqs for v in group]
+    replayed = Scan(seq_vars + rows + list(op.inner_inputs[len(seq_vars):]), [equiv[o] for o in outs],
+                    op.seq_taps + ((0,),) * len(draws), op.state_taps, N, op.n_carry, op.n_nonseq,
+                    op.as_while, op.truncate_gradient, op.name, op.mode)
+    n_head = 1 + len(seqs)
+    grads = scan_grad(replayed, inputs[:n_head] + recorded + inputs[n_head:], outputs, output_grads)
+    return grads[:n_head] + grads[n_head + len(draws):]
 
 
 def _through_carried(op: Scan, inputs: list, outputs: list, output_grads: list) -> list | None:

@@ -27,6 +27,7 @@ import numpy as np
 from arignote.compile.function import function
 from arignote.compile.io import Out
 from arignote.graph.basic import Apply, Op, Variable, user_variable
+from arignote.scan_module.shapes import scan_output_shapes
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 from arignote.tensor import math as tm
@@ -162,6 +163,9 @@ class Scan(Op):
         if row != inner.type:
             raise TypeError(f"scan: one step of the {what} {outer.describe()} is {row.describe()}, but "
                             f"the inner graph expects {inner.type.describe()}")
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return scan_output_shapes(self, node, input_shapes)
 
     # ------------------------------------------------------------ arrays
     # The loop's buffers are numpy arrays here; the GPU scan (backends/gpu/scan.py)

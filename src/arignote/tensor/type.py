@@ -119,14 +119,14 @@ class TensorType(Type):
         cast_hint = f"cast it with numpy.asarray(v, {self.dtype!r})"
         got = f"{name} expects {self.describe()}, got {_describe_value(value)}"
         if value is None or isinstance(value, (str, bytes, Mapping)):
-            raise TypeError(f"{got}: {_not_numbers(value, None, self)}")
+            raise ConversionError(f"{got}: {_not_numbers(value, None, self)}")
         try:
             original = np.asarray(value)
         except ValueError:
             raise TypeError(f"{got}, whose rows have different lengths, so it is not an array: "
                             "give every row the same length (pad the short ones)") from None
         if original.dtype.kind not in "biufc":  # text, None or objects: no cast would mean them
-            raise TypeError(f"{got}: {_not_numbers(value, original, self)}")
+            raise ConversionError(f"{got}: {_not_numbers(value, original, self)}")
         if allow_downcast:
             if original.dtype.kind == "c" and self.numpy_dtype.kind != "c":
                 raise TypeError(f"{got}: converting it would drop the imaginary part; take "
@@ -168,6 +168,11 @@ class TensorType(Type):
     def make_variable(self, name: str | None = None) -> Variable:
         _warn_if_float64(self.dtype, name)
         return super().make_variable(name)
+
+
+class ConversionError(TypeError, ValueError):
+    """A value that is not numeric at all (a string...): a TypeError here, and the ValueError
+    numpy (and so Theano) raises for it."""
 
 
 def _describe_value(value: Any) -> str:

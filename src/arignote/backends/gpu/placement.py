@@ -74,8 +74,9 @@ class Placement(GraphRewriter):
                 continue
             lowering = _LOWERINGS.get(type(node.op))
             try:
-                if lowering is None:
-                    raise StaysOnCpu(f"no GPU kernel for {type(node.op).__name__}")
+                if lowering is None:  # an op may say why it has none (``stays_on_cpu``)
+                    raise StaysOnCpu(getattr(node.op, "stays_on_cpu", None)
+                                     or f"no GPU kernel for {type(node.op).__name__}")
                 _check_dtypes(ctx, node.outputs)
                 new = lowering(node, ctx, _on_gpu)
             except StaysOnCpu as why:
@@ -103,10 +104,18 @@ def _key(node: Apply) -> tuple:
 
 def reason_for(fgraph: FunctionGraph, node: Apply) -> str | None:
     """Why placement left ``node`` on the CPU: found by the node itself (whose inputs
-    a later rewrite may have replaced), or by op class and inputs (a node the
-    in-place rewrite rebuilt)."""
+    a later rewrite may have replaced), by op class and inputs (a node the in-place
+    rewrite rebuilt), or, for a node a later rewrite made of several (fusion), by
+    the dtype check that kept its parts on the CPU."""
     reasons = getattr(fgraph, "placement", {})
-    return reasons.get(node) or reasons.get(_key(node))
+    found = reasons.get(node) or reasons.get(_key(node))
+    ctx = getattr(fgraph, "placement_device", (None, None, None))[1]
+    if found is None and ctx is not None:
+        try:
+            _check_dtypes(ctx, node.outputs)
+        except StaysOnCpu as why:
+            found = str(why)
+    return found
 
 
 def _on_gpu(var: Variable) -> Variable:
@@ -223,4 +232,5 @@ def _alloc(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
 rewrites.register(Placement(), "placement", "fast_run", "fast_compile", "gpu")
 
 # The op modules register their lowerings on import.
-from arignote.backends.gpu import ops_blas, ops_index, ops_join, ops_shape  # noqa: E402,F401
+from arignote.backends.gpu import (ops_blas, ops_conv, ops_index, ops_join, ops_pool,  # noqa: E402,F401
+                                   ops_shape)
