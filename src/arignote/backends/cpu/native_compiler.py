@@ -44,6 +44,10 @@ _ISAS = {"x86_64": [("b", 2), ("c", 4), ("d", 4), ("e", 8)], "aarch64": [("n", 2
 # -O2: loops marked `omp simd` vectorise as at -O3, and a kernel builds in ~70% of the time.
 BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
               "-ffp-contract=off", "-fwrapv", "-fno-semantic-interposition")
+# gcc's (the probe drops them where the compiler refuses them): no second, narrower vector
+# loop for each loop's last few elements (they run scalar). A module of the 60 int16
+# kernels of the op-table test builds in 8.0 s of CPU instead of 10.2 s.
+GCC_FLAGS = ("--param=vect-epilogues-nomask=0",)
 
 
 class CompileError(RuntimeError):
@@ -89,14 +93,15 @@ _probed: dict[tuple, Toolchain | Unavailable] = {}
 
 
 def toolchain() -> Toolchain | Unavailable:
-    """The probed compiler for the current ``config.cxx`` and ``config.openmp`` (memoized)."""
-    wanted = (config.cxx, config.openmp, config.compiledir)
+    """The probed compiler for the current ``config.cxx`` and ``config.openmp`` (memoized;
+    not per ``compiledir``, which holds the probe's disk entry but does not change it)."""
+    wanted = (config.cxx, config.openmp)
     found = _probed.get(wanted)
     if found is None:
         with _lock:
             found = _probed.get(wanted)
             if found is None:
-                found = _probed[wanted] = _probe(*wanted[:2])
+                found = _probed[wanted] = _probe(*wanted)
     return found
 
 
@@ -111,7 +116,7 @@ def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
     features = cache.digest(_cpu_features(), platform.machine())
     # Keyed by the compiler's file, the CPU and what the probe itself tries (flags, source).
     key = cache.digest(path, str(stat.st_size), str(stat.st_mtime_ns), features, str(openmp),
-                       json.dumps([BASE_FLAGS, VECTOR_MATH]), _PROBE_SOURCE)
+                       json.dumps([BASE_FLAGS, GCC_FLAGS, VECTOR_MATH]), _PROBE_SOURCE)
     entry = cache.directory() / f"probe-{key[:32]}.json"
     try:
         return Toolchain(**{k: tuple(v) if isinstance(v, list) else v
@@ -127,8 +132,9 @@ def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
     functions = _vector_functions()
     attempts = [(openmp, functions), (openmp, ()), (False, ())] if openmp else [(False, functions), (False, ())]
     error = ""
-    for target, (use_openmp, names) in [(t, a) for t in (_target_flags(), []) for a in attempts]:
-        flags = list(BASE_FLAGS) + target + ["-fopenmp" if use_openmp else "-fopenmp-simd"]
+    targets = (_target_flags() + list(GCC_FLAGS), _target_flags(), [])
+    for target, (use_openmp, names) in [(t, a) for t in targets for a in attempts]:
+        flags = [*BASE_FLAGS, *target, "-fopenmp" if use_openmp else "-fopenmp-simd"]
         chain = Toolchain(path, identity, tuple(flags),
                           ("-lmvec", "-lm") if names else ("-lm",), use_openmp,
                           "libmvec" if names else "", tuple(names), features)
