@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: check test venv bench clean
+.PHONY: check test venv bench bench-gpu gpu-check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,16 @@ $(BENCH)/bin/python:
 bench: $(BENCH)/bin/python
 	$(BENCH)/bin/python -m pip install -q -e . pytensor jax matplotlib numba torch==2.13.0
 	$(BENCH)/bin/python benchmarks/run.py
+
+# The GPU section alone, on the default OpenCL device (PoCL here) or DEVICE=cuda0.
+DEVICE ?= opencl0:0
+bench-gpu: venv
+	$(BIN)/python benchmarks/gpu.py --device $(DEVICE)
+
+# On an NVIDIA machine: the cuda extra, the CUDA tests, the seed script and the GPU
+# benchmarks in one run, written to gpu_check_report.txt.
+gpu-check:
+	bash benchmarks/gpu_check.sh
 
 clean:
 	rm -rf $(VENV) $(BENCH) build src/*.egg-info .pytest_cache .hypothesis

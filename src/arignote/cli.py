@@ -16,7 +16,8 @@ ITERS = 1000
 
 
 def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout, device: str | None = None) -> bool:
-    """Run the seed note's GPU test on ``device`` (default: config.device); True when it used the GPU.
+    """Run the seed note's GPU test on ``device`` (default: config.device); True when it used a
+    GPU (an OpenCL device that is the CPU, as PoCL's, is said to be one and is not).
 
     The script is the note's own, with the import line and ``xrange`` changed,
     plus what the note could not see: the same loop in numpy next to it, on a
@@ -63,10 +64,17 @@ def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout, device: str | No
         print(f"Result matches numpy: {'yes' if ok else 'NO'}", file=out)
         on_cpu = any(isinstance(node.op, tensor.Elemwise) and "Gpu" not in type(node.op).__name__
                      for node in f.maker.fgraph.toposort())
-        print("Used the cpu" if on_cpu else "Used the gpu", file=out)
+        cpu_device = ctx is not None and ctx.device.on_cpu
+        if on_cpu:
+            print("Used the cpu", file=out)
+        elif cpu_device:  # the seed's test would say "Used the gpu": its ops are Gpu ops
+            print(f"Used the OpenCL device {ctx.device.name} ({ctx.device.description}), which is "
+                  "the CPU itself: no GPU was used (see `arignote info` for a GPU's driver)", file=out)
+        else:
+            print(f"Used the gpu ({ctx.device.name}: {ctx.device.description})", file=out)
         if not ok:
             raise SystemExit("arignote check: the result differs from numpy's")
-        return not on_cpu
+        return not on_cpu and not cpu_device
 
 
 RUN_USAGE = """usage: arignote run script.py [args ...]

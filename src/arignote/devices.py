@@ -114,7 +114,48 @@ def opencl_section() -> tuple[Section, list[str]]:
             usable.append(f"opencl{p}:{d}")
     if not found:
         rows.append(("devices", f"none: install a GPU's OpenCL driver, or {OPENCL_FIX}"))
+    if not any(dev["gpu"] for plat in found for dev in plat["devices"]):
+        rows.append(("GPU", no_gpu_driver(gpus_present())))
     return Section("OpenCL (device=opencl, openclP:D)", rows), usable
+
+
+# PCI vendors of GPUs, and the OpenCL driver packages that make each one a device.
+GPU_VENDORS = {"0x8086": ("Intel", "intel-opencl-icd (or Mesa rusticl: mesa-opencl-icd)"),
+               "0x1002": ("AMD", "ROCm's OpenCL runtime (rocm-opencl-runtime) or Mesa rusticl "
+                                 "(mesa-opencl-icd)"),
+               "0x10de": ("NVIDIA", "the NVIDIA driver (its OpenCL ICD), or use device=cuda")}
+DRIVER_PACKAGES = "intel-opencl-icd, Mesa rusticl, ROCm"
+
+
+def gpus_present(root: str = "/sys/class/drm") -> list[str]:
+    """PCI vendor ids of the display devices the kernel sees (``/sys/class/drm/card*``)."""
+    found = []
+    try:
+        cards = sorted(os.listdir(root))
+    except OSError:
+        return found
+    for card in cards:
+        if not card.startswith("card") or "-" in card:
+            continue
+        try:
+            with open(os.path.join(root, card, "device", "vendor"), encoding="ascii") as handle:
+                found.append(handle.read().strip())
+        except OSError:
+            continue
+    return found
+
+
+def no_gpu_driver(vendors: list[str]) -> str:
+    """What ``info`` says when OpenCL shows no GPU-type device: which GPU the system has
+    (if it sees one) and the driver package to install."""
+    known = [GPU_VENDORS[v] for v in dict.fromkeys(vendors) if v in GPU_VENDORS]
+    if known:
+        return "; ".join(f"an {name} GPU is present but has no usable OpenCL driver: install {fix}"
+                         if name[0] in "AEIOU" else
+                         f"a {name} GPU is present but has no usable OpenCL driver: install {fix}"
+                         for name, fix in known)
+    return (f"no GPU-type OpenCL device: install your GPU's driver ({DRIVER_PACKAGES}); "
+            "device=opencl runs on the CPU device until then")
 
 
 def native_section() -> Section:

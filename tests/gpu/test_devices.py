@@ -2,6 +2,7 @@
 script, and training on the CPU and on OpenCL to the same weights."""
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -153,3 +154,73 @@ def test_no_driver_is_imported_without_a_gpu_device():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_device_opencl_prefers_a_gpu_then_an_accelerator_and_says_which_it_took():
+    cl = pytest.importorskip("pyopencl")
+    from arignote.backends.gpu.opencl import choose
+    CPU, GPU, ACC = cl.device_type.CPU, cl.device_type.GPU, cl.device_type.ACCELERATOR
+    assert choose([[CPU], [CPU, GPU]]) == (1, 1, "the first GPU-type device")
+    assert choose([[CPU, ACC], [CPU]]) == (0, 1, "the first accelerator-type device")
+    assert choose([[ACC], [GPU]])[:2] == (1, 0)
+    p, d, why = choose([[CPU]])
+    assert (p, d) == (0, 0) and "no GPU-type OpenCL device" in why
+    with pytest.raises(RuntimeError, match="no OpenCL device"):
+        choose([[]])
+
+
+def test_explain_names_the_device_opencl_took(opencl):
+    from arignote.backends.gpu import get_context
+    x = T.fvector("x")
+    line = arignote.explain(function([x], T.exp(x)), file=io.StringIO()).splitlines()[0]
+    device = get_context(None).device
+    assert f"(device=opencl took {device.chosen})" in line
+    if device.on_cpu:
+        assert "not a GPU" in line
+
+
+def test_info_names_the_driver_to_install_for_a_gpu_opencl_cannot_see(tmp_path):
+    from arignote.devices import gpus_present, no_gpu_driver
+    for card, vendor in (("card0", "0x8086"), ("card0-DP-1", "0x1002"), ("card1", "0x1002")):
+        (tmp_path / card / "device").mkdir(parents=True)
+        (tmp_path / card / "device" / "vendor").write_text(vendor + "\n")
+    assert gpus_present(str(tmp_path)) == ["0x8086", "0x1002"]
+    text = no_gpu_driver(["0x8086", "0x1002"])
+    assert "an Intel GPU is present but has no usable OpenCL driver: install intel-opencl-icd" in text
+    assert "an AMD GPU is present" in text and "rocm-opencl-runtime" in text
+    assert no_gpu_driver([]).startswith("no GPU-type OpenCL device: install your GPU's driver "
+                                        "(intel-opencl-icd, Mesa rusticl, ROCm)")
+    assert gpus_present(str(tmp_path / "missing")) == []
+
+
+def _float64_inside(x):
+    """float32 in and out, a float64 step in between (one fused composite)."""
+    return T.cast(T.sqrt(T.exp(T.cast(x, "float64")) * np.float32(0.25)), "float32")
+
+
+def test_a_composite_computing_in_float64_inside_gets_the_fp64_pragma():
+    from arignote.backends.kernels import render
+    from arignote.scalar.composite import Composite
+    from arignote.scalar.ops import TABLE, Cast
+    chain = Composite(1, ["float32"], [(Cast("float64"), (0,)), (TABLE["exp"], (1,)),
+                                       (Cast("float32"), (2,))], 3)
+    kernel = render.elemwise(render.OPENCL, chain, ["float32"], "float32", 1, True)
+    assert "float64" in kernel.dtypes and "cl_khr_fp64" in kernel.source
+    assert "cl_khr_fp64" not in render.elemwise(render.OPENCL, TABLE["exp"], ["float32"], "float32",
+                                                1, True).source
+
+
+def test_float64_inside_a_fused_composite_keeps_it_off_a_device_without_fp64(opencl, monkeypatch):
+    x = T.fvector("x")
+    data = np.linspace(0.5, 3, 101).astype("float32")
+    want = np.sqrt(np.exp(data.astype("float64")) * 0.25).astype("float32")
+    on_device = function([x], _float64_inside(x))
+    assert any("Gpu" in type(n.op).__name__ and "Composite" in str(n.op) for n in on_device.maker.fgraph.toposort())
+    np.testing.assert_array_equal(on_device(data), want)
+    monkeypatch.setattr(get_context(None), "fp64", False)
+    kept = function([x], _float64_inside(x))
+    fused = [n for n in kept.maker.fgraph.toposort() if "Composite" in str(n.op)]
+    assert fused and all("Gpu" not in type(n.op).__name__ for n in fused)
+    text = arignote.explain(kept, file=io.StringIO())
+    assert "computes in float64 inside" in text and "no fp64" in text
+    np.testing.assert_array_equal(kept(data), want)

@@ -27,6 +27,15 @@ def test_check_runs_the_seed_test_on_every_usable_device():
         out = io.StringIO()
         used_gpu = seed_check("float32", iters=3, out=out, device=device)
         text = out.getvalue()
-        assert used_gpu == (device != "cpu")
+        cpu_device = device.startswith("opencl") and "CPU" in _device_type(device)
+        assert used_gpu == (device != "cpu" and not cpu_device)
+        if cpu_device:
+            assert "which is the CPU itself: no GPU was used" in text and "Used the gpu" not in text
         assert "Result matches numpy: yes" in text
         assert ("With the result left on the device" in text) == (device != "cpu")
+
+
+def _device_type(name: str) -> str:
+    from arignote.backends.gpu.opencl import platforms
+    p, d = (int(n) for n in name[len("opencl"):].split(":"))
+    return platforms()[p]["devices"][d]["type"]

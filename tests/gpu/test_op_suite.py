@@ -11,19 +11,30 @@ graph it placed either runs as a ``Gpu*`` op or a transfer, or carries the
 reason it stayed on the CPU, and no node whose op has a GPU lowering stays on
 the CPU for want of a kernel. Hypothesis tests draw fewer examples on a GPU
 (each new kernel costs a compile; PoCL caches them on disk across runs).
+
+Every kernel the suite renders on OpenCL is rendered again for CUDA when the
+module ends and compiled as one module (the form the CUDA runtime builds) with
+nvcc and with NVRTC, each where installed: a failure there is an error in the
+module's teardown.
 """
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
+import pkgutil
+import shutil
+import subprocess
 from typing import Any
 from collections.abc import Callable
 
 import pytest
 from hypothesis import settings
 
+from arignote.backends import kernels as kernels_package
 from arignote.backends.gpu import placement
 from arignote.backends.gpu.ops import GpuOp
+from arignote.backends.kernels import program, render
 from tests.gpu.conftest import use
 from tests.tensor import (test_alloc, test_blas, test_join, test_nnet, test_reduction, test_shape,
                           test_subtensor)
@@ -53,6 +64,61 @@ CPU_ONLY["test_abstract_conv__two_threads_convolve_at_once"] = "about the CPU's 
 def gpu_device(request):
     with use({"opencl": "opencl", "cuda": "cuda0"}[request.param]):
         yield request.param
+
+
+def _renderers() -> list[tuple[Any, str]]:
+    """(module, name) of every public kernel renderer (first parameter: the dialect)."""
+    found = []
+    for info in pkgutil.iter_modules(kernels_package.__path__):
+        if info.name.startswith("render"):
+            module = importlib.import_module(f"{kernels_package.__name__}.{info.name}")
+            for name, fn in vars(module).items():
+                if (inspect.isfunction(fn) and fn.__module__ == module.__name__ and not name.startswith("_")
+                        and list(inspect.signature(fn).parameters)[:1] == ["d"]):
+                    found.append((module, name))
+    return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def every_rendered_kernel_compiles_for_cuda(tmp_path_factory):
+    calls: list[tuple[Callable, tuple, dict]] = []
+    patches = []
+    for module, name in _renderers():
+        fn = getattr(module, name)
+
+        def recording(d, *args, _fn=fn, **kwargs):
+            kernel = _fn(d, *args, **kwargs)
+            if d is render.OPENCL and isinstance(kernel, render.Kernel):
+                calls.append((_fn, args, kwargs))
+            return kernel
+
+        patches.append((module, name, fn))
+        setattr(module, name, recording)
+    try:
+        yield
+    finally:
+        for module, name, fn in patches:
+            setattr(module, name, fn)
+    sources = {}
+    for fn, args, kwargs in calls:
+        k = fn(render.CUDA, *args, **kwargs)
+        sources[k.name, k.source] = k
+    if not sources:
+        return
+    unit = program.join(render.CUDA, list(sources.values()))
+    if shutil.which("nvcc"):
+        path = tmp_path_factory.mktemp("cuda") / "suite.cu"
+        path.write_text(unit)
+        done = subprocess.run(["nvcc", "--ptx", "-o", str(path.with_suffix(".ptx")), str(path)],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, f"{len(sources)} CUDA kernels of the suite: {done.stderr[-3000:]}"
+    with contextlib.suppress(ImportError):
+        import cupy
+        try:
+            cupy.cuda.nvrtc.getVersion()
+        except Exception:  # no NVRTC library: CuPy raises its own error types
+            return
+        cupy.cuda.compiler.compile_using_nvrtc(unit, options=("-arch=compute_70",))
 
 
 @contextlib.contextmanager

@@ -1,5 +1,6 @@
 """The OpenCL runtime's own contract (PoCL here and in CI): an allocation the device
-cannot hold is a MemoryError saying how much, where, and what to do."""
+cannot hold is a MemoryError saying how much, where, and what to do; a kernel's arguments,
+kept between launches, are set again whenever they change."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from arignote import function, shared
 from arignote import tensor as T
 from arignote.backends.gpu import get_context
+from arignote.backends.gpu.type import GpuArrayType
 
 
 def test_a_huge_allocation_is_a_memory_error_with_the_size_and_the_device(opencl):
@@ -40,3 +42,28 @@ def test_the_device_refusing_memory_is_a_memory_error_too(opencl, monkeypatch):
         function([], s * 2)()
     monkeypatch.undo()
     np.testing.assert_array_equal(s.get_value(), np.zeros(4))
+
+
+def test_a_kernel_shared_by_nodes_gets_each_nodes_arguments(opencl):
+    # exp(x) and exp(y) are one kernel object: each launch whose arguments differ from the
+    # kernel's last sets them again; new buffers (a new input size) are seen as new.
+    x, y = T.fvector("x"), T.fvector("y")
+    f = function([x, y], [T.exp(x), T.exp(y)])
+    for n in (3, 3, 5, 2):
+        a, b = np.linspace(-1, 0, n).astype("float32"), np.linspace(0, 1, n).astype("float32")
+        got = f(a, b)
+        np.testing.assert_allclose(got[0], np.exp(a), rtol=1e-6)
+        np.testing.assert_allclose(got[1], np.exp(b), rtol=1e-6)
+
+
+def test_a_negative_zero_argument_is_not_taken_for_a_zero(opencl):
+    # A host scalar (integer arithmetic stays on the host) goes to the kernel by value, the
+    # other arguments (a shared variable, the reused output) staying the same: 0.0 and
+    # then -0.0 are two arguments, though they compare equal.
+    x, i, j = shared(np.ones(2, "float32")), T.lscalar("i"), T.lscalar("j")
+    f = function([i, j], 1 / (x * (T.cast(i, "float32") * T.cast(j, "float32"))))
+    assert any("Gpu" in type(n.op).__name__ and not isinstance(n.inputs[-1].type, GpuArrayType)
+               for n in f.maker.fgraph.toposort() if n.inputs)
+    with np.errstate(divide="ignore"):
+        assert list(f(0, 1)) == [np.inf, np.inf]
+        assert list(f(0, -1)) == [-np.inf, -np.inf]

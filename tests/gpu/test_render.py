@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from arignote.backends.kernels import render, render_check, render_conv, render_index
+from arignote.backends.kernels import program, render, render_check, render_conv, render_index
 from arignote.scalar.composite import Composite
 from arignote.scalar.ops import TABLE, Cast
 
@@ -29,7 +29,11 @@ def kernels(d: render.Dialect) -> list[render.Kernel]:
                 pass
     for op in ("add", "mul", "maximum", "minimum", "and_", "or_"):
         for dtype in ("float32", "int64", "uint8"):
-            found.append(render.reduce(d, op, dtype, dtype, dtype, 2, 1))
+            for per_thread in (False, True):
+                found.append(render.reduce(d, op, dtype, dtype, dtype, 2, 1, per_thread))
+    found += [render.reduce(d, "add", "float32", "float64", "float32", 0, 3, per_thread, True)
+              for per_thread in (False, True)]
+    found.append(render.elemwise(d, TABLE["mul"], ["float32", "float64"], "float64", 2, True, by_value=[1]))
     found += [render.softmax(d, "float32", "float32", 1, log) for log in (False, True)]
     found += [render.gemm(d, dtype, n_batch) for dtype in ("float32", "float64") for n_batch in (0, 2)]
     for dtype in ("float32", "float64", "int64", "uint8", "bool"):
@@ -43,6 +47,10 @@ def kernels(d: render.Dialect) -> list[render.Kernel]:
             for mode in ("max", "sum", "average_inc_pad", "average_exc_pad"):
                 found += [render_conv.pool(d, dtype, nd, mode), render_conv.pool_grad(d, dtype, nd, mode)]
     found += [render_check.finite_check(d, dtype) for dtype in ("float32", "float64", "int64", "uint64")]
+    for dtype in render_index.ATOMIC_DTYPES:
+        found.append(render_index.scatter_add(d, dtype, dtype, ["int64", "int32"], 2, 3))
+        found.append(render_index.gather(d, dtype, ["int64", "uint8"], 1, 2))
+    found += [render_index.arange(d, dtype) for dtype in ("int32", "int64")]
     return found
 
 
@@ -56,16 +64,29 @@ def test_both_dialects_render_every_kernel():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-def test_cuda_sources_compile_with_nvcc(tmp_path):
-    sources = kernels(render.CUDA)
-    # One translation unit: each kernel in its own namespace, so their names may repeat.
-    unit = "\n".join("namespace k{} {{\n{}}}\n".format(i, k.source.replace('extern "C" ', ""))
-                     for i, k in enumerate(sources))
-    path = tmp_path / "kernels.cu"
-    path.write_text(unit)
-    result = subprocess.run(["nvcc", "--ptx", "-o", str(tmp_path / "kernels.ptx"), str(path)],
+def test_cuda_kernels_joined_as_one_module_compile_with_nvcc(tmp_path):
+    """The form the CUDA runtime builds: every kernel in one module, under its own entry name."""
+    path = tmp_path / "module.cu"
+    path.write_text(program.join(render.CUDA, kernels(render.CUDA)))
+    result = subprocess.run(["nvcc", "--ptx", "-o", str(tmp_path / "module.ptx"), str(path)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def _nvrtc():
+    """CuPy's NVRTC program class, or a skip saying why there is none."""
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed (pip install \"arignote[cuda]\")")
+    try:
+        cupy.cuda.nvrtc.getVersion()
+    except Exception as err:  # CuPy raises its own error types when NVRTC is missing
+        pytest.skip(f"NVRTC cannot be loaded: {err}")
+    return cupy.cuda.compiler
+
+
+def test_every_cuda_kernel_compiles_with_nvrtc():
+    compiler = _nvrtc()
+    source = program.join(render.CUDA, kernels(render.CUDA))
+    compiler.compile_using_nvrtc(source, options=("-arch=compute_70",))
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")

@@ -180,6 +180,28 @@ def test_every_device_runs_scan_like_numpy(device):
     np.testing.assert_allclose(results[0][0], np.array(expected), rtol=1e-5, atol=1e-6)
 
 
+def test_gpu_shared_variables_as_sequences_and_initial_states(opencl):
+    """Shared variables living on the device are the loop's sequence, initial state (one
+    row or several taps) and gradient target, as host ones are (they once failed with
+    'is float32 vector, but the inner graph expects float32 vector on GPU default')."""
+    rng = np.random.RandomState(5)
+    seq, h0, H0 = rng.rand(4, 3), rng.rand(3), rng.rand(2, 3)
+
+    def build():
+        X = shared(seq.astype("float32"), name="X")
+        h = shared(h0.astype("float32"), name="h0")
+        H = shared(H0.astype("float32"), name="H0")
+        rnn, _ = arignote.scan(lambda xt, prev: T.tanh(xt + prev), sequences=X, outputs_info=h)
+        taps, _ = arignote.scan(lambda a, b: a * 0.5 + b, outputs_info=[dict(initial=H, taps=[-2, -1])],
+                                n_steps=3)
+        gx, gh = arignote.grad(rnn.sum() + taps.sum(), [X, h])
+        return [], [rnn, taps, gx, gh], [], []
+
+    got, want = on("opencl", build)[1][0], on("cpu", build)[1][0]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-5)
+
+
 def test_shared_variables_updated_in_the_loop_are_differentiated_on_every_device(device):
     sv = shared(np.float32(1), name="sv")
     w = shared(np.float32(0.5), name="w")

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arignote.backends.cpu import link_batch, make_thunk
+from arignote.backends.cpu import make_thunk
+from arignote.backends.linking import link_batch
 from arignote.compile import lazy
 from arignote.compile.callgen import generate_call
 from arignote.compile.io import In, is_container
@@ -80,7 +81,7 @@ class Function(InputState):
         self.storage_map = storage
         self._nodes = nodes
         self._schedule = lazy.schedule(nodes, fgraph.outputs)
-        with link_batch():  # this function's native kernels: one compiler run, on first need
+        with link_batch():  # each backend builds this function's kernels together
             self._thunks = maker.mode.wrap_thunks(self, nodes, [
                 make_thunk(node.op, node, [storage[v] for v in node.inputs],
                            [storage[v] for v in node.outputs]) for node in nodes])

@@ -39,8 +39,8 @@ def kernel_builds() -> tuple[float, int]:
     return (totals[0], totals[1]) if totals else (0.0, 0)
 
 
-def kernel_build(build: Callable[[], Any]) -> Any:
-    """Run ``build`` (a kernel compile, or its cache lookup) and count its time."""
+def kernel_build(build: Callable[[], Any], count: int = 1) -> Any:
+    """Run ``build`` (``count`` kernel compiles, or their cache lookups) and count its time."""
     totals = getattr(_builds, "totals", None)
     if totals is None:
         totals = _builds.totals = [0.0, 0]
@@ -49,7 +49,7 @@ def kernel_build(build: Callable[[], Any]) -> Any:
         return build()
     finally:
         totals[0] += time.perf_counter() - start
-        totals[1] += 1
+        totals[1] += count
 
 
 @singledispatch
@@ -109,11 +109,12 @@ class ProfileStats:
 
     ``compile_time`` (the whole ``function()`` call), ``optimizer_time`` (its
     rewriting, per phase in ``rewrite_times``), ``linker_time``,
-    ``kernel_build_time``/``kernel_builds`` (kernels prepared during compiles and
-    calls: a GPU kernel is built on a node's first call, so it is part of that
-    call's node time too), ``fct_callcount``/``fct_call_time`` (whole calls),
-    ``apply_time``/``apply_callcount`` (per node), ``transfers`` (per call: count
-    and bytes in each direction).
+    ``kernel_build_time``/``kernel_builds`` (kernels compiled or loaded during
+    compiles and calls: GPU kernels are built at ``function()`` time, a form only
+    a call shows on that node's first call, then part of its node time too),
+    ``fct_callcount``/``fct_call_time`` (whole calls), ``apply_time``/
+    ``apply_callcount`` (per node), ``transfers`` (per call: count and bytes in
+    each direction).
     """
 
     def __init__(self, atexit_print: bool = True, message: str | None = None):
@@ -236,7 +237,8 @@ class ProfileStats:
             lines.append(f"      {phase}: {seconds:e}s")
         lines.append(f"    Linker time: {self.linker_time:e}s")
         lines.append(f"    Kernel builds: {self.kernel_builds} kernels prepared in "
-                     f"{self.kernel_build_time:e}s (on a node's first call, within its time)")
+                     f"{self.kernel_build_time:e}s (at function() time, or on the first call of a node "
+                     "needing a form its types did not predict, within its time)")
         moved = self.transfers
         text = ", ".join(f"{count:g} {direction} ({format_bytes(size)})"
                          for direction, (count, size) in moved.items()) or "none"

@@ -140,7 +140,7 @@ def _sequence_spec(item: Any, i: int) -> tuple[Variable, tuple[int, ...]]:
         taps = [0] if taps is None else list(taps)
     else:
         seq, taps = item, [0]
-    seq = seq if isinstance(seq, Variable) else as_tensor_variable(seq)
+    seq = as_tensor_variable(seq)  # a GPU shared variable: its host twin, as the loop sees it
     if seq.ndim < 1:
         raise TypeError(f"scan: sequence {i} ({seq.describe()}) is a scalar; a sequence needs a "
                         "leading dimension to iterate over (pass scalars as non_sequences)")

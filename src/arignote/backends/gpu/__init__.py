@@ -11,6 +11,7 @@ from arignote.backends.gpu.type import (GpuArrayType, GpuArraySharedVariable, Gp
                                         GpuToGpu, HostFromGpu)
 from arignote.backends.gpu import mrg, scan  # noqa: F401  (register the lowerings of MRG draws and Scan)
 from arignote.backends.gpu import instruments  # noqa: F401  (NanGuardMode's check, profiles' sync)
+from arignote.backends.gpu import prebuild  # noqa: F401  (a function's kernels built as one program)
 
 __all__ = ["GpuArray", "GpuArrayType", "GpuArraySharedVariable", "GpuContext", "GpuFromHost",
            "GpuToGpu", "HostFromGpu", "DeviceUnavailable", "explain", "get_context"]

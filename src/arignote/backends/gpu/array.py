@@ -29,6 +29,8 @@ def c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 class GpuArray:
     """An array on a GPU context. ``get()`` (or ``numpy.asarray``) copies it to the host."""
 
+    __slots__ = ("context", "shape", "dtype", "strides", "offset", "buffer", "_contiguous", "__weakref__")
+
     def __init__(self, context: GpuContext, shape: Sequence[int], dtype: Any, buffer: Any = None,
                  offset: int = 0, strides: Sequence[int] | None = None):
         self.context = context
@@ -36,6 +38,7 @@ class GpuArray:
         self.dtype = np.dtype(dtype)
         self.strides = c_strides(self.shape) if strides is None else tuple(int(s) for s in strides)
         self.offset = int(offset)
+        self._contiguous = None if strides is not None else True
         self.buffer = context.device.alloc(self.size * self.dtype.itemsize) if buffer is None else buffer
 
     @property
@@ -48,7 +51,11 @@ class GpuArray:
 
     @property
     def is_c_contiguous(self) -> bool:
-        return all(s == c or n == 1 for s, c, n in zip(self.strides, c_strides(self.shape), self.shape))
+        found = self._contiguous
+        if found is None:
+            found = self._contiguous = all(s == c or n == 1 for s, c, n in zip(
+                self.strides, c_strides(self.shape), self.shape))
+        return found
 
     def view(self, shape: Sequence[int], strides: Sequence[int], offset: int) -> GpuArray:
         return GpuArray(self.context, shape, self.dtype, self.buffer, offset, strides)
@@ -78,6 +85,32 @@ class GpuArray:
         """Pickled as host data and the context's name, never a device handle."""
         from arignote.backends.gpu.context import load_array
         return load_array, (self.get(), self.context.name)
+
+    # DLPack and CUDA's array interface: arrays of other libraries in and out, no copy.
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """A DLPack capsule of this array's memory (the device's pending work finished
+        first): CUDA memory on a CUDA device; host memory on an OpenCL device that is the
+        CPU (PoCL), whose buffers the host can map; BufferError on an OpenCL GPU."""
+        return self.context.device.export(self).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.context.device.dlpack_device
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Version 3 of the interface, with this device's stream (CUDA devices only)."""
+        interface = getattr(self.context.device, "cuda_array_interface", None)
+        if interface is None:
+            raise AttributeError(f"{self.context.device.name} is not a CUDA device: it has no "
+                                 "__cuda_array_interface__")
+        return interface(self)
+
+
+def from_dlpack(context: GpuContext, value: Any) -> GpuArray:
+    """``value`` (any object with ``__dlpack__``: a CuPy or torch array, a numpy array on a
+    CPU OpenCL device) as a GpuArray on ``context`` sharing its memory, without a copy."""
+    buffer, shape, dtype, strides = context.device.adopt(value)  # the buffer keeps the memory alive
+    return GpuArray(context, shape, dtype, buffer, 0, strides)
 
 
 def to_gpu(context: GpuContext, host: np.ndarray) -> GpuArray:

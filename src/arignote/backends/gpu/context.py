@@ -86,38 +86,65 @@ class GpuContext:
         return None
 
     def kernel(self, k: render.Kernel) -> Any:
-        progress.step(f"building kernel {k.name}")
-        return kernel_build(lambda: self.device.build(k.source, k.name, "float64" in k.dtypes))
+        """``k`` compiled for this device (built now unless a batch built it already)."""
+        return self.kernels([k])[0]
+
+    def kernels(self, ks: Sequence[render.Kernel]) -> list:
+        """``ks`` compiled for this device; those not built yet are built as one program
+        (and counted as builds: finding a built one is a lookup, not a build)."""
+        todo = self.device.missing(ks)
+        if todo:
+            progress.step(f"building {len(todo)} kernel{'s' * (len(todo) != 1)}")
+            kernel_build(lambda: self.device.build(todo), len(todo))
+        return self.device.build(ks)
 
     def launch(self, kernel: Any, global_size: Sequence[int], local_size: Sequence[int] | None,
                args: list) -> None:
         self.device.launch(kernel, tuple(global_size), None if local_size is None else tuple(local_size),
                            args)
 
-    def run_elemwise(self, kernels: dict, scalar_op: Any, out: GpuArray, inputs: Sequence[GpuArray]) -> None:
-        """Launch ``out = scalar_op(*inputs)``; ``kernels`` memoizes the two forms per node."""
+    def elemwise_kernel(self, scalar_op: Any, in_dtypes: Sequence[str], out_dtype: str, ndim: int,
+                        contiguous: bool, scalars: tuple[bool, ...]) -> render.Kernel:
+        return render.elemwise(self.dialect, scalar_op, in_dtypes, out_dtype, ndim, contiguous,
+                               by_value=[k for k, s in enumerate(scalars) if s])
+
+    def run_elemwise(self, kernels: dict, scalar_op: Any, out: GpuArray, inputs: Sequence[Any]) -> None:
+        """Launch ``out = scalar_op(*inputs)``; ``kernels`` memoizes the forms per node. An
+        input that is not a GpuArray is a host 0-d array, passed to the kernel by value."""
         size = out.size
         if not size:
             return
+        scalars = tuple(type(i) is not GpuArray for i in inputs)
         contiguous = out.is_c_contiguous and all(
-            i.shape == out.shape and i.is_c_contiguous for i in inputs)
-        kernel = kernels.get(contiguous)
+            s or (i.shape == out.shape and i.is_c_contiguous) for i, s in zip(inputs, scalars))
+        kernel = kernels.get((contiguous, scalars))
         if kernel is None:
-            kernel = kernels[contiguous] = self.kernel(render.elemwise(
-                self.dialect, scalar_op, [i.dtype.name for i in inputs], out.dtype.name,
-                out.ndim, contiguous))
-        args: list = [out.buffer, np.int64(out.offset)]
-        for i in inputs:
-            args += [i.buffer, np.int64(i.offset)]
-        args.append(np.int64(size))
+            kernel = kernels[contiguous, scalars] = self.kernel(self.elemwise_kernel(
+                scalar_op, [i.dtype.name for i in inputs], out.dtype.name, out.ndim, contiguous,
+                scalars))
+        args: list = [out.buffer, out.offset]
+        for i, s in zip(inputs, scalars):
+            if s:
+                args.append(i.item())
+            else:
+                args += [i.buffer, i.offset]
+        args.append(size)
         if not contiguous:
-            args += [np.int64(n) for n in out.shape]
-            for a in (out, *inputs):
-                pad = out.ndim - a.ndim
-                args += [np.int64(0 if d < pad or a.shape[d - pad] == 1 else a.strides[d - pad])
-                         for d in range(out.ndim)]
+            ndim = out.ndim
+            args += out.shape
+            for a, s in zip((out, *inputs), (False, *scalars)):
+                if not s:
+                    pad = ndim - a.ndim
+                    args += [0 if d < pad or a.shape[d - pad] == 1 else a.strides[d - pad]
+                             for d in range(ndim)]
         groups = min(-(-size // render.LOCAL_SIZE), 4096)
-        self.launch(kernel, (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+        self.device.launch(kernel, (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+
+    def read_status(self, status: GpuArray) -> np.ndarray:
+        """A kernel's small status array (bad indices found), read back after its launch."""
+        host = np.empty(status.shape, status.dtype)
+        self.device.download(host, status.buffer, status.offset * status.dtype.itemsize)
+        return host
 
     def copy_into(self, out: GpuArray, source: GpuArray) -> None:
         key = ("copy", source.dtype.name, out.dtype.name, out.ndim)

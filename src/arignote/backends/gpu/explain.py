@@ -80,6 +80,8 @@ def _device_line(fgraph: Any) -> str:
                 f"the CPU: {unusable or 'the device could not be opened'}")
     device = ctx.device
     text = f"device: {device.name}, {device.description}"
+    if getattr(device, "chosen", None):
+        text += f" (device={requested} took {device.chosen})"
     if getattr(device, "on_cpu", False):
         pocl = "Portable Computing Language" in device.description or "pocl" in device.description.lower()
         text += (f": an OpenCL device that runs on the CPU{' (PoCL)' if pocl else ''}, not a GPU; "

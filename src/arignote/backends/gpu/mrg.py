@@ -29,6 +29,7 @@ from arignote.backends.gpu.array import GpuArray
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, _kernels
 from arignote.backends.gpu.placement import register_lowering
+from arignote.backends.gpu.type import context_of
 from arignote.graph.basic import Apply, Variable
 from arignote.tensor.random import mrg31k3p
 from arignote.tensor.random.mrg_ops import MRGUniform, check_draw
@@ -107,7 +108,7 @@ class GpuMRGUniform(GpuOp):
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         rstate, size = inputs
         shape = check_draw(self, node, rstate.shape, size)
-        ctx = node.outputs[1].type.context
+        ctx = context_of(node, 1)
         if not rstate.is_c_contiguous:
             rstate = rstate.copy()
         new_state = output_storage[0][0]

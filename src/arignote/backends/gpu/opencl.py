@@ -4,21 +4,27 @@ With ``cuda.py`` this is one of the two files that import a driver library.
 
 Threads: OpenCL calls are thread-safe except ``clSetKernelArg``: a launch sets
 the arguments of a kernel object (shared by every node whose kernel has the
-same source) and then enqueues it, so launches on one device hold its launch
-lock. Program builds hold a build lock (one build per source, and the
+same source) where they changed and then enqueues it, so launches on one
+device hold its launch lock. Program builds hold a build lock (one build per source, and the
 compiler is not entered twice at once). Transfers need no lock: the queue is
 in order, so each thread's commands run in the order it enqueued them.
 """
 from __future__ import annotations
 
-import hashlib
+import math
 import threading
 from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pyopencl as cl
 
-from arignote.backends.kernels.render import OPENCL
+from arignote.backends.gpu import binaries
+from arignote.backends.kernels import program
+from arignote.backends.kernels.render import OPENCL, Kernel
+
+# What `device=opencl` takes first: a GPU, then an accelerator, then anything (a CPU).
+_PREFERENCE = (cl.device_type.GPU, cl.device_type.ACCELERATOR)
 
 
 def platforms() -> list[dict[str, Any]]:
@@ -30,7 +36,8 @@ def platforms() -> list[dict[str, Any]]:
             devices.append({
                 "name": device.name.strip(), "type": cl.device_type.to_string(device.type),
                 "version": device.version.strip(), "memory": device.global_mem_size,
-                "fp64": bool(device.double_fp_config), "compute_units": device.max_compute_units})
+                "fp64": bool(device.double_fp_config), "compute_units": device.max_compute_units,
+                "gpu": bool(device.type & cl.device_type.GPU)})
         result.append({"name": platform.name.strip(), "version": platform.version.strip(),
                        "devices": devices})
     return result
@@ -38,6 +45,20 @@ def platforms() -> list[dict[str, Any]]:
 
 def version() -> str:
     return cl.VERSION_TEXT
+
+
+def choose(found: Sequence[Sequence[int]]) -> tuple[int, int, str]:
+    """(platform, device, why) for ``device=opencl``: the first GPU-type device, else the
+    first accelerator, else the first device; ``found[p]`` lists platform p's device types."""
+    pairs = [(p, d, kind) for p, kinds in enumerate(found) for d, kind in enumerate(kinds)]
+    if not pairs:
+        raise RuntimeError("no OpenCL device found")
+    for wanted, label in zip(_PREFERENCE, ("GPU", "accelerator")):
+        for p, d, kind in pairs:
+            if kind & wanted:
+                return p, d, f"the first {label}-type device"
+    p, d, _ = pairs[0]
+    return p, d, "the first device: there is no GPU-type OpenCL device on this machine"
 
 
 _NO_MEMORY = {cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, cl.status_code.OUT_OF_RESOURCES,
@@ -54,16 +75,24 @@ def _bytes(n: int) -> str:
     return f"{n} byte{'s' * (n != 1)}" + (f" ({size:.1f} {unit})" if unit != "bytes" else "")
 
 
+def _seen(arg: Any) -> Any:
+    """What an argument is compared by: a buffer's handle; a float with its sign (0.0 and
+    -0.0 are equal, yet not the same argument)."""
+    if type(arg) is cl.Buffer:
+        return arg.int_ptr
+    if isinstance(arg, (float, np.floating)) and arg == 0:
+        return (0.0, math.copysign(1.0, arg))
+    return arg
+
+
 class Device:
     dialect = OPENCL
 
     def __init__(self, platform: int | None, device: int | None):
         found = cl.get_platforms()
+        self.chosen = None  # why `device=opencl` took this device (None: it was named)
         if platform is None:
-            pairs = [(p, d) for p, plat in enumerate(found) for d in range(len(plat.get_devices()))]
-            if not pairs:
-                raise RuntimeError("no OpenCL device found")
-            platform, device = pairs[0]
+            platform, device, self.chosen = choose([[d.type for d in p.get_devices()] for p in found])
         if platform >= len(found):
             raise RuntimeError(f"there is no OpenCL platform {platform} ({len(found)} found)")
         devices = found[platform].get_devices()
@@ -76,12 +105,19 @@ class Device:
         self.fp64 = bool(self.cl_device.double_fp_config)
         # PoCL (and other CPU drivers) give an OpenCL device that is the CPU itself.
         self.on_cpu = bool(self.cl_device.type & cl.device_type.CPU)
+        self.compute_units = self.cl_device.max_compute_units
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context)
-        self._identity = f"{self.description}|{self.cl_device.driver_version}|{cl.VERSION_TEXT}"
+        self._identity = "|".join([self.description, self.cl_device.driver_version,
+                                   self.cl_device.version, cl.VERSION_TEXT])
+        # Program binaries in our disk cache, except on a CPU device: PoCL serialises a
+        # program only after compiling every kernel's work-group function (24 s for 12
+        # kernels, measured), and keeps built programs in its own cache, keyed by source.
+        self.cache_binaries = not self.on_cpu
         self._kernels: dict[str, cl.Kernel] = {}
         self._build_lock = threading.Lock()
         self._launch_lock = threading.Lock()
+        self._last_args: dict[int, tuple[cl.Kernel, list]] = {}  # id(kernel) -> (kernel, arguments)
 
     def alloc(self, nbytes: int) -> cl.Buffer:
         """A device buffer; MemoryError (with the size, the device and its limits) when
@@ -101,31 +137,105 @@ class Device:
                 f"of {_bytes(self.cl_device.global_mem_size)} in all. Use smaller arrays (a smaller "
                 "batch), float32 rather than float64, or run this on the CPU (device=cpu)")
 
-    def upload(self, buffer: cl.Buffer, host: np.ndarray) -> None:
-        cl.enqueue_copy(self.queue, buffer, host, is_blocking=True)
+    def upload(self, buffer: cl.Buffer, host: np.ndarray, byte_offset: int = 0) -> None:
+        cl.enqueue_copy(self.queue, buffer, host, dst_offset=byte_offset, is_blocking=True)
 
     def download(self, host: np.ndarray, buffer: cl.Buffer, byte_offset: int) -> None:
         cl.enqueue_copy(self.queue, host, buffer, src_offset=byte_offset, is_blocking=True)
 
-    def build(self, source: str, name: str, fp64: bool) -> cl.Kernel:
-        # Without fp64, double literals such as 0.5 in a float kernel would not compile.
-        options = [] if fp64 else ["-cl-single-precision-constant"]
-        key = hashlib.sha256("\0".join([source, name, self._identity, *options]).encode()).hexdigest()
-        kernel = self._kernels.get(key)
-        if kernel is None:
+    def missing(self, kernels: Sequence[Kernel]) -> list[Kernel]:
+        """Those of ``kernels`` not compiled yet in this process."""
+        return [k for k in kernels if self._key(k) not in self._kernels]
+
+    def build(self, kernels: Sequence[Kernel]) -> list[cl.Kernel]:
+        """The compiled kernels, those not built yet compiled together as one program
+        (per set of options), from the disk cache when it has it."""
+        keys = [self._key(k) for k in kernels]
+        if any(key not in self._kernels for key in keys):
             with self._build_lock:
-                kernel = self._kernels.get(key)
-                if kernel is None:
-                    program = cl.Program(self.context, source).build(options=options)
-                    kernel = self._kernels[key] = getattr(program, name)
-        return kernel
+                todo = {key: k for key, k in zip(keys, kernels) if key not in self._kernels}
+                for fp64 in (False, True):
+                    group = [k for k in todo.values() if ("float64" in k.dtypes) == fp64]
+                    if group:
+                        self._build_program(group, self._options(group[0]))
+        return [self._kernels[key] for key in keys]
+
+    @staticmethod
+    def _options(k: Kernel) -> list[str]:
+        # Without fp64, double literals such as 0.5 in a float kernel would not compile,
+        # and a float32 kernel computes in float32 as numpy does.
+        return [] if "float64" in k.dtypes else ["-cl-single-precision-constant"]
+
+    def _key(self, k: Kernel) -> str:
+        return binaries.key(k.source, k.name, self._identity, *self._options(k))
+
+    def _build_program(self, group: list[Kernel], options: list[str]) -> None:
+        source = program.join(OPENCL, group)
+        name = binaries.key(source, self._identity, *options)
+        built = None
+        binary = binaries.load(name) if self.cache_binaries else None
+        if binary is not None:
+            try:
+                built = cl.Program(self.context, [self.cl_device], [binary]).build(options=options)
+            except cl.Error:
+                built = None  # a binary this driver no longer takes: build from the source
+        if built is None:
+            built = cl.Program(self.context, source).build(options=options)
+            if self.cache_binaries:
+                binaries.store(name, built.get_info(cl.program_info.BINARIES)[0])
+        for k in group:
+            kernel = getattr(built, program.entry_name(k))
+            kernel.set_scalar_arg_dtypes([None if t is None else np.dtype(t)
+                                          for t in program.arg_dtypes(OPENCL, k)])
+            self._kernels[self._key(k)] = kernel
 
     def launch(self, kernel: cl.Kernel, global_size: tuple[int, ...],
                local_size: tuple[int, ...] | None, args: list) -> None:
+        """Enqueue ``kernel``, setting its arguments only when they differ from its last
+        launch's: a node's next call mostly passes the same buffers and sizes, and
+        setting them is most of a small launch's cost. Buffers compare by handle (a
+        kernel keeps handles, not buffers: holding them would keep freed memory)."""
+        seen = [_seen(a) for a in args]
         with self._launch_lock:
-            kernel(self.queue, global_size, local_size, *args)
+            last = self._last_args.get(id(kernel))
+            if last is None or last[0] is not kernel or last[1] != seen:
+                kernel.set_args(*args)
+                self._last_args[id(kernel)] = (kernel, seen)
+            cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
 
     def synchronize(self) -> None:
         self.queue.finish()
+
+    # DLPack (kDLCPU = 1): only a CPU device's buffers are host memory the host can map.
+    @property
+    def dlpack_device(self) -> tuple[int, int]:
+        if not self.on_cpu:
+            raise BufferError(f"{self.name} is an OpenCL GPU: its buffers are not host memory and "
+                              "DLPack has no OpenCL device type others read; use numpy.asarray(x) "
+                              "(a copy)")
+        return (1, 0)
+
+    def export(self, array: Any) -> np.ndarray:
+        """A numpy view of ``array``'s buffer, mapped (no copy on a CPU device) until the view
+        and every array made from it are gone."""
+        self.dlpack_device  # noqa: B018  (raises on a GPU)
+        self.queue.finish()
+        itemsize = array.dtype.itemsize
+        whole, _ = cl.enqueue_map_buffer(self.queue, array.buffer, cl.map_flags.READ | cl.map_flags.WRITE,
+                                         0, (array.buffer.size // itemsize,), array.dtype, is_blocking=True)
+        return np.lib.stride_tricks.as_strided(
+            whole[array.offset:], array.shape, [s * itemsize for s in array.strides])
+
+    def adopt(self, value: Any) -> tuple:
+        """(buffer, shape, dtype, element strides) of a host DLPack producer's memory, used by
+        the device in place (USE_HOST_PTR: PoCL reads and writes that memory itself)."""
+        self.dlpack_device  # noqa: B018  (raises on a GPU)
+        host = np.from_dlpack(value)
+        if not host.flags.c_contiguous or not host.flags.writeable:
+            raise BufferError("only a contiguous, writeable array can be shared with the device; "
+                              "pass numpy.ascontiguousarray(value) (a copy)")
+        buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
+                           hostbuf=host.reshape(-1) if host.size else np.empty(1, host.dtype))
+        return buffer, host.shape, host.dtype, None
 
     gemm = None  # no vendor BLAS here: the tiled GEMM kernel runs instead

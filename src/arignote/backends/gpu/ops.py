@@ -13,10 +13,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from arignote.backends.kernels import render
-from arignote.backends.gpu.array import GpuArray
-from arignote.backends.gpu.type import GpuArrayType
+from arignote.backends.gpu.array import GpuArray, c_strides
+from arignote.backends.gpu.type import GpuArrayType, context_of
 from arignote.graph.basic import Apply, Op, Variable, user_variable
-from arignote.scalar.ops import ScalarOp
+from arignote.scalar.ops import TABLE, ScalarOp
 from arignote.tensor.blas import _mismatch
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.subtensor import _index_error, _numpy_index
@@ -37,6 +37,11 @@ class GpuOp(Op):
 
     def out_type(self, dtype: str, broadcastable: Sequence[bool]) -> GpuArrayType:
         return GpuArrayType(dtype, broadcastable, self.context_name)
+
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        """The kernels this node's calls will launch (as far as its types tell), built
+        with the rest of its function's at link time; others are built on first use."""
+        return []
 
     @staticmethod
     def output(cell: list, context: Any, shape: tuple, dtype: np.dtype) -> GpuArray:
@@ -66,6 +71,8 @@ def _kernels(node: Apply) -> dict:
 
 
 class GpuElemwise(GpuOp):
+    """An elementwise kernel; inputs are GPU arrays, or host 0-d values passed by value."""
+
     __props__ = ("scalar_op", "context_name")
 
     def __init__(self, scalar_op: ScalarOp, context_name: str | None = None):
@@ -77,15 +84,28 @@ class GpuElemwise(GpuOp):
 
     def make_node(self, *inputs: Variable) -> Apply:
         dtype = self.scalar_op.output_dtype(*[i.type.dtype for i in inputs])
-        ndim = inputs[0].type.ndim
+        ndim = inputs[0].type.ndim  # host inputs of one element have the same rank
         broadcastable = tuple(all(bs) for bs in zip(*[i.type.broadcastable for i in inputs])) if ndim else ()
         return Apply(self, list(inputs), [self.out_type(dtype, broadcastable)()])
+
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        ctx = context_of(node)
+        out = node.outputs[0].type
+        scalars = tuple(not isinstance(i.type, GpuArrayType) for i in node.inputs)
+        arrays = [i for i, s in zip(node.inputs, scalars) if not s]
+        # Inputs of the output's own pattern, none a view: the contiguous form; a broadcast
+        # or a view (a transpose, a slice): the strided one.
+        plain = all(a.type.broadcastable == out.broadcastable and not
+                    (a.owner is not None and a.owner.op.view_map) for a in arrays)
+        forms = [True] if plain else [False]
+        return [ctx.elemwise_kernel(self.scalar_op, [i.type.dtype for i in node.inputs], out.dtype,
+                                    out.ndim, contiguous, scalars) for contiguous in forms]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         first = inputs[0].shape
         shape = first if all(i.shape == first for i in inputs) else Elemwise.shape_rule(node)(
             *[i.shape for i in inputs])
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         ctx.run_elemwise(_kernels(node), self.scalar_op, out, inputs)
         output_storage[0][0] = out
@@ -120,24 +140,39 @@ class GpuDimShuffle(GpuOp):
 
 
 class GpuCAReduce(GpuOp):
-    """CAReduce over any set of axes: one work-group per output element."""
+    """CAReduce over any set of axes (``square``: of the squares, for SumOfSquares), in
+    the form ``reduction_plan`` picks from the shapes and the device."""
 
-    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype", "context_name")
+    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype", "context_name", "square")
 
     def __init__(self, scalar_op: ScalarOp, axis: Sequence[int], dtype: str, acc_dtype: str,
-                 context_name: str | None = None):
+                 context_name: str | None = None, square: bool = False):
         self.scalar_op = scalar_op
         self.axis = tuple(axis)
         self.dtype = dtype
         self.acc_dtype = acc_dtype
         self.context_name = context_name
+        self.square = bool(square)
 
     def __str__(self) -> str:
-        return f"GpuCAReduce{{{self.scalar_op}, axis={self.axis}}}"
+        what = "sum of squares" if self.square else self.scalar_op
+        return f"GpuCAReduce{{{what}, axis={self.axis}}}"
 
     def make_node(self, x: Variable) -> Apply:
         broadcastable = [b for i, b in enumerate(x.type.broadcastable) if i not in self.axis]
         return Apply(self, [x], [self.out_type(self.dtype, broadcastable)()])
+
+    def kernel(self, ctx: Any, n_kept: int, in_dtype: str, out_dtype: str, per_thread: bool,
+               square: bool) -> render.Kernel:
+        return render.reduce(ctx.dialect, self.scalar_op.name, in_dtype, self.acc_dtype, out_dtype,
+                             n_kept, len(self.axis), per_thread, square)
+
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        ctx = context_of(node)
+        n_kept = node.outputs[0].type.ndim
+        x = node.inputs[0].type.dtype
+        return [self.kernel(ctx, n_kept, x, self.dtype, per_thread, self.square)
+                for per_thread in ((True,) if ctx.device.on_cpu else (False, True))]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
@@ -147,22 +182,101 @@ class GpuCAReduce(GpuOp):
             raise ValueError(f"{self}: {host_variable(node.inputs[0]).describe()} has shape {x.shape}, and the "
                              f"{'max' if self.scalar_op.name == 'maximum' else 'min'} of no "
                              "elements is undefined: reduce only non-empty axes")
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, tuple(x.shape[i] for i in kept), np.dtype(self.dtype))
         if out.size:
-            memo = _kernels(node)
-            if "reduce" not in memo:
-                memo["reduce"] = ctx.kernel(render.reduce(
-                    ctx.dialect, self.scalar_op.name, x.dtype.name, self.acc_dtype, self.dtype,
-                    len(kept), len(self.axis)))
-            args = [out.buffer, np.int64(out.offset), x.buffer, np.int64(x.offset),
-                    np.int64(int(np.prod(reduced)))]
-            for k, i in enumerate(kept):
-                args += [np.int64(x.shape[i]), np.int64(x.strides[i]), np.int64(out.strides[k])]
-            for a in self.axis:
-                args += [np.int64(x.shape[a]), np.int64(x.strides[a])]
-            ctx.launch(memo["reduce"], (out.size * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+            kept_dims = [(x.shape[i], x.strides[i], out.strides[k]) for k, i in enumerate(kept)]
+            red_dims = _merged([(x.shape[a], x.strides[a]) for a in self.axis], max(len(self.axis), 1))
+            reduce_into(self, node, ctx, out, x, kept_dims, red_dims)
         output_storage[0][0] = out
+
+
+def _merged(dims: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """Reduced (length, stride) pairs, innermost (smallest stride) last, neighbours merged
+    where their strides chain, padded in front with (1, 0) to ``n`` entries."""
+    dims = sorted((d for d in dims if d[0] != 1), key=lambda d: -abs(d[1]))
+    merged: list[tuple[int, int]] = []
+    for length, stride in dims:
+        if merged and merged[-1][1] == stride * length:
+            merged[-1] = (merged[-1][0] * length, stride)
+        else:
+            merged.append((length, stride))
+    if any(length == 0 for length, _ in dims):
+        merged = [(0, 0)]
+    return [(1, 0)] * (n - len(merged)) + merged
+
+
+# Elements one unit of a reduction reduces at most: long serial float sums lose accuracy,
+# and more units keep more of the device busy.
+MAX_SHARE = 1 << 15
+
+
+def reduction_plan(device: Any, n_out: int, n_red: int, inner_stride: int,
+                   kept_strides: Sequence[int]) -> tuple[bool, int]:
+    """(per_thread, splits) of a reduction of ``n_red`` elements into each of ``n_out``.
+
+    On a CPU device (PoCL) a work-item is an iteration of a loop on one core: one
+    thread per unit, and enough units to keep every core busy. On a GPU: one thread
+    per output when outputs lie side by side in memory and the reduced axis is
+    strided (adjacent threads read adjacent elements) and there are enough of them;
+    otherwise a work-group per unit, with several units per output (two stages)
+    when there are fewer outputs than the device has compute units to fill.
+    """
+    units = 4 * max(getattr(device, "compute_units", 1), 1)
+    longest = -(-n_red // MAX_SHARE)
+    if device.on_cpu:
+        return True, max(1, min(-(-units // n_out), -(-n_red // 4096)), longest)
+    side_by_side = bool(kept_strides) and min(abs(s) for s in kept_strides) < abs(inner_stride)
+    if side_by_side and n_out >= 8 * render.LOCAL_SIZE:
+        return True, longest
+    if n_out < units:
+        return False, max(1, min(-(-units // n_out), -(-n_red // (8 * render.LOCAL_SIZE))))
+    return False, 1
+
+
+def reduce_into(op: GpuCAReduce, node: Apply, ctx: Any, out: GpuArray, x: GpuArray,
+                kept: list[tuple[int, int, int]], red: list[tuple[int, int]]) -> None:
+    """Launch the reduction of ``x`` into ``out``: in one stage, or into partial results
+    (a buffer the node keeps between calls) that a second launch reduces."""
+    n_out = out.size
+    n_red = int(np.prod([length for length, _ in red]))
+    per_thread, splits = reduction_plan(ctx.device, n_out, n_red, red[-1][1], [s for _, s, _ in kept])
+    memo = _kernels(node)
+
+    def launch(form: bool, in_dtype: str, out_dtype: str, square: bool, dst: GpuArray, src: GpuArray,
+               kept_dims: list, red_dims: list, count: int, parts: int, split_stride: int) -> None:
+        key = ("reduce", form, in_dtype, out_dtype, square)
+        kernel = memo.get(key)
+        if kernel is None:
+            kernel = memo[key] = ctx.kernel(op.kernel(ctx, len(kept), in_dtype, out_dtype, form, square))
+        args = [dst.buffer, dst.offset, src.buffer, src.offset, count, n_out * parts, parts,
+                -(-count // parts) if count else 0, split_stride]
+        for dim in kept_dims:
+            args += dim
+        for dim in red_dims:
+            args += dim
+        units = n_out * parts
+        if not form:
+            ctx.launch(kernel, (units * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+        elif ctx.device.on_cpu:
+            ctx.launch(kernel, (units,), (1,), args)
+        else:
+            ctx.launch(kernel, (-(-units // render.LOCAL_SIZE) * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+
+    if splits == 1:
+        launch(per_thread, x.dtype.name, out.dtype.name, op.square, out, x, kept, red, n_red, 1, 0)
+        return
+    acc = op.acc_dtype
+    partial = memo.get("partial")
+    if partial is None or partial.size != n_out * splits:
+        partial = memo["partial"] = GpuArray(ctx, (n_out * splits,), acc)
+    dense = c_strides([k for k, _, _ in kept])
+    first = [(k, s, c * splits) for (k, s, _), c in zip(kept, dense)]
+    launch(per_thread, x.dtype.name, acc, op.square, partial, x, first, red, n_red, splits, 1)
+    second = [(k, c * splits, o) for (k, _, o), c in zip(kept, dense)]
+    pad = [(1, 0)] * (len(red) - 1)
+    launch(ctx.device.on_cpu, acc, out.dtype.name, False, out, partial, second, pad + [(splits, 1)],
+           splits, 1, 0)
 
 
 class _GpuSoftmaxBase(GpuOp):
@@ -176,9 +290,14 @@ class _GpuSoftmaxBase(GpuOp):
     def make_node(self, x: Variable, dtype: str) -> Apply:
         return Apply(self, [x], [self.out_type(dtype, x.type.broadcastable)()])
 
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        out = node.outputs[0].type
+        return [render.softmax(out.context.dialect, node.inputs[0].type.dtype, out.dtype, out.ndim - 1,
+                               self.log)]
+
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         dtype = np.dtype(node.outputs[0].type.dtype)
         out = self.output(output_storage[0], ctx, x.shape, dtype)
         kept = [i for i in range(x.ndim) if i != self.axis]
@@ -186,8 +305,7 @@ class _GpuSoftmaxBase(GpuOp):
         if out.size:
             memo = _kernels(node)
             if "softmax" not in memo:
-                memo["softmax"] = ctx.kernel(render.softmax(ctx.dialect, x.dtype.name, dtype.name,
-                                                            len(kept), self.log))
+                memo["softmax"] = ctx.kernel(self.gpu_kernels(node)[0])
             args = [out.buffer, np.int64(out.offset), x.buffer, np.int64(x.offset),
                     np.int64(x.shape[self.axis]), np.int64(x.strides[self.axis]),
                     np.int64(out.strides[self.axis])]
@@ -212,12 +330,16 @@ class GpuDot(GpuOp):
         bc = a.type.broadcastable[:-1] + (b.type.broadcastable[-1:] if b.type.ndim == 2 else ())
         return Apply(self, [a, b], [self.out_type(a.type.dtype, bc)()])
 
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        ctx = context_of(node)
+        return [] if ctx.device.gemm is not None else [render.gemm(ctx.dialect, node.inputs[0].type.dtype)]
+
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         a, b = inputs
         k_a, k_b = a.shape[-1], b.shape[0]
         if k_a != k_b:
             raise _mismatch("dot", HostNames(node), a, b, a.ndim - 1, 0)
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         shape = a.shape[:-1] + b.shape[1:]
         out = self.output(output_storage[0], ctx, shape, a.dtype)
         a2 = a if a.ndim == 2 else a.view((1, a.shape[0]), (0, a.strides[0]), a.offset)
@@ -294,6 +416,12 @@ class GpuAlloc(GpuOp):
     def make_node(self, value: Variable, broadcastable: Sequence[bool], *shape: Variable) -> Apply:
         return Apply(self, [value, *shape], [self.out_type(value.type.dtype, broadcastable)()])
 
+    def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
+        value, out = node.inputs[0], node.outputs[0].type
+        scalar = not isinstance(value.type, GpuArrayType)
+        return [out.context.elemwise_kernel(TABLE["identity"], [value.type.dtype], out.dtype, out.ndim,
+                                            scalar, (scalar,))]
+
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         value, *dims = inputs
         shape = tuple(int(s) for s in dims)
@@ -303,7 +431,7 @@ class GpuAlloc(GpuOp):
         if any(v != 1 and v != s for v, s in zip(value.shape, tail)):
             raise ValueError(f"alloc: the value {host_variable(node.inputs[0]).describe()} of shape "
                              f"{value.shape} does not broadcast to the shape {shape}")
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, value.dtype)
         ctx.copy_into(out, value)
         output_storage[0][0] = out

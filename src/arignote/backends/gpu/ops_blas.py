@@ -19,6 +19,7 @@ from arignote.backends.gpu.array import GpuArray, c_strides
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuDot, GpuOp, HostNames, _kernels
 from arignote.backends.gpu.placement import _check_dot, _check_dtypes, register_lowering
+from arignote.backends.gpu.type import context_of
 from arignote.graph.basic import Apply, Variable
 from arignote.tensor.blas import Dot, MatMul, TensorDot, _mismatch
 from arignote.tensor.gemm import Gemm
@@ -65,6 +66,10 @@ def _matrix(x: GpuArray, vector_as_row: bool) -> GpuArray:
 class GpuMatMul(GpuOp):
     """numpy.matmul: batched over the broadcast leading axes in one launch."""
 
+    def gpu_kernels(self, node: Apply) -> list:
+        a, b = node.inputs
+        return _gemm_kernels(node, max(a.type.ndim, b.type.ndim, 2) - 2)
+
     def make_node(self, a: Variable, b: Variable, out_type) -> Apply:
         return Apply(self, [a, b], [self.out_type(out_type.dtype, out_type.broadcastable)()])
 
@@ -81,7 +86,7 @@ class GpuMatMul(GpuOp):
                             "; the batch dimensions must match or be 1") from None
         full = batch + (a2.shape[0], b2.shape[1])
         shape = batch + (a.shape[-2:-1] if a.ndim > 1 else ()) + (b.shape[-1:] if b.ndim > 1 else ())
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         strides = c_strides(full)
         c2 = out.view(full[-2:], strides[-2:], out.offset)
@@ -103,6 +108,9 @@ class GpuDotNd(GpuOp):
     """numpy.dot with an operand of rank > 2: ``a``'s leading axes are the rows of
     one matrix, ``b``'s leading axes a batch of matrices sharing it."""
 
+    def gpu_kernels(self, node: Apply) -> list:
+        return _gemm_kernels(node, max(node.inputs[1].type.ndim - 2, 0))
+
     def make_node(self, a: Variable, b: Variable, out_type) -> Apply:
         return Apply(self, [a, b], [self.out_type(out_type.dtype, out_type.broadcastable)()])
 
@@ -113,7 +121,7 @@ class GpuDotNd(GpuOp):
             raise _mismatch("dot", HostNames(node), a, b, a.ndim - 1, max(b.ndim - 2, 0))
         lead, jdims = a.shape[:-1], b.shape[:-2]
         shape = lead + jdims + b.shape[-1:] if b.ndim > 1 else lead
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         a = a if a.is_c_contiguous else a.copy()
         m, k, n = math.prod(lead), a.shape[-1], b2.shape[1]
@@ -163,7 +171,7 @@ class GpuTensorDot(GpuOp):
         a2 = _as_matrix(_transpose(a, free_a + list(axes_a)), len(free_a))
         b2 = _as_matrix(_transpose(b, list(axes_b) + free_b), len(axes_b))
         shape = tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b)
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         c2 = out.view((a2.shape[0], b2.shape[1]), (b2.shape[1], 1), out.offset)
         launch_gemm(node, c2, a2, b2, [])
@@ -174,8 +182,16 @@ def _transpose(x: GpuArray, order: list[int]) -> GpuArray:
     return x.view([x.shape[i] for i in order], [x.strides[i] for i in order], x.offset)
 
 
+def _gemm_kernels(node: Apply, n_batch: int) -> list:
+    out = node.outputs[0].type
+    return [render.gemm(out.context.dialect, out.dtype, n_batch)]
+
+
 class GpuGemm(GpuOp):
     """``Z * beta + alpha * dot(X, Y)`` into a copy of Z (host scalars alpha, beta)."""
+
+    def gpu_kernels(self, node: Apply) -> list:
+        return _gemm_kernels(node, 0)
 
     def make_node(self, z: Variable, alpha: Variable, x: Variable, y: Variable, beta: Variable) -> Apply:
         return Apply(self, [z, alpha, x, y, beta], [self.out_type(z.type.dtype, z.type.broadcastable)()])
@@ -185,7 +201,7 @@ class GpuGemm(GpuOp):
         if z.shape != (x.shape[0], y.shape[1]) or x.shape[1] != y.shape[0]:
             raise ValueError(f"gemm: Z has shape {z.shape}, X {x.shape} and Y {y.shape}; "
                              "dot(X, Y) must have Z's shape")
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, z.shape, z.dtype)
         if out is z:
             out = GpuArray(ctx, z.shape, z.dtype)

@@ -15,6 +15,7 @@ from arignote.backends.gpu.array import GpuArray, to_gpu
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, HostNames, _kernels, basic_view, host_variable
 from arignote.backends.gpu.placement import _check_dtypes, register_lowering
+from arignote.backends.gpu.type import context_of
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.ops import TABLE
 from arignote.tensor.reduction import Argmax, Argmin
@@ -37,19 +38,23 @@ class GpuArgmax(GpuOp):
         broadcastable = [b for i, b in enumerate(x.type.broadcastable) if i not in self.axis]
         return Apply(self, [x], [self.out_type("int64", broadcastable)()])
 
+    def gpu_kernels(self, node: Apply) -> list:
+        out = node.outputs[0].type
+        return [render_index.argreduce(out.context.dialect, node.inputs[0].type.dtype, out.ndim,
+                                       len(self.axis), self.largest)]
+
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
         if any(x.shape[a] == 0 for a in self.axis):
             raise ValueError(f"{self.what} of {host_variable(node.inputs[0]).describe()} (shape "
                              f"{x.shape}) over axes {self.axis}: there are no elements to choose from")
         kept = [i for i in range(x.ndim) if i not in self.axis]
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, tuple(x.shape[i] for i in kept), np.dtype("int64"))
         if out.size:
             memo = _kernels(node)
             if "argreduce" not in memo:
-                memo["argreduce"] = ctx.kernel(render_index.argreduce(
-                    ctx.dialect, x.dtype.name, len(kept), len(self.axis), self.largest))
+                memo["argreduce"] = ctx.kernel(self.gpu_kernels(node)[0])
             args = [out.buffer, np.int64(out.offset), x.buffer, np.int64(x.offset),
                     np.int64(int(np.prod([x.shape[a] for a in self.axis])))]
             for k, i in enumerate(kept):
@@ -91,7 +96,7 @@ class GpuAdvancedSubtensor1(GpuOp):
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, ilist = inputs
         rows = _rows(node, x, ilist)
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, (len(rows),) + x.shape[1:], x.dtype)
         if out.size:
             memo = _kernels(node)
@@ -145,7 +150,7 @@ class GpuIncSubtensor(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, y, *entries = inputs
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         index = _numpy_index(self.idx_list, entries)
         try:
             basic_view(x, index)
@@ -177,7 +182,7 @@ class GpuAdvancedIncSubtensor1(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, y, ilist = inputs
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         rows = _rows(node, x, ilist)
         target = (len(rows),) + x.shape[1:]
         _check_value(node, x, (ilist,), target, y)

@@ -9,7 +9,7 @@ import numpy as np
 from arignote.backends.gpu.context import GpuContext
 from arignote.backends.gpu.ops import GpuOp, basic_view, host_variable
 from arignote.backends.gpu.placement import StaysOnCpu, _check_dtypes, register_lowering
-from arignote.backends.gpu.type import GpuArrayType, HostFromGpu
+from arignote.backends.gpu.type import GpuArrayType, HostFromGpu, context_of
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor.join import Join
@@ -36,7 +36,7 @@ class GpuJoin(GpuOp):
             raise ValueError(f"join along axis {axis}: the shapes differ outside that axis "
                              f"({shapes})")
         shape = first[:axis] + (sum(a.shape[axis] for a in inputs),) + first[axis + 1:]
-        ctx = node.outputs[0].type.context
+        ctx = context_of(node)
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         start = 0
         for a in inputs:

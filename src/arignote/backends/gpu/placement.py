@@ -13,19 +13,24 @@ from typing import Any
 from collections.abc import Callable
 
 from arignote.backends.gpu import ops as gpu
+from arignote.backends.kernels.render import kernel_dtypes
 from arignote.backends.gpu.context import GpuContext, get_context, why_unavailable
 from arignote.backends.gpu.type import (GpuArrayConstant, GpuArrayType, GpuFromHost, GpuToGpu,
                                         HostFromGpu)
 from arignote.config import config
+from arignote.scalar.ops import TABLE
 from arignote.graph.basic import Apply, Constant, Variable, user_stacklevel
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.basic import GraphRewriter
+from arignote.graph.rewriting.basic import GraphRewriter, node_rewriter
 from arignote.graph.rewriting.db import rewrites
-from arignote.tensor.alloc import Alloc
+from arignote.graph.rewriting.merge import MergeRewriter
+from arignote.tensor.alloc import Alloc, ARange
 from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.gemm import SumOfSquares
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.nnet.basic import ClassIndices
 from arignote.tensor.reduction import CAReduce
+from arignote.tensor.shape import Reshape
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import TensorType
 
@@ -94,7 +99,54 @@ class Placement(GraphRewriter):
                     and isinstance(source.op, HostFromGpu)
                     and source.inputs[0].type == node.outputs[0].type):
                 fgraph.replace(node.outputs[0], source.inputs[0], reason=self.name)
+        changes += _sink_uploads(fgraph, ctx, self.name)
+        MergeRewriter().apply(fgraph)  # one upload per host value, shared by its readers
         return changes
+
+
+def _sink_uploads(fgraph: FunctionGraph, ctx: GpuContext, reason: str) -> int:
+    """Upload less: ``GpuFromHost(view(x))`` becomes a view of ``x`` uploaded (of the upload
+    another reader makes already, for a slice), and ``GpuFromHost(arange(...))`` an arange
+    computed on the device from its host bounds. Repeated until nothing changes, so a view
+    of a view sinks too."""
+    changes = 0
+    changed = True
+    while changed:
+        changed = False
+        for node in fgraph.toposort():
+            if not isinstance(node.op, GpuFromHost) or node.inputs[0].owner is None:
+                continue
+            twin = _device_twin(fgraph, node.inputs[0].owner, ctx, node.op.context_name)
+            if twin is not None and twin.type == node.outputs[0].type:
+                fgraph.replace(node.outputs[0], twin, reason=reason)
+                changes += 1
+                changed = True
+    return changes
+
+
+def _device_twin(fgraph: FunctionGraph, source: Apply, ctx: GpuContext, context: str | None) -> Variable | None:
+    if context is not None:
+        return None
+    if isinstance(source.op, ARange):
+        from arignote.backends.gpu.ops_advanced import gpu_arange
+        return gpu_arange(source, ctx)
+    if not isinstance(source.op, (DimShuffle, Subtensor, Reshape)):
+        return None
+    x = source.inputs[0]
+    uploaded = next((c.outputs[0] for c, _ in fgraph.clients.get(x, []) if c != "output"
+                     and isinstance(c.op, GpuFromHost) and c.op.context_name is None), None)
+    if uploaded is None:
+        if isinstance(source.op, Subtensor) or ctx.supports(x.type.dtype) is not None:
+            return None  # a slice of a host array: uploading the slice moves less
+        uploaded = GpuFromHost()(x)
+    lowering = _LOWERINGS[type(source.op)]
+    host = HostFromGpu()(uploaded)
+    rebuilt = source.clone_with_new_inputs([host, *source.inputs[1:]])
+    try:
+        out = lowering(rebuilt, ctx, _on_gpu)[0]
+    except StaysOnCpu:
+        return None
+    return out if isinstance(out.type, GpuArrayType) else None
 
 
 def _key(node: Apply) -> tuple:
@@ -110,9 +162,14 @@ def reason_for(fgraph: FunctionGraph, node: Apply) -> str | None:
     reasons = getattr(fgraph, "placement", {})
     found = reasons.get(node) or reasons.get(_key(node))
     ctx = getattr(fgraph, "placement_device", (None, None, None))[1]
-    if found is None and ctx is not None:
+    if found is None and ctx is not None and not isinstance(node.op, (gpu.GpuOp, *TRANSFERS)):
+        # A node a later rewrite made of several (fusion) or rebuilt from rebuilt inputs:
+        # its dtypes, then its lowering, are asked again.
+        lowering = _LOWERINGS.get(type(node.op))
         try:
             _check_dtypes(ctx, node.outputs)
+            if lowering is not None:
+                lowering(node, ctx, _on_gpu)
         except StaysOnCpu as why:
             found = str(why)
     return found
@@ -140,18 +197,43 @@ def _warn_float64(node: Apply, reason: str) -> None:
 
 
 # ------------------------------------------------------------------ lowerings
+def on_device(var: Variable) -> bool:
+    """Whether ``var`` is a GPU value, or the host copy of one."""
+    return isinstance(var.type, GpuArrayType) or (
+        var.owner is not None and isinstance(var.owner.op, HostFromGpu))
+
+
+def _one_element(var: Variable) -> bool:
+    return isinstance(var.type, TensorType) and all(var.type.broadcastable)
+
+
+def on_gpu_or_scalar(var: Variable) -> Variable:
+    """``var`` on the GPU, except a host value of one element: kernels take it by value,
+    so it costs no buffer and no transfer."""
+    return var if _one_element(var) and not on_device(var) else _on_gpu(var)
+
+
 @register_lowering(Elemwise)
 def _elemwise(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     op = node.op
+    if _one_element(node.outputs[0]) and not any(on_device(i) for i in node.inputs):
+        raise StaysOnCpu("it computes one element from host values (shape or index arithmetic, "
+                         "host scalars): a kernel would cost a launch, and its result a transfer back")
     _check_dtypes(ctx, node.inputs)
     dtypes = [i.type.dtype for i in node.inputs]
+    out_dtype = node.outputs[0].type.dtype
+    for inner in kernel_dtypes(op.scalar_op, dtypes, out_dtype):
+        reason = ctx.supports(inner)
+        if reason is not None and inner not in dtypes + [out_dtype]:
+            raise StaysOnCpu(f"{op.scalar_op} computes in {inner} inside (a step of the fused "
+                             f"chain, or a cast before one): {reason}")
     try:
         if op.scalar_op.c_block([f"x{k}" for k in range(len(dtypes))], dtypes,
                                 node.outputs[0].type.dtype, ctx.dialect.ctype) is None:
             raise StaysOnCpu(f"no kernel expression for {op.scalar_op} on {', '.join(dtypes)}")
     except TypeError as err:
         raise StaysOnCpu(str(err)) from None
-    return [gpu.GpuElemwise(op.scalar_op)(*[on_gpu(i) for i in node.inputs])]
+    return [gpu.GpuElemwise(op.scalar_op)(*[on_gpu_or_scalar(i) for i in node.inputs])]
 
 
 def input_on_gpu(var: Variable) -> Variable:
@@ -190,6 +272,14 @@ def _careduce(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     return [gpu.GpuCAReduce(op.scalar_op, op.axis, op.dtype, acc)(on_gpu(x))]
 
 
+@register_lowering(SumOfSquares)
+def _sum_of_squares(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    x = node.inputs[0]
+    _check_dtypes(ctx, [x])
+    dtype = x.type.dtype
+    return [gpu.GpuCAReduce(TABLE["add"], node.op.axis, dtype, dtype, square=True)(on_gpu(x))]
+
+
 def _softmax(cls: type) -> Lowering:
     def lower(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
         _check_dtypes(ctx, node.inputs)
@@ -225,12 +315,28 @@ def _subtensor(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
 def _alloc(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     value, *shape = node.inputs
     _check_dtypes(ctx, [value])
-    return [gpu.GpuAlloc().make_node(on_gpu(value), node.outputs[0].type.broadcastable,
+    return [gpu.GpuAlloc().make_node(on_gpu_or_scalar(value), node.outputs[0].type.broadcastable,
                                      *shape).outputs[0]]
 
 
 rewrites.register(Placement(), "placement", "fast_run", "fast_compile", "gpu")
 
+
+@node_rewriter([HostFromGpu, GpuFromHost])
+def local_transfer_pair(fgraph: FunctionGraph, node: Apply):
+    """``HostFromGpu(GpuFromHost(x))`` is ``x``, and ``GpuFromHost(HostFromGpu(g))`` is ``g``
+    on one context: removed before the specialising rewrites, so the gradients' round trips
+    (``_host_from_gpu_grad``) hide no Gemm or fusion pattern."""
+    source = node.inputs[0].owner
+    if source is None or not isinstance(source.op, (GpuFromHost, HostFromGpu)) \
+            or isinstance(source.op, type(node.op)):
+        return None
+    inner = source.inputs[0]
+    return [inner] if inner.type == node.outputs[0].type else None
+
+
+rewrites.register(local_transfer_pair, "canonicalize", "fast_run", "fast_compile", "gpu")
+
 # The op modules register their lowerings on import.
-from arignote.backends.gpu import (ops_blas, ops_conv, ops_index, ops_join, ops_pool,  # noqa: E402,F401
-                                   ops_shape)
+from arignote.backends.gpu import (ops_advanced, ops_blas, ops_conv, ops_index, ops_join,  # noqa: E402,F401
+                                   ops_pool, ops_shape)

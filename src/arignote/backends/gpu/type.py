@@ -83,6 +83,18 @@ class GpuArrayType(Type):
         return None
 
 
+def context_of(node: Apply, output: int = 0) -> Any:
+    """The context output ``output`` of ``node`` lives on, looked up once per node (the
+    lookup reads config.device: microseconds a call otherwise)."""
+    found = getattr(node.tag, "gpu_contexts", None)
+    if found is None:
+        found = node.tag.gpu_contexts = {}
+    ctx = found.get(output)
+    if ctx is None:
+        ctx = found[output] = node.outputs[output].type.context
+    return ctx
+
+
 class GpuArrayVariable(_TensorOperators, Variable):
     """Tensor operators on it build host graphs (through HostFromGpu); placement moves them back."""
 
@@ -195,7 +207,7 @@ class GpuFromHost(Op):
         return Apply(self, [x], [GpuArrayType(x.dtype, x.broadcastable, self.context_name)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        output_storage[0][0] = to_gpu(node.outputs[0].type.context, inputs[0])
+        output_storage[0][0] = to_gpu(context_of(node), inputs[0])
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return input_shapes
@@ -239,7 +251,7 @@ class GpuToGpu(Op):
         return Apply(self, [x], [GpuArrayType(x.type.dtype, x.type.broadcastable, self.context_name)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        output_storage[0][0] = to_gpu(node.outputs[0].type.context, inputs[0].get())
+        output_storage[0][0] = to_gpu(context_of(node), inputs[0].get())
 
 
 @register_grad(HostFromGpu)

@@ -142,18 +142,31 @@ def _ptr(d: Dialect, dtype: str, name: str, const: bool = False) -> str:
     return f"{d.global_}{'const ' if const else ''}{d.ctype(dtype)} *{name}"
 
 
-def _offsets(ndim: int, n_arrays: int, index: str = "i") -> list[str]:
+def _offsets(ndim: int, arrays: Sequence[int], index: str = "i") -> list[str]:
     """Statements turning flat index ``index`` into each array's element offset."""
-    lines = [f"index_t rem = {index};"] + [f"index_t o{k} = off{k};" for k in range(n_arrays)]
+    lines = [f"index_t rem = {index};"] + [f"index_t o{k} = off{k};" for k in arrays]
     for dim in reversed(range(ndim)):
         lines.append(f"{{ const index_t c = rem % n{dim}; rem /= n{dim};")
-        lines += [f"  o{k} += c * st{k}_{dim};" for k in range(n_arrays)]
+        lines += [f"  o{k} += c * st{k}_{dim};" for k in arrays]
         lines.append("}")
     return lines
 
 
+def kernel_dtypes(scalar_op: ScalarOp, in_dtypes: Sequence[str], out_dtype: str) -> tuple[str, ...]:
+    """Every dtype an elementwise kernel of ``scalar_op`` computes in: its inputs, its output,
+    the dtype each step of a fused Composite produces and the ones steps cast to first
+    (so a float32 chain with a float64 step gets the fp64 pragma, and placement sees it)."""
+    steps = getattr(scalar_op, "steps", None)
+    if steps is None:
+        found = [*in_dtypes, out_dtype, scalar_op.compute_dtype(out_dtype, *in_dtypes)]
+    else:
+        found = [*in_dtypes, out_dtype, *scalar_op.step_dtypes, *scalar_op.compute_dtypes]
+    return tuple(dict.fromkeys(t for t in found if t is not None))
+
+
 def elemwise(d: Dialect, scalar_op: ScalarOp, in_dtypes: Sequence[str], out_dtype: str,
-             ndim: int, contiguous: bool, scalars: Sequence[int] = (), name: str | None = None) -> Kernel:
+             ndim: int, contiguous: bool, scalars: Sequence[int] = (), name: str | None = None,
+             by_value: Sequence[int] = ()) -> Kernel:
     """``out = scalar_op(*inputs)``; array 0 is the output, arrays 1.. the inputs.
 
     The contiguous form indexes every array by the flat index, except the
@@ -161,41 +174,49 @@ def elemwise(d: Dialect, scalar_op: ScalarOp, in_dtypes: Sequence[str], out_dtyp
     walks the output shape ``n0..`` with per-array strides ``stK_D`` (0 where
     an input broadcasts), one element per thread. A loop-nest dialect takes the
     shape at run time instead (``nd``, ``n[]``, ``st[]``: see ``_row_loop``), so
-    one compiled kernel serves every rank.
+    one compiled kernel serves every rank. The inputs listed in ``by_value`` are
+    host values passed as arguments (``sK``): a host scalar costs a GPU kernel no
+    buffer and no transfer.
     """
     n_in = len(in_dtypes)
+    by_value = frozenset(by_value)
+    if by_value and d.loop_nest:
+        raise ValueError("the loop-nest dialect takes no arguments by value")
+    arrays = [0] + [k + 1 for k in range(n_in) if k not in by_value]  # the arrays, by number
     block = scalar_op.c_block([f"x{k}" for k in range(n_in)], list(in_dtypes), out_dtype, d.ctype)
     if block is None:
         raise UnsupportedDtype(f"{scalar_op} has no kernel expression for {', '.join(in_dtypes)}")
     lines, result = block
     params = [_ptr(d, out_dtype, "a0"), "const index_t off0"]
     for k, dtype in enumerate(in_dtypes, start=1):
-        params += [_ptr(d, dtype, f"a{k}", const=True), f"const index_t off{k}"]
+        if k - 1 in by_value:
+            params.append(f"const {d.ctype(dtype)} s{k}")
+        else:
+            params += [_ptr(d, dtype, f"a{k}", const=True), f"const index_t off{k}"]
     params.append("const index_t size")
     hoisted = [f"const {d.ctype(in_dtypes[k])} x{k} = a{k + 1}[off{k + 1}];" for k in scalars
                ] if contiguous else []
-    loads = [f"const {d.ctype(dt)} x{k} = a{k + 1}[o{k + 1}];" for k, dt in enumerate(in_dtypes)
-             if not (contiguous and k in scalars)]
+    loads = [f"const {d.ctype(dt)} x{k} = {f's{k + 1}' if k in by_value else f'a{k + 1}[o{k + 1}]'};"
+             for k, dt in enumerate(in_dtypes) if not (contiguous and k in scalars)]
     store = lines + [f"a0[o0] = {result};"]
     if contiguous:
-        index_lines = [f"const index_t o{k} = off{k} + i;" for k in range(n_in + 1)
-                       if k - 1 not in scalars or not k]
+        index_lines = [f"const index_t o{k} = off{k} + i;" for k in arrays if k - 1 not in scalars or not k]
         loops = [(d.for_each("i", "size"), index_lines + loads + store)]
     elif d.loop_nest:
         params += ["const int nd", "const index_t *n", "const index_t *st"]
         loops = [_row_loop(d, n_in + 1, loads + store)]
     else:
         params += [f"const index_t n{dim}" for dim in range(ndim)]
-        params += [f"const index_t st{k}_{dim}" for k in range(n_in + 1) for dim in range(ndim)]
-        loops = [(d.for_each("i", "size"), _offsets(ndim, n_in + 1) + loads + store)]
+        params += [f"const index_t st{k}_{dim}" for k in arrays for dim in range(ndim)]
+        loops = [(d.for_each("i", "size"), _offsets(ndim, arrays) + loads + store)]
     name = name or f"elemwise_{'c' if contiguous else 's'}{ndim}"
     body = "".join(f"  {line}\n" for line in hoisted)
     for header, inside in loops:
         body += "".join(f"  {h}\n" for h in header.split("\n")) + "  {\n"
         body += "".join(f"    {line}\n" for line in inside) + "  }\n"
-    source = (f"{d.prelude((*in_dtypes, out_dtype))}{d.kernel} {name}({', '.join(params)}) {{\n"
-              f"{body}}}\n")
-    return Kernel(name, source, (*in_dtypes, out_dtype))
+    dtypes = kernel_dtypes(scalar_op, in_dtypes, out_dtype)
+    source = f"{d.prelude(dtypes)}{d.kernel} {name}({', '.join(params)}) {{\n{body}}}\n"
+    return Kernel(name, source, dtypes)
 
 
 def _row_loop(d: Dialect, n_arrays: int, body: list[str]) -> tuple[str, list[str]]:
@@ -240,45 +261,71 @@ def _reduce_parts(d: Dialect, op_name: str, acc: str) -> tuple[str, str]:
 
 
 def reduce(d: Dialect, op_name: str, in_dtype: str, acc_dtype: str, out_dtype: str,
-           n_kept: int, n_reduced: int) -> Kernel:
-    """One work-group per output element: threads stride over the reduced
-    elements, then a tree in local memory combines their partial results.
+           n_kept: int, n_reduced: int, per_thread: bool = False, square: bool = False) -> Kernel:
+    """A reduction in units of work: unit ``u`` reduces share ``u % splits`` (elements
+    ``[s * chunk, (s + 1) * chunk)`` of the flattened reduced axes) of output element
+    ``u / splits``, and writes to ``out[dst + s * split_stride]``. With ``splits`` > 1
+    the host gives ``out`` as a buffer of partial results and reduces those again
+    (the two-stage form, for few outputs); with 1, ``out`` is the result.
 
-    Kept dimensions (shape ``k0..``, input strides ``ks0..``, output strides
-    ``os0..``) come from the group id; reduced ones (``r0..``, ``rs0..``) from
-    the loop index.
+    The group form (``per_thread`` False): a work-group per unit, its threads striding
+    over the share, then a tree in local memory. The thread form: one thread per unit,
+    a plain loop (for outputs side by side in memory over a strided axis, and for
+    devices that are CPUs, where a work-item is a loop iteration). Both walk the
+    share in runs along the innermost reduced axis (the last, ``rin``/``rsin``),
+    splitting the flat index only once per run, with a unit-stride loop when
+    ``rsin`` is 1. Kept dimensions (``k0..``, input strides ``ks0..``, output
+    strides ``os0..``) come from the output element; the other reduced ones
+    (``r0..``, ``rs0..``) from the run. ``square`` sums squares (SumOfSquares).
     """
     identity, combine = _reduce_parts(d, op_name, acc_dtype)
     acc = d.ctype(acc_dtype)
-    load = "(x[j] != 0)" if op_name in ("and_", "or_") else f"(({acc})x[j])"
+    n_reduced = max(n_reduced, 1)  # no reduced axis: the host passes one of length 1
+    if op_name in ("and_", "or_"):
+        load = "(v != 0)"
+    elif square:
+        load = f"((({acc})v) * (({acc})v))"
+    else:
+        load = f"(({acc})v)"
     params = [_ptr(d, out_dtype, "out"), "const index_t out_off", _ptr(d, in_dtype, "x", True),
-              "const index_t x_off", "const index_t n_reduced"]
+              "const index_t x_off", "const index_t n_reduced", "const index_t n_units",
+              "const index_t splits", "const index_t chunk", "const index_t split_stride"]
     params += [f"const index_t k{i}, const index_t ks{i}, const index_t os{i}" for i in range(n_kept)]
     params += [f"const index_t r{i}, const index_t rs{i}" for i in range(n_reduced)]
-    group_lines = ["index_t g = " + d.group_id + ";", "index_t base = x_off;",
-                   "index_t dst = out_off;"]
+    last = n_reduced - 1
+    unit = d.global_id if per_thread else d.group_id
+    head = [f"const index_t u = {unit};"]
+    head += ["if (u >= n_units) return;"] if per_thread else [
+        f"{d.local}{acc} parts[{LOCAL_SIZE}];", f"const index_t lid = {d.local_id};"]
+    head += ["index_t g = u / splits;", "const index_t s = u - g * splits;", "index_t base = x_off;",
+             "index_t dst = out_off + s * split_stride;"]
     for i in reversed(range(n_kept)):
-        group_lines += [f"{{ const index_t c = g % k{i}; g /= k{i}; base += c * ks{i}; dst += c * os{i}; }}"]
-    loop = ["index_t rem = t;", "index_t j = base;"]
-    for i in reversed(range(n_reduced)):
-        loop.append(f"{{ const index_t c = rem % r{i}; rem /= r{i}; j += c * rs{i}; }}")
-    combine_ab = f"{{ const {acc} a = part; const {acc} b = {load}; part = {combine}; }}"
-    source = (
-        f"{d.prelude((in_dtype, acc_dtype, out_dtype))}"
-        f"{d.kernel} reduce({', '.join(params)}) {{\n"
-        f"  {d.local}{acc} parts[{LOCAL_SIZE}];\n"
-        f"  const index_t lid = {d.local_id};\n"
-        + "".join(f"  {line}\n" for line in group_lines)
-        + f"  {acc} part = {identity};\n"
-        f"  for (index_t t = lid; t < n_reduced; t += {LOCAL_SIZE}) {{\n"
-        + "".join(f"    {line}\n" for line in loop)
-        + f"    {combine_ab}\n  }}\n"
-        f"  parts[lid] = part;\n  {d.barrier}\n"
-        f"  for (index_t s = {LOCAL_SIZE // 2}; s > 0; s >>= 1) {{\n"
-        f"    if (lid < s) {{ const {acc} a = parts[lid]; const {acc} b = parts[lid + s]; "
-        f"parts[lid] = {combine}; }}\n    {d.barrier}\n  }}\n"
-        f"  if (lid == 0) out[dst] = {c_convert('parts[0]', out_dtype, d.ctype)};\n}}\n")
-    return Kernel("reduce", source, (in_dtype, acc_dtype, out_dtype))
+        head.append(f"{{ const index_t c = g % k{i}; g /= k{i}; base += c * ks{i}; dst += c * os{i}; }}")
+    head += ["const index_t t1 = min(n_reduced, (s + 1) * chunk);",
+             f"const index_t rin = r{last}, rsin = rs{last};", f"{acc} part = {identity};"]
+    run = ["const index_t q = t / rin, j0 = t - q * rin;", "const index_t n = min(rin - j0, t1 - t);",
+           "index_t off = base + j0 * rsin;"] + (["index_t rem = q;"] if last else [])
+    for i in reversed(range(last)):
+        run.append(f"{{ const index_t c = rem % r{i}; rem /= r{i}; off += c * rs{i}; }}")
+    step = f"{{ const {d.ctype(in_dtype)} v = x[off + jSTRIDE]; const {acc} a = part; const {acc} b = {load}; part = {combine}; }}"
+    first = "0" if per_thread else "lid"
+    stride = "1" if per_thread else str(LOCAL_SIZE)
+    run += [f"if (rsin == 1) for (index_t j = {first}; j < n; j += {stride}) " + step.replace("jSTRIDE", "j"),
+            f"else for (index_t j = {first}; j < n; j += {stride}) " + step.replace("jSTRIDE", "j * rsin"),
+            "t += n;"]
+    body = head + ["for (index_t t = s * chunk; t < t1;) {"] + [f"  {line}" for line in run] + ["}"]
+    if per_thread:
+        tail = [f"out[dst] = {c_convert('part', out_dtype, d.ctype)};"]
+    else:
+        tail = ["parts[lid] = part;", d.barrier,
+                f"for (index_t w = {LOCAL_SIZE // 2}; w > 0; w >>= 1) {{",
+                f"  if (lid < w) {{ const {acc} a = parts[lid]; const {acc} b = parts[lid + w]; "
+                f"parts[lid] = {combine}; }}", f"  {d.barrier}", "}",
+                f"if (lid == 0) out[dst] = {c_convert('parts[0]', out_dtype, d.ctype)};"]
+    name = "reduce_thread" if per_thread else "reduce_group"
+    source = (f"{d.prelude((in_dtype, acc_dtype, out_dtype))}{d.kernel} {name}({', '.join(params)}) {{\n"
+              + "".join(f"  {line}\n" for line in body + tail) + "}\n")
+    return Kernel(name, source, (in_dtype, acc_dtype, out_dtype))
 
 
 def softmax(d: Dialect, in_dtype: str, out_dtype: str, n_kept: int, log: bool) -> Kernel:
@@ -330,21 +377,27 @@ def gemm(d: Dialect, dtype: str, n_batch: int = 0) -> Kernel:
               f"const {t} beta"]
     params += [f"const index_t nb{i}, const index_t ab{i}, const index_t bb{i}, const index_t cb{i}"
                for i in range(n_batch)]
+    total = " * ".join(f"nb{i}" for i in range(n_batch)) or "1"
     if d is CUDA:
-        row, col = "(blockIdx.y * TILE + threadIdx.y)", "(blockIdx.x * TILE + threadIdx.x)"
-        ly, lx, batch = "threadIdx.y", "threadIdx.x", "blockIdx.z"
+        # Row blocks and batches loop over the grid (CUDA caps grid.y and grid.z at 65,535);
+        # the loops are uniform over a block, so the barriers inside them are safe.
+        col, ly, lx = "(blockIdx.x * TILE + threadIdx.x)", "threadIdx.y", "threadIdx.x"
+        blocks = ("  for (index_t by = blockIdx.y; by * TILE < M; by += gridDim.y) {\n"
+                  f"  for (index_t bz = blockIdx.z; bz < {total}; bz += gridDim.z) {{\n")
     else:
-        row, col = "get_global_id(1)", "get_global_id(0)"
-        ly, lx, batch = "get_local_id(1)", "get_local_id(0)", "get_global_id(2)"
-    batch_lines = [f"index_t g = {batch};"] if n_batch else []
+        # OpenCL has no such cap, and PoCL compiles barriers inside extra loops into
+        # slower code (1.3x on a 128x784x500 product): one row block and batch a group.
+        col, ly, lx = "get_global_id(0)", "get_local_id(1)", "get_local_id(0)"
+        blocks = "  { const index_t by = get_group_id(1);\n  { const index_t bz = get_group_id(2);\n"
+    batch_lines = ["index_t g = bz;"] if n_batch else []
     for i in reversed(range(n_batch)):
         batch_lines.append(f"{{ const index_t q = g % nb{i}; g /= nb{i}; ao += q * ab{i}; "
                            f"bo += q * bb{i}; co += q * cb{i}; }}")
     source = (
         f"{d.prelude((dtype,))}#define TILE {TILE}\n{d.kernel} gemm({', '.join(params)}) {{\n"
         f"  {d.local}{t} ta[TILE][TILE];\n  {d.local}{t} tb[TILE][TILE];\n"
-        f"  const index_t row = {row}, col = {col};\n"
-        f"  const int ly = {ly}, lx = {lx};\n  {t} acc = 0;\n"
+        f"  const index_t col = {col};\n  const int ly = {ly}, lx = {lx};\n" + blocks +
+        f"  const index_t row = by * TILE + ly;\n  {t} acc = 0;\n"
         f"  index_t ao = a_off, bo = b_off, co = c_off;\n"
         + "".join(f"  {line}\n" for line in batch_lines)
         + f"  for (index_t k0 = 0; k0 < K; k0 += TILE) {{\n"
@@ -355,7 +408,7 @@ def gemm(d: Dialect, dtype: str, n_batch: int = 0) -> Kernel:
         f"    {d.barrier}\n  }}\n"
         f"  if (row < M && col < N) {{\n"
         f"    const index_t at = co + row * cs0 + col * cs1;\n"
-        f"    c[at] = beta == 0 ? alpha * acc : alpha * acc + beta * c[at];\n  }}\n}}\n")
+        f"    c[at] = beta == 0 ? alpha * acc : alpha * acc + beta * c[at];\n  }}\n  }}\n  }}\n}}\n")
     return Kernel("gemm", source, (dtype,))
 
 

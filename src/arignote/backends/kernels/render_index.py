@@ -108,3 +108,112 @@ def inc_rows(d: Dialect, dtype: str, y_dtype: str, ndim: int, set_: bool) -> Ker
               f"  for (index_t i = {d.global_id}; i < size; i += {d.global_size}) {{\n"
               + "".join(f"    {line}\n" for line in body) + "  }\n}\n")
     return Kernel("inc_rows", source, (dtype, y_dtype))
+
+
+def _index_walk(d: Dialect, n_idx: int, b_ndim: int, x_ndim: int, arrays: list[str]) -> list[str]:
+    """Statements for flat index ``i`` of ``B + x.shape[n_idx:]`` (``B``: the index arrays'
+    broadcast shape ``b0..``): each index array's element (strides ``ist{m}_{dim}``), the
+    offset ``<a>o`` into each of ``arrays`` (whose strides over the rest are ``<a>s{dim}``),
+    the x offset ``xo`` chosen by the indices, and ``bad`` when one is out of range."""
+    lines = ["index_t p = i / inner;", "index_t rem = i % inner;", "int bad = 0;"]
+    lines += [f"index_t io{m} = ioff{m};" for m in range(n_idx)]
+    for dim in reversed(range(b_ndim)):
+        lines.append(f"{{ const index_t c = p % b{dim}; p /= b{dim};"
+                     + "".join(f" io{m} += c * ist{m}_{dim};" for m in range(n_idx)) + " }")
+    lines.append("index_t xo = x_off;")
+    for m in range(n_idx):
+        lines += [f"{{ index_t v = (index_t)idx{m}[io{m}]; if (v < 0) v += xn{m};",
+                  f"  if (v < 0 || v >= xn{m}) {{ bad = 1; status[0] = {m + 1}; status[1] = (index_t)idx{m}[io{m}]; }}",
+                  f"  else xo += v * xs{m}; }}"]
+    for dim in reversed(range(n_idx, x_ndim)):
+        lines.append(f"{{ const index_t c = rem % n{dim}; rem /= n{dim}; xo += c * xs{dim};"
+                     + "".join(f" {a}o += c * {a}s{dim};" for a in arrays) + " }")
+    return lines
+
+
+def _index_params(d: Dialect, idx_dtypes: list[str], b_ndim: int, x_ndim: int) -> list[str]:
+    params = [_ptr(d, "int64", "status"), "const index_t size", "const index_t inner"]
+    for m, dtype in enumerate(idx_dtypes):
+        params += [_ptr(d, dtype, f"idx{m}", True), f"const index_t ioff{m}"]
+        params += [f"const index_t ist{m}_{dim}" for dim in range(b_ndim)]
+    params += [f"const index_t b{dim}" for dim in range(b_ndim)]
+    params += [f"const index_t xn{m}, const index_t xs{m}" for m in range(len(idx_dtypes))]
+    params += [f"const index_t n{dim}, const index_t xs{dim}" for dim in range(len(idx_dtypes), x_ndim)]
+    return params
+
+
+def gather(d: Dialect, dtype: str, idx_dtypes: list[str], b_ndim: int, x_ndim: int) -> Kernel:
+    """``out = x[idx0, idx1, ...]`` for integer index arrays (device arrays, broadcast
+    together to ``B``) on the leading axes of ``x``; ``out`` (shape ``B + rest``) is
+    contiguous. Negative indices count from the end; an index out of range writes
+    its array's number (from 1) and value into ``status`` (read by the host, which
+    raises numpy's IndexError) and leaves that element 0."""
+    n_idx = len(idx_dtypes)
+    params = [_ptr(d, dtype, "out"), "const index_t out_off", _ptr(d, dtype, "x", True),
+              "const index_t x_off"] + _index_params(d, idx_dtypes, b_ndim, x_ndim)
+    body = _index_walk(d, n_idx, b_ndim, x_ndim, []) + ["out[out_off + i] = bad ? 0 : x[xo];"]
+    source = (f"{d.prelude((dtype, 'int64', *idx_dtypes))}{d.kernel} gather({', '.join(params)}) {{\n"
+              f"  for (index_t i = {d.global_id}; i < size; i += {d.global_size}) {{\n"
+              + "".join(f"    {line}\n" for line in body) + "  }\n}\n")
+    return Kernel("gather", source, (dtype, "int64", *idx_dtypes))
+
+
+# Atomic additions the scatter kernel needs, by dialect and dtype: a compare-and-swap
+# loop where the hardware has no atomic add of that type.
+_ATOMIC_OPENCL = {
+    "int32": "atomic_add(P, V)", "uint32": "atomic_add(P, V)",
+    "int64": "atom_add(P, V)", "uint64": "atom_add(P, V)",
+    "float32": ("{ union { uint u; float f; } o, n; do { o.f = *(P); n.f = o.f + (V); } "
+                "while (atomic_cmpxchg((volatile __global uint *)(P), o.u, n.u) != o.u); }"),
+    "float64": ("{ union { ulong u; double f; } o, n; do { o.f = *(P); n.f = o.f + (V); } "
+                "while (atom_cmpxchg((volatile __global ulong *)(P), o.u, n.u) != o.u); }"),
+}
+_ATOMIC_CUDA = {
+    "int32": "atomicAdd(P, V)", "uint32": "atomicAdd(P, V)", "float32": "atomicAdd(P, V)",
+    "int64": "atomicAdd((unsigned long long *)(P), (unsigned long long)(V))",
+    "uint64": "atomicAdd(P, V)",
+    "float64": ("{ unsigned long long *a = (unsigned long long *)(P); unsigned long long o = *a, s; "
+                "do { s = o; o = atomicCAS(a, s, __double_as_longlong(__longlong_as_double(s) + (V))); } "
+                "while (s != o); }"),
+}
+ATOMIC_DTYPES = tuple(_ATOMIC_OPENCL)
+
+
+def scatter_add(d: Dialect, dtype: str, y_dtype: str, idx_dtypes: list[str], b_ndim: int,
+                x_ndim: int) -> Kernel:
+    """``out[idx0, idx1, ...] += y`` (``numpy.add.at``: repeated indices add up) with
+    atomic additions, ``out`` holding a copy of ``x`` already; ``y`` is read through
+    strides over ``B + rest`` (0 where it broadcasts: ``yb{dim}`` over ``B``,
+    ``ys{dim}`` over the rest). Bad indices are reported as :func:`gather` does."""
+    n_idx = len(idx_dtypes)
+    table = _ATOMIC_OPENCL if d.name == "OpenCL C" else _ATOMIC_CUDA
+    atomic = table[dtype].replace("P", "(x + xo)").replace("V", f"(({d.ctype(dtype)})y[yo])")
+    params = [_ptr(d, dtype, "x"), "const index_t x_off", _ptr(d, y_dtype, "y", True), "const index_t y_off"]
+    params += _index_params(d, idx_dtypes, b_ndim, x_ndim)
+    params += [f"const index_t yb{dim}" for dim in range(b_ndim)]
+    params += [f"const index_t ys{dim}" for dim in range(n_idx, x_ndim)]
+    walk = _index_walk(d, n_idx, b_ndim, x_ndim, ["y"])
+    # y's offset over B: the same decomposition of the position, with y's strides.
+    ypos = ["index_t yo = y_off;", "{ index_t q = i / inner;"]
+    for dim in reversed(range(b_ndim)):
+        ypos.append(f"  {{ const index_t c = q % b{dim}; q /= b{dim}; yo += c * yb{dim}; }}")
+    ypos.append("}")
+    body = ypos + walk + [f"if (!bad) {atomic};"]
+    pragma = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+              if d.name == "OpenCL C" and dtype in ("int64", "uint64", "float64") else "")
+    source = (f"{d.prelude((dtype, y_dtype, 'int64', *idx_dtypes))}{pragma}"
+              f"{d.kernel} scatter_add({', '.join(params)}) {{\n"
+              f"  for (index_t i = {d.global_id}; i < size; i += {d.global_size}) {{\n"
+              + "".join(f"    {line}\n" for line in body) + "  }\n}\n")
+    return Kernel("scatter_add", source, (dtype, y_dtype, "int64", *idx_dtypes))
+
+
+def arange(d: Dialect, dtype: str) -> Kernel:
+    """``out[i] = start + i * step`` (numpy.arange's values, computed in ``dtype``)."""
+    t = d.ctype(dtype)
+    params = [_ptr(d, dtype, "out"), "const index_t out_off", f"const {t} start", f"const {t} step",
+              "const index_t size"]
+    source = (f"{d.prelude((dtype,))}{d.kernel} arange({', '.join(params)}) {{\n"
+              f"  for (index_t i = {d.global_id}; i < size; i += {d.global_size}) "
+              f"out[out_off + i] = start + ({t})i * step;\n}}\n")
+    return Kernel("arange", source, (dtype,))

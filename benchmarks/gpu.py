@@ -1,0 +1,278 @@
+"""GPU benchmarks: launch overhead, reductions, kernel builds and a training step on one device.
+
+Usage: python benchmarks/gpu.py [--device opencl0:0] [--quick] [--baseline FILE |
+--baseline-src DIR] [--save FILE]. Each figure is the median of several rounds, timed with the
+device synchronised before the clock stops. The peers run in the same process
+and the same rounds: pyopencl's own typed ``ElementwiseKernel`` (CuPy's on
+CUDA) for the launch, numpy for the reductions. The kernel builds of a
+12-kernel graph are timed in fresh processes: cold (empty arignote, PoCL and
+pyopencl caches) and warm (the same caches, filled). Every figure is then the
+median over three worker processes. ``--baseline-src`` measures another
+checkout's ``src/`` in the same run, its workers taking turns with ours so the
+load of a shared machine drifts over both alike, and shows it as a column
+(``--baseline``: the figures an earlier ``--save`` wrote; those of main before
+issue 14 are in benchmarks/results/gpu-baseline.json). Writes
+benchmarks/results/gpu-latest.md, with the machine's load average before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+
+def _median_call(run, sync, calls: int, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        sync()
+        start = time.perf_counter()
+        for _ in range(calls):
+            run()
+        sync()
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
+
+
+def _peer_exp(ctx, x_host):
+    """pyopencl's (or CuPy's) own typed elementwise kernel: ``out = exp(x)``."""
+    device = ctx.device
+    if device.name.startswith("opencl"):
+        import pyopencl.array as cla
+        from pyopencl.elementwise import ElementwiseKernel
+        knl = ElementwiseKernel(device.context, "float *out, const float *x", "out[i] = exp(x[i])")
+        x = cla.to_device(device.queue, x_host)
+        out = cla.empty_like(x)
+        return (lambda: knl(out, x)), (lambda: out.get())
+    import cupy
+    knl = cupy.ElementwiseKernel("float32 x", "float32 out", "out = exp(x)")
+    x = cupy.asarray(x_host)
+    out = cupy.empty_like(x)
+    return (lambda: knl(x, out)), (lambda: cupy.asnumpy(out))
+
+
+def timings(device: str, quick: bool) -> dict:
+    from arignote import Out, config, function, shared, tensor as T
+    from arignote.backends.gpu import get_context
+    rounds = 3 if quick else 9
+    results: dict = {}
+    with config.change_flags(device=device, floatX="float32", force_device=True):
+        ctx = get_context(None)
+        sync = ctx.device.synchronize
+        results["device"] = f"{ctx.device.name}: {ctx.device.description}"
+        # G1: launch overhead.
+        x10 = np.linspace(-1, 1, 10).astype("float32")
+        s = shared(x10)
+        f = function([], Out(T.exp(s).transfer(None), borrow=True))
+        peer, peer_result = _peer_exp(ctx, x10)
+        f(), peer()
+        np.testing.assert_allclose(f().get(), np.exp(x10), rtol=1e-6)
+        np.testing.assert_allclose(peer_result(), np.exp(x10), rtol=1e-6)
+        calls = 300 if quick else 3000
+        ours, theirs = [], []
+        for _ in range(rounds):  # round-robin, so drift on a shared machine hits both alike
+            ours.append(_median_call(f, sync, calls, 1))
+            theirs.append(_median_call(peer, sync, calls, 1))
+        results["G1 exp, 10 elements: arignote"] = statistics.median(ours)
+        results["G1 exp, 10 elements: peer typed ElementwiseKernel"] = statistics.median(theirs)
+        # G2, G3: reductions of a 2000x2000 float32 matrix on the device.
+        big = np.random.RandomState(0).rand(2000, 2000).astype("float32")
+        m = shared(big)
+        for key, expr, reference in (("G2 full sum", T.sum(m), lambda: big.sum()),
+                                     ("G3 sum over axis 1", T.sum(m, axis=1), lambda: big.sum(axis=1))):
+            g = function([], Out(expr.transfer(None), borrow=True))
+            np.testing.assert_allclose(np.asarray(g()), reference(), rtol=1e-3)
+            results[f"{key}, 2000x2000: arignote"] = _median_call(g, sync, 3 if quick else 20, rounds)
+            results[f"{key}, 2000x2000: numpy"] = _median_call(reference, lambda: None,
+                                                               3 if quick else 20, rounds)
+        # G5: one SGD step of a 784-500-10 MLP, batch 128, data kept on the device.
+        step = _mlp_step(shared, function, T)
+        step(0)
+        results["G5 MLP step 784-500-10, batch 128: arignote"] = _median_call(
+            lambda: step(1), sync, 3 if quick else 5, rounds)
+    return results
+
+
+def _mlp_step(shared, function, T):
+    import arignote
+    rng = np.random.RandomState(4)
+    n, batch = 1024, 128
+    data = shared(rng.rand(n, 784).astype("float32"))
+    labels = T.cast(shared(rng.randint(0, 10, n).astype("float32")), "int32")
+    W1 = shared(rng.uniform(-0.05, 0.05, (784, 500)).astype("float32"))
+    b1 = shared(np.zeros(500, "float32"))
+    W2 = shared(np.zeros((500, 10), "float32"))
+    b2 = shared(np.zeros(10, "float32"))
+    i = T.lscalar("i")
+    x, y = T.matrix("x"), T.ivector("y")
+    p = T.nnet.softmax(T.dot(T.tanh(T.dot(x, W1) + b1), W2) + b2)
+    cost = -T.mean(T.log(p)[T.arange(y.shape[0]), y]) + 1e-4 * ((W1 ** 2).sum() + (W2 ** 2).sum())
+    params = [W1, b1, W2, b2]
+    grads = arignote.grad(cost, params)
+    return function([i], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)],
+                    givens={x: data[i * batch:(i + 1) * batch], y: labels[i * batch:(i + 1) * batch]})
+
+
+def twelve_kernels(device: str) -> dict:
+    """Compile and first call of a graph with 12 kernels, in this fresh process."""
+    start = time.perf_counter()
+    from arignote import config, function, tensor as T
+    from arignote.compile.profiling import kernel_builds
+    imported = time.perf_counter()
+    with config.change_flags(device=device, floatX="float32", force_device=True):
+        x, y = T.matrix("x"), T.matrix("y")
+        outputs = [T.exp(x), T.sin(y) * 2, x.sum(axis=0), x.sum(axis=1), y.max(axis=1),
+                   T.argmax(x, axis=1), T.nnet.softmax(y), T.nnet.logsoftmax(x), T.dot(x, y),
+                   T.sqrt(abs(x)) + 1, y.prod(axis=0), T.maximum(x, y) - T.log1p(abs(y))]
+        f = function([x, y], outputs)
+        compiled = time.perf_counter()
+        data = np.random.RandomState(1).rand(2, 64, 64).astype("float32")
+        f(data[0], data[1])
+        done = time.perf_counter()
+    return {"import": imported - start, "compile": compiled - imported,
+            "first call": done - compiled, "build + first call": done - imported,
+            "kernels": kernel_builds()[1]}
+
+
+def spawn(args: list[str], env: dict) -> dict:
+    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=env,
+                          timeout=1800)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark worker failed ({' '.join(args)}):\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _env(src: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def cold_and_warm(device: str, rounds: int, src: Path) -> dict:
+    """The 12-kernel graph in new processes: with every cache empty (cold), then filled (warm)."""
+    env = _env(src)
+    cold, warm = [], []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            # Every cache lives under XDG_CACHE_HOME (arignote's compiledir by default too).
+            env.update(XDG_CACHE_HOME=tmp, POCL_CACHE_DIR=os.path.join(tmp, "pocl"))
+            cold.append(spawn(["--twelve", device], env))
+            warm.append(spawn(["--twelve", device], env))
+    out = {}
+    for label, runs in (("cold", cold), ("warm", warm)):
+        for key in ("compile", "first call", "build + first call"):
+            out[f"G4 12-kernel graph, {label}: {key}"] = statistics.median(r[key] for r in runs)
+    out["G4 kernels built"] = cold[0]["kernels"]
+    return out
+
+
+def _fmt(value) -> str:
+    if not isinstance(value, float):
+        return str(value)
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.2f} ms"
+    return f"{value * 1e6:.2f} µs"
+
+
+def report(results: dict, baseline: dict | None, load: str, rounds: int) -> str:
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"# GPU benchmarks ({now})", "", f"Device: {results['device']}", "",
+             f"Machine load (load average): {load}.", "",
+             f"Median per call (G4: per fresh process), then the median of {rounds} worker "
+             "processes per tree, the trees taking turns. `baseline`: main before issue 14 "
+             "(`--baseline-src`), or the figures an earlier `--save` wrote (`--baseline`).", ""]
+    header = "| figure | now |" + (" baseline | now / baseline |" if baseline else "")
+    lines += [header, "|---|---|" + ("---|---|" if baseline else "")]
+    for key, value in results.items():
+        if key == "device":
+            continue
+        row = f"| {key} | {_fmt(value)} |"
+        if baseline:
+            old = baseline.get(key)
+            ratio = f"{value / old:.2f}" if isinstance(old, float) and isinstance(value, float) else ""
+            row += f" {_fmt(old) if old is not None else ''} | {ratio} |"
+        lines.append(row)
+    g1 = results["G1 exp, 10 elements: arignote"] / results["G1 exp, 10 elements: peer typed ElementwiseKernel"]
+    lines += ["", f"G1 arignote / typed ElementwiseKernel: {g1:.2f}"]
+    if baseline:
+        for key in ("G2 full sum, 2000x2000: arignote", "G3 sum over axis 1, 2000x2000: arignote"):
+            if key in baseline:
+                lines.append(f"{key.split(':')[0]}: {baseline[key] / results[key]:.1f}x faster than the baseline")
+        # Each tree against the peer timed in its own process: the load a worker met cancels out.
+        lines += ["", "Against the peer of the same process (arignote / peer; a shared machine's load "
+                  "cancels out):", ""]
+        for figure, peer in (("G1 exp, 10 elements", "peer typed ElementwiseKernel"),
+                             ("G2 full sum, 2000x2000", "numpy"), ("G3 sum over axis 1, 2000x2000", "numpy")):
+            now, old = (r[f"{figure}: arignote"] / r[f"{figure}: {peer}"] for r in (results, baseline))
+            lines.append(f"- {figure}: now {now:.2f}, baseline {old:.2f} ({old / now:.1f}x faster)")
+    return "\n".join(lines) + "\n"
+
+
+def _median_of(runs: list[dict]) -> dict:
+    """Each figure's median over runs (the first run's value where it is not a time)."""
+    return {key: statistics.median(r[key] for r in runs) if isinstance(value, float) else value
+            for key, value in runs[0].items()}
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f} (1 min), {five:.1f} (5 min)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="opencl0:0")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (smoke test)")
+    parser.add_argument("--baseline", help="a JSON file written by --save, shown as a column")
+    parser.add_argument("--baseline-src", help="another checkout's src/ directory (main before "
+                        "issue 14, say), measured in this same run and shown as the baseline")
+    parser.add_argument("--save", help="also write the figures to this JSON file")
+    parser.add_argument("--twelve", help=argparse.SUPPRESS)
+    parser.add_argument("--timings", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.twelve:
+        print(json.dumps(twelve_kernels(args.twelve)))
+        return
+    if args.timings:
+        print(json.dumps(timings(args.timings, args.quick)))
+        return
+    rounds = 1 if args.quick else 3
+    quick = ["--quick"] if args.quick else []
+    trees = {"now": HERE.parent / "src"}
+    if args.baseline_src:  # the same figures from the other tree, in this run
+        trees["baseline"] = Path(args.baseline_src).resolve()
+    load_before = _load()
+    runs: dict[str, list[dict]] = {label: [] for label in trees}
+    for _ in range(rounds):  # the trees take turns, so the machine's load drifts over both alike
+        for label, src in trees.items():
+            figures = spawn(["--timings", args.device, *quick], _env(src))
+            figures.update(cold_and_warm(args.device, 1, src))
+            runs[label].append(figures)
+    results = _median_of(runs["now"])
+    baseline = _median_of(runs["baseline"]) if args.baseline_src else None
+    if args.baseline:
+        baseline = json.loads(Path(args.baseline).read_text())
+    if args.save:
+        Path(args.save).write_text(json.dumps(results, indent=1) + "\n")
+    load = f"{load_before} before, {_load()} after, on {os.cpu_count()} cores"
+    text = report(results, baseline, load, rounds)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "gpu-latest.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Transfers per call of the tutorial training steps on a device: only the minibatch inputs
+and the requested outputs move; the values are the CPU's."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import arignote
+from arignote import config, function, shared, tensor as T
+from arignote.backends.gpu import get_context
+from arignote.backends.gpu.ops import GpuOp
+from arignote.backends.gpu.ops_blas import GpuGemm
+from arignote.backends.gpu.placement import TRANSFERS
+from arignote.backends.gpu.type import GpuFromHost, HostFromGpu
+from arignote.graph.basic import Apply
+
+N, BATCH, N_IN, N_HIDDEN, N_OUT = 60, 20, 12, 8, 5
+
+
+def _data(seed=0):
+    rng = np.random.RandomState(seed)
+    return rng.rand(N, N_IN).astype("float32"), rng.randint(0, N_OUT, N)
+
+
+def _classifier(x, y, hidden: bool):
+    """The tutorials' graphs: dot, tanh, softmax, the L2 term, the negative log-likelihood of
+    integer labels as ``log(p)[arange(n), y]``; their parameters."""
+    rng = np.random.RandomState(1)
+    if hidden:
+        W1 = shared(rng.uniform(-0.3, 0.3, (N_IN, N_HIDDEN)).astype("float32"), name="W1")
+        b1 = shared(np.zeros(N_HIDDEN, "float32"), name="b1")
+        inputs, params, n_in = T.tanh(T.dot(x, W1) + b1), [W1, b1], N_HIDDEN
+    else:
+        inputs, params, n_in = x, [], N_IN
+    W = shared(rng.uniform(-0.3, 0.3, (n_in, N_OUT)).astype("float32"), name="W")
+    b = shared(np.zeros(N_OUT, "float32"), name="b")
+    params += [W, b]
+    p = T.nnet.softmax(T.dot(inputs, W) + b)
+    cost = -T.mean(T.log(p)[T.arange(y.shape[0]), y])
+    if hidden:
+        cost = cost + 0.001 * ((params[0] ** 2).sum() + (W ** 2).sum())
+    return cost, params
+
+
+def _step(hidden: bool, givens: bool):
+    """An SGD step; with ``givens`` the data sets are shared variables sliced by the
+    minibatch index (labels stored as floats and cast, as the tutorials do)."""
+    data, labels = _data()
+    x, y = T.matrix("x"), T.ivector("y")
+    cost, params = _classifier(x, y, hidden)
+    updates = [(q, q - 0.1 * g) for q, g in zip(params, arignote.grad(cost, params))]
+    if givens:
+        set_x = shared(data, name="set_x")
+        set_y = T.cast(shared(labels.astype("float32"), name="set_y"), "int32")
+        i = T.lscalar("i")
+        f = function([i], cost, updates=updates, profile=True, givens={
+            x: set_x[i * BATCH:(i + 1) * BATCH], y: set_y[i * BATCH:(i + 1) * BATCH]})
+        calls = [(k,) for k in range(N // BATCH)]
+    else:
+        f = function([x, y], cost, updates=updates, profile=True)
+        calls = [(data[k * BATCH:(k + 1) * BATCH], labels[k * BATCH:(k + 1) * BATCH].astype("int32"))
+                 for k in range(N // BATCH)]
+    return f, calls, params
+
+
+@contextlib.contextmanager
+def counted(device):
+    """Every copy between host and device (status reads of index kernels apart)."""
+    moved = {"up": 0, "down": 0, "status": 0}
+    upload, download = device.upload, device.download
+    ctx = get_context(None)
+    read_status = ctx.read_status
+
+    def up(*args, **kwargs):
+        moved["up"] += 1
+        return upload(*args, **kwargs)
+
+    def down(*args, **kwargs):
+        moved["down"] += 1
+        return download(*args, **kwargs)
+
+    def status(array):
+        moved["status"] += 1
+        moved["down"] -= 1
+        return read_status(array)
+
+    device.upload, device.download, ctx.read_status = up, down, status
+    try:
+        yield moved
+    finally:
+        del device.upload, device.download, ctx.read_status
+
+
+def _run(hidden, givens):
+    f, calls, params = _step(hidden, givens)
+    costs = [float(f(*args)) for args in calls]
+    return f, calls, costs, [np.asarray(q.get_value()) for q in params]
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["logistic_regression", "mlp"])
+@pytest.mark.parametrize("givens", [True, False], ids=["shared_data", "host_minibatches"])
+def test_a_training_step_moves_only_its_minibatch_and_its_outputs(opencl, hidden, givens):
+    with config.change_flags(floatX="float32"):
+        f, calls, costs, params = _run(hidden, givens)
+        with config.change_flags(device="cpu"):
+            _, _, cpu_costs, cpu_params = _run(hidden, givens)
+        np.testing.assert_allclose(costs, cpu_costs, rtol=1e-5)
+        for got, want in zip(params, cpu_params):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+        nodes = f.maker.fgraph.toposort()
+        uploads = [n for n in nodes if isinstance(n.op, GpuFromHost)]
+        downloads = [n for n in nodes if isinstance(n.op, HostFromGpu)]
+        assert len(downloads) == 1 and downloads[0].outputs[0] in f.maker.fgraph.outputs
+        assert sorted(n.inputs[0].name for n in uploads) == ([] if givens else ["x", "y"])
+        assert all(isinstance(n.op, (GpuOp, *TRANSFERS)) or _host_arithmetic(n) for n in nodes)
+        per_call = f.profile.transfers
+        assert per_call["to the host"] == (1, 4)
+        assert per_call.get("to the device", (0, 0))[0] == (0 if givens else 2)
+        with counted(get_context(None).device) as moved:
+            for args in calls:
+                f(*args)
+        # Index kernels read back their 16-byte status: one per gather or scatter node.
+        index_nodes = sum(type(n.op).__name__ in ("GpuAdvancedSubtensor", "GpuAdvancedIncSubtensor")
+                          for n in nodes)
+        assert moved == {"up": 0 if givens else 2 * len(calls), "down": len(calls),
+                         "status": index_nodes * len(calls)}
+
+
+def _host_arithmetic(node: Apply) -> bool:
+    """A host node computing one element (shape and index arithmetic)."""
+    return all(all(v.type.broadcastable) for v in node.outputs) and not isinstance(node.op, GpuOp)
+
+
+def test_the_mlp_step_has_the_two_gemm_of_the_cpu_graph_on_the_device(opencl):
+    with config.change_flags(floatX="float32"):
+        f, _, _ = _step(hidden=True, givens=True)
+        with config.change_flags(device="cpu"):
+            cpu, _, _ = _step(hidden=True, givens=True)
+    cpu_gemms = [n for n in cpu.maker.fgraph.toposort() if "Gemm" in type(n.op).__name__]
+    gpu_gemms = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, GpuGemm)]
+    assert len(cpu_gemms) == len(gpu_gemms) == 2
