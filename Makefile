@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 venv: $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[test,opencl,graphviz]"
+	$(BIN)/python -m pip install -q -e ".[test,opencl,graphviz,distributed]"
 
 check: venv
 	$(BIN)/arignote info
