@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: check test venv bench clean
+.PHONY: check test venv bench bench-distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ $(BENCH)/bin/python:
 bench: $(BENCH)/bin/python
 	$(BENCH)/bin/python -m pip install -q -e . pytensor jax matplotlib
 	$(BENCH)/bin/python benchmarks/run.py
+
+# Data-parallel training on a LocalCluster: one MLP epoch in one process, on 1 and on 2 workers.
+bench-distributed: venv
+	$(BIN)/python benchmarks/distributed_mlp.py
 
 clean:
 	rm -rf $(VENV) $(BENCH) build src/*.egg-info .pytest_cache .hypothesis

@@ -1,5 +1,8 @@
 """Synchronous data-parallel training on two local workers: the result equals training
 in one process on whole minibatches (float64, to 1e-10), whatever the shard sizes."""
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -153,3 +156,15 @@ def test_data_parallel_refuses_what_it_cannot_train(client):
         trainer.step(X, Y[:9])
     with pytest.raises(Exception, match="'y'"):  # the worker's own message names the input
         trainer.step(X, Y.astype("float64"))
+
+
+def test_the_data_parallel_example_trains_and_evaluates(client):
+    path = Path(__file__).resolve().parents[2] / "examples" / "data_parallel_mlp.py"
+    spec = importlib.util.spec_from_file_location("data_parallel_mlp", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    lines = []
+    accuracy = example.train(client, epochs=2, batch=64, rows=512, n_in=6, n_hidden=12, n_classes=3,
+                             log=lines.append)
+    assert len(lines) == 2 and "8 steps" in lines[0]
+    assert accuracy > 0.9

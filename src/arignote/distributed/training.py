@@ -4,6 +4,8 @@ Every worker keeps a replica of the training state (the parameters and the updat
 rule's own shared variables) in its trainer space (worker.py), at a step count.
 One step, all through Dask (no scheduler, transport or RPC of our own):
 
+The step is one Dask graph, submitted at once and gathered once:
+
 1. one *gradient* task per shard of the minibatch, wherever Dask places it (near the
    shard's data): it checks its worker's replica is at step ``t`` and returns the
    shard's row count, cost and gradients, scaled to sums (``reduction="mean"``:
@@ -31,8 +33,10 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+import dask
 import dask.array as da
 import numpy as np
+from dask import delayed
 from distributed import default_client, get_worker
 from distributed.comm import CommClosedError
 from distributed.scheduler import KilledWorker
@@ -171,32 +175,31 @@ class DataParallel:
                            f"failure: {failure}") from failure
 
     def _attempt(self, shards: list[list]) -> float:
-        client, t = self.client, self.steps
-        definition = self._definition()
-        readonly = self._readonly_refs()
-        placed = self._place(shards)
-        ours: list = []
+        """The step as one Dask graph: shard pieces, gradients, the sum tree, one apply per
+        worker (pinned to it, or anywhere if it is gone); one submission, one gather."""
+        t = self.steps
+        definition, readonly = self._definition(), self._readonly_refs()
+        level = [delayed(trainer_gradient, pure=False)(definition, t, readonly, shard) for shard in shards]
+        while len(level) > 1:
+            pairs = [delayed(trainer_sum, pure=False)(level[i], level[i + 1])
+                     for i in range(0, len(level) - 1, 2)]
+            level = pairs + level[len(pairs) * 2:]
+        applied = []
+        for worker in self._workers:
+            with dask.annotate(workers=[worker], allow_other_workers=True):
+                applied.append(delayed(trainer_apply, pure=False)(definition, t, readonly, level[0]))
+        futures = self.client.compute(applied, optimize_graph=False)
         try:
-            level = [client.submit(trainer_gradient, definition, t, readonly, shard, pure=False)
-                     for shard in placed]
-            ours += level
-            while len(level) > 1:
-                pairs = [client.submit(trainer_sum, level[i], level[i + 1], pure=False)
-                         for i in range(0, len(level) - 1, 2)]
-                ours += pairs
-                level = pairs + level[len(pairs) * 2:]
-            applied = [client.submit(trainer_apply, definition, t, readonly, level[0], workers=[w],
-                                     allow_other_workers=True, pure=False) for w in self._workers]
-            ours += applied
-            results = client.gather(applied)
+            results = self.client.gather(futures)
         except BaseException:
-            client.cancel(ours)
+            self.client.cancel(futures)
             raise
         self.steps = t + 1
         return results[0][1]
 
     def _shards(self, data: tuple) -> list[list]:
-        """The minibatch as shards: for each, one piece per input (arrays or delayed blocks)."""
+        """The minibatch as shards: for each, one piece per input (an array, which travels in
+        the step's graph, or a dask array's block, computed where Dask places it)."""
         if len(data) != self._n_inputs:
             raise TypeError(f"{self.name}.step takes {self._n_inputs} arguments (one per input), "
                             f"got {len(data)}")
@@ -229,22 +232,6 @@ class DataParallel:
                                      f"has {bounds[-1]}")
                 pieces.append([arg[a:b] for a, b in zip(bounds[:-1], bounds[1:])])
         return [list(shard) for shard, n in zip(zip(*pieces), rows) if n]
-
-    def _place(self, shards: list[list]) -> list:
-        """Futures of the shards' data: arrays scattered together per shard, blocks computed."""
-        client = self.client
-        local = [k for k, shard in enumerate(shards) if all(isinstance(p, np.ndarray) for p in shard)]
-        placed: list[Any] = [None] * len(shards)
-        if local:
-            for k, future in zip(local, client.scatter([tuple(shards[k]) for k in local], hash=False)):
-                placed[k] = future
-        for k, shard in enumerate(shards):
-            if placed[k] is None:
-                arrays = [(p, None) if isinstance(p, np.ndarray) else (None, p) for p in shard]
-                lazy = [d for _, d in arrays if d is not None]
-                computed = iter(client.compute(lazy))
-                placed[k] = [a if a is not None else next(computed) for a, _ in arrays]
-        return placed
 
     # --------------------------------------------------------------- state
     def _definition(self) -> Definition:
