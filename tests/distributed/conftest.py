@@ -5,16 +5,22 @@ import pytest
 
 def _cluster(processes: bool):
     distributed = pytest.importorskip("distributed")
+    import dask
     from arignote.distributed import release
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster)
-    try:
-        yield client
-    finally:
-        release(client)
-        client.close()
-        cluster.close()
+    # A LocalCluster closes the nanny of a worker lost for lost-worker-timeout (15 s) unless
+    # a worker of the same name has joined by then; it checks by name only, so with two
+    # kills in a row on a loaded machine it can close the nanny that is restarting the
+    # second, leaving one worker for good. The fault tests restart workers on purpose.
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "1h"}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                                           dashboard_address=None)
+        client = distributed.Client(cluster)
+        try:
+            yield client
+        finally:
+            release(client)
+            client.close()
+            cluster.close()
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ STEPS, BATCH = 20, 40
 @pytest.mark.parametrize("task", ["trainer_gradient", "trainer_apply"])
 def test_training_survives_a_worker_process_killed_mid_step(process_client, tmp_path, task):
     client = process_client
-    client.wait_for_workers(2)
+    client.wait_for_workers(2, timeout=120)
     X, Y = data(80, 6)
     want, costs = train_single_process(mlp, momentum(0.3), X, Y, STEPS, BATCH)
     params, inputs, cost = mlp()
@@ -34,7 +34,7 @@ def test_training_survives_a_worker_process_killed_mid_step(process_client, tmp_
     try:
         for k in range(STEPS):
             if k == 10:  # the nanny's new worker joins; the next steps bring it in
-                client.wait_for_workers(2)
+                client.wait_for_workers(2, timeout=120)
             xb, yb = minibatch(X, Y, k, BATCH)
             got.append(trainer.step([xb[:15], xb[15:]], [yb[:15], yb[15:]]))
     finally:

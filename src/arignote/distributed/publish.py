@@ -92,11 +92,12 @@ def describe(var: SharedVariable) -> SharedRef:
     return SharedRef(shared_key(var), loader, tuple(args[1:]))
 
 
-def host_value(var: SharedVariable) -> Any:
-    """The value as the variable's pickle holds it: host data, a copy the caller owns."""
+def host_value(var: SharedVariable, copy: bool = True) -> Any:
+    """The value as the variable's pickle holds it: host data (a copy the caller owns,
+    unless ``copy=False``: then possibly the variable's own buffer, to read only)."""
     _loader, args, _state = var.origin.__reduce_ex__(PROTOCOL)
     value = args[0]
-    return value.copy() if isinstance(value, np.ndarray) else value
+    return value.copy() if copy and isinstance(value, np.ndarray) else value
 
 
 def value_digest(value: Any) -> str:
@@ -202,12 +203,13 @@ class Publisher:
 
     def value(self, var: SharedVariable) -> SharedRef:
         """Publish ``var``'s current value unless the same content already is; its ref."""
-        value = host_value(var)
-        digest = value_digest(value)
+        digest = value_digest(host_value(var, copy=False))
         recipe = describe(var)
         with self._lock:
             known = self._values.get(recipe.key)
             if known is None or known[0] != digest or not known[1].alive():
+                value = host_value(var)  # a copy: the client may change its own afterwards
+                digest = value_digest(value)  # of what is sent, should it have changed meanwhile
                 known = self._values[recipe.key] = (digest, self._scatter("value", digest, value))
         return recipe._replace(digest=digest, pin=known[1])
 

@@ -252,7 +252,7 @@ class DataParallel:
         when that is ``steps + 1`` (the step completed, it need not run again)."""
         client, t = self.client, self.steps
         self.recoveries += 1
-        found = client.run(report, self._space, on_error="return")
+        found = client.run(report, self._space, False, on_error="return")
         found = {w: r for w, r in found.items() if not isinstance(r, BaseException)}
         self._workers = list(found)
         held = {w: r for w, r in found.items() if isinstance(r, dict) and r["step"] in (t, t + 1)}

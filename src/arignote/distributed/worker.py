@@ -168,16 +168,18 @@ class Space:
         return fn
 
 
-def report(name: str, dask_worker: Any = None) -> dict[str, Any] | None:
-    """For ``client.run``: one space's step, cost, replica digests and counters."""
+def report(name: str, digests: bool = True, dask_worker: Any = None) -> dict[str, Any] | None:
+    """For ``client.run``: one space's step, cost, counters and (``digests``) the digests
+    of its replicas' values."""
     from arignote.distributed.publish import value_digest
     found = dask_worker.extensions.get(WorkerState.name, {}).get(name)
     if found is None:
         return None
     # No lock: client.run calls this on the worker's event loop, which a task holding
     # the space may be waiting on. Each value is replaced whole, never written in place.
-    digests = {key: value_digest(var.get_value(borrow=True)) for key, var in list(found.replicas.items())}
-    return {"step": found.step, "cost": found.cost, "digests": digests, "stats": dict(found.stats)}
+    values = ({key: value_digest(var.get_value(borrow=True)) for key, var in list(found.replicas.items())}
+              if digests else {})
+    return {"step": found.step, "cost": found.cost, "digests": values, "stats": dict(found.stats)}
 
 
 def forget(name: str, dask_worker: Any = None) -> None:
