@@ -16,12 +16,14 @@ check: venv
 	$(BIN)/arignote info
 	$(BIN)/arignote check
 
+# The second run is the numpy path (no compiler): the modules whose ops have native kernels.
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+	ARIGNOTE_FLAGS=cxx= $(BIN)/python -m pytest -q tests/tensor tests/backends tests/compile tests/rewriting tests/gradient
 
-# The benchmark peers (PyTensor, JAX) and matplotlib go into their own
-# environment: they are never dependencies of the library.
+# The benchmark peers (PyTensor, JAX, numba, PyTorch) and matplotlib go into their
+# own environment: they are never dependencies of the library.
 BENCH ?= .venv-bench
 
 $(BENCH)/bin/python:
@@ -29,7 +31,7 @@ $(BENCH)/bin/python:
 	$(BENCH)/bin/python -m pip install -q --upgrade pip
 
 bench: $(BENCH)/bin/python
-	$(BENCH)/bin/python -m pip install -q -e . pytensor jax matplotlib
+	$(BENCH)/bin/python -m pip install -q -e . pytensor jax matplotlib numba torch==2.13.0
 	$(BENCH)/bin/python benchmarks/run.py
 
 # Data-parallel training on a LocalCluster: one MLP epoch in one process, on 1 and on 2 workers.

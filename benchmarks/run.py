@@ -1,6 +1,8 @@
-"""Run every workload against numpy, PyTensor and JAX; write a table and a chart.
+"""Run every workload against numpy, PyTensor, JAX, numba and PyTorch; write a table and a chart.
 
-Usage: python benchmarks/run.py [--quick]. Each thread setting runs in its own
+Usage: python benchmarks/run.py [--quick] [--only W7 W7c ...]. ``--only`` runs just
+those workloads and writes results/<names>.md (and .png) instead of latest.*,
+without the cold-start and memory sections. Each thread setting runs in its own
 process (thread counts must be fixed before numpy loads its BLAS); inside it,
 the frameworks of a workload are timed round-robin and the median of the
 rounds is kept, so drift on a shared machine hits all of them alike. Every
@@ -17,6 +19,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,13 +39,15 @@ def thread_env(threads: int) -> dict:
 
 
 # ------------------------------------------------------------------ worker side
-def worker(quick: bool) -> dict:
+def worker(quick: bool, only: list[str] | None) -> dict:
     import numpy as np
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
     rounds = 3 if quick else 9
     out: dict = {}
     for key, (_desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
+        if only and key not in only:
+            continue
         for dtype in dtypes:
             runs = {}
             reference = None
@@ -107,9 +112,12 @@ def peak_memory(framework: str, workload: str) -> float:
 
 
 # ------------------------------------------------------------------ driver side
-def spawn(args: list[str], threads: int) -> dict:
+def spawn(args: list[str], threads: int, compiledir: Path | None = None) -> dict:
+    env = thread_env(threads)
+    if compiledir is not None:
+        env["ARIGNOTE_FLAGS"] = f"compiledir={compiledir}"
     done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
-                          env=thread_env(threads), timeout=3600)
+                          env=env, timeout=3600)
     if done.returncode != 0:
         raise SystemExit(f"benchmark worker failed ({' '.join(args)}):\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -118,7 +126,7 @@ def spawn(args: list[str], threads: int) -> dict:
 def versions() -> dict:
     code = ("import json, importlib.metadata as m, numpy as np\n"
             "out = {}\n"
-            "for p in ('arignote', 'numpy', 'scipy', 'pytensor', 'jax', 'jaxlib'):\n"
+            "for p in ('arignote', 'numpy', 'scipy', 'pytensor', 'jax', 'jaxlib', 'numba', 'torch'):\n"
             "    try: out[p] = m.version(p)\n"
             "    except m.PackageNotFoundError: pass\n"
             "blas = np.show_config(mode='dicts')['Build Dependencies']['blas']\n"
@@ -141,12 +149,13 @@ def cpu_model() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (smoke test)")
+    parser.add_argument("--only", nargs="+", metavar="WORKLOAD", help="run only these workloads")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cold", help=argparse.SUPPRESS)
     parser.add_argument("--memory", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.quick)))
+        print(json.dumps(worker(args.quick, args.only)))
         return
     if args.cold:
         print(json.dumps(cold_compile(args.cold)))
@@ -158,22 +167,40 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
     cores = os.cpu_count() or 1
+    load_before = os.getloadavg()[0]
+    unknown = set(args.only or ()) - set(WORKLOADS)
+    if unknown:
+        parser.error(f"unknown workloads {sorted(unknown)}; there are {sorted(WORKLOADS)}")
     quick = ["--quick"] if args.quick else []
-    timings = {threads: spawn(["--worker", *quick], threads) for threads in sorted({1, cores})}
+    only = ["--only", *args.only] if args.only else []
+    timings = {threads: spawn(["--worker", *quick, *only], threads) for threads in sorted({1, cores})}
+    load = (load_before, os.getloadavg()[0])
+    if args.only:
+        report(timings, {}, {}, WORKLOADS, cores, load, stem="-".join(args.only))
+        return
     frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
+    # Cold start with an empty kernel cache, then warm (a new process each time).
+    empty = Path(tempfile.mkdtemp(prefix="arignote-bench-cache-"))
+    cold_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / str(k)) for k in range(3)]
+    warm_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / "0") for _ in range(3)]
     cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
     memory = {(f, w): spawn(["--memory", f, w], 1) for w in ("W3", "W4")
               for f in ("numpy", "arignote", "pytensor") if available(f)}
-    report(timings, cold, memory, WORKLOADS, cores)
+    report(timings, cold, memory, WORKLOADS, cores, load, cold_native, warm_native)
 
 
-def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int) -> None:
+def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int,
+           load: tuple[float, float], cold_native: list = (), warm_native: list = (),
+           stem: str = "latest") -> None:
     RESULTS.mkdir(exist_ok=True)
     info = versions()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# Benchmarks ({now})", "",
              f"Machine: {cpu_model()}, {cores} cores, {platform.system()} {platform.machine()}; "
              + ", ".join(f"{k} {v}" for k, v in info.items()), "",
+             f"Load average (1 min) {load[0]:.1f} when the timings started, {load[1]:.1f} when they "
+             "ended: other processes on the machine slow every framework, and multi-threaded ones most.",
+             "",
              "Median seconds per unit of work; ratio = time / numpy's time in the same run "
              "(lower is better).", ""]
     chart = []
@@ -188,18 +215,26 @@ def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int)
                 if name != "numpy":
                     chart.append((f"{key} {threads}t", name, seconds / base))
         lines.append("")
-    lines += ["## W5: cold start (fresh process, W4 step)", "", "| framework | import | build + compile |",
-              "|---|---|---|"]
-    for name, runs in cold.items():
-        lines.append(f"| {name} | {_fmt(statistics.median(r['import'] for r in runs))} | "
-                     f"{_fmt(statistics.median(r['compile'] for r in runs))} |")
-    lines += ["", "## Peak memory during one call (numpy allocations, tracemalloc)", "",
-              "| workload | framework | peak |", "|---|---|---|"]
-    for (name, workload), peak in memory.items():
-        lines.append(f"| {workload} | {name} | {peak / 2**20:.1f} MiB |")
-    (RESULTS / "latest.md").write_text("\n".join(lines) + "\n")
+    if cold:
+        lines += ["## W5: cold start (fresh process, W4 step)", "", "| framework | import | build + compile |",
+                  "|---|---|---|"]
+        for framework, runs in cold.items():
+            lines.append(f"| {framework} | {_fmt(statistics.median(r['import'] for r in runs))} | "
+                         f"{_fmt(statistics.median(r['compile'] for r in runs))} |")
+    if cold_native:
+        lines += ["", f"arignote's W4 step, native kernel cache empty: "
+                  f"{_fmt(statistics.median(r['compile'] for r in cold_native))} "
+                  f"(runs: {', '.join(_fmt(r['compile']) for r in cold_native)}); warm cache, new process: "
+                  f"{_fmt(statistics.median(r['compile'] for r in warm_native))} "
+                  f"(runs: {', '.join(_fmt(r['compile']) for r in warm_native)})"]
+    if memory:
+        lines += ["", "## Peak memory during one call (numpy allocations, tracemalloc)", "",
+                  "| workload | framework | peak |", "|---|---|---|"]
+        for (framework, workload), peak in memory.items():
+            lines.append(f"| {workload} | {framework} | {peak / 2**20:.1f} MiB |")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    _chart(chart, RESULTS / "latest.png")
+    _chart(chart, RESULTS / f"{stem}.png")
 
 
 def _fmt(seconds: float) -> str:

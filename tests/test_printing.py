@@ -119,7 +119,7 @@ def test_debugprint_shows_a_scan_inner_graph_after_the_tree():
         " > |Elemwise{add,no_inplace} [id I] ''\n"
         " >   |Dot [id J] ''\n"
         " >   | |h0[t-1] [id K] -> [id E]\n"
-        " >   | |<TensorType(float64, matrix)> [id L] -> [id G]\n"
+        " >   | |W [id L] -> [id G]\n"
         " >   |x[t+0] [id M] -> [id D]\n")
 
 
@@ -188,3 +188,31 @@ def test_pp_unknown_op_and_registration():
 def test_exported_from_the_package():
     assert arignote.debugprint is debugprint and arignote.pp is pp
     assert {"debugprint", "pp"} <= set(arignote.__all__)
+
+
+def test_print_op_prints_each_run_and_passes_values_and_gradients(capsys):
+    from arignote.printing import Print
+    x = T.dvector("x")
+    y = Print("x is")(x) * 2
+    f = function([x], y)
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    assert capsys.readouterr().out == "x is __str__ = [1. 2.]\n"
+    shown = Print("v", attrs=("shape", "sum"))(x)
+    function([x], shown)(np.ones(3))
+    assert capsys.readouterr().out == "v shape = (3,)\nv sum = 3.0\n"
+    seen = []
+    function([x], Print("m", global_fn=lambda op, v: seen.append((op.message, v.tolist())))(x))(np.ones(1))
+    assert seen == [("m", [1.0])]
+    g = function([x], arignote.grad((Print("p")(x) ** 2).sum(), x))
+    np.testing.assert_array_equal(g(np.array([3.0])), [6.0])
+    folded = function([], Print("c")(T.constant(1.0)) * 1).maker.fgraph.toposort()
+    assert any(isinstance(n.op, Print) for n in folded)  # not folded into a constant
+
+
+def test_pp_writes_second_as_theanos_fill():
+    x = T.dscalar("x")
+    gy = arignote.grad(x ** 2, x)
+    with np.printoptions(legacy="1.13"):  # the print mode Theano's documentation shows
+        text = pp(gy)
+    assert text == ("((fill((x ** TensorConstant{2}), TensorConstant{1.0}) * TensorConstant{2}) * "
+                      "(x ** (TensorConstant{2} - TensorConstant{1})))")

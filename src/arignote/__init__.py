@@ -12,7 +12,8 @@ from arignote.tensor.blas import dot
 from arignote.updates import OrderedUpdates
 from arignote import sandbox
 from arignote import gradient
-from arignote.gradient import Lop, Rop, grad, hessian, jacobian, verify_grad
+from arignote.gradient import Lop, Rop, grad, hessian, jacobian, subgraph_grad, verify_grad
+from arignote.compile.builders import OpFromGraph
 from arignote.printing import debugprint, pp
 from arignote.backends.gpu import explain
 from arignote import scan_module
@@ -27,5 +28,5 @@ __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mo
            "SharedVariable", "Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable",
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
-           "jacobian", "hessian", "change_flags", "clone", "dot", "function_dump", "OrderedUpdates",
-           "save", "load", "misc"]
+           "jacobian", "hessian", "subgraph_grad", "change_flags", "clone", "dot", "function_dump",
+           "OrderedUpdates", "OpFromGraph", "save", "load", "misc"]

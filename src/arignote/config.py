@@ -21,6 +21,7 @@ import contextlib
 import difflib
 import os
 import re
+import shutil
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,23 @@ def _anything(value: Any) -> Any:
     return value
 
 
+def _default_cxx() -> str:
+    """The system C compiler, if one is on PATH (the probe decides whether it works)."""
+    return next((found for name in ("cc", "gcc", "clang") if (found := shutil.which(name))), "")
+
+
+def _default_compiledir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "arignote")
+
+
+def _count(value: Any) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected a count of elements, 0 or more")
+    return number
+
+
 _FLAGS = [
     Flag("floatX", "float64", "dtype given to Python floats and to constructors "
          "such as tensor.vector() that take no dtype",
@@ -128,6 +146,17 @@ _FLAGS = [
          "an error raised while running a node carries", _choice("low", "high")),
     Flag("unittests.rseed", 666, "seed of arignote.testing.fetch_seed ('random': a new one "
          "each run)", _seed),
+
+
+    Flag("cxx", _default_cxx(), "the C compiler for native CPU kernels; empty: numpy's kernels only",
+         str),
+    Flag("compiledir", _default_compiledir(), "where compiled kernels are cached", str),
+    Flag("openmp", True, "let native kernels run on OMP_NUM_THREADS threads (all cores by default)",
+         _boolean),
+    Flag("openmp_elemwise_minsize", 200000, "elements an array needs before a native kernel "
+         "spreads it over threads", _count),
+    Flag("native_min_size", 2048, "elements below which an op runs numpy's kernel instead of "
+         "a native one (0: always native)", _count),
 ]
 
 # Theano 1.0's flags under the ``theano`` alias: the flag of ours each one sets, or None
@@ -137,12 +166,12 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
     **{name: name for name in ("floatX", "device", "mode", "optimizer", "warn_float64", "allow_gc",
                                "compute_test_value", "on_unused_input", "profile", "cxx",
                                "exception_verbosity", "unittests.rseed", "force_device",
-                               "contexts")},
+                               "contexts", "openmp", "openmp_elemwise_minsize", "compiledir")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
                      "check_input", "print_test_value", "compute_test_value_opt", "pickle_test_value",
-                     "openmp", "openmp_elemwise_minsize", "optimizer_excluding", "optimizer_including",
+                     "optimizer_excluding", "optimizer_including",
                      "optimizer_requiring", "optimizer_verbose", "on_opt_error", "on_shape_error",
-                     "nocleanup", "base_compiledir", "compiledir", "compiledir_format",
+                     "nocleanup", "base_compiledir", "compiledir_format",
                      "init_gpu_device", "print_active_device", "print_global_stats",
                      "assert_no_cpu_op", "unpickle_function", "reoptimize_unpickled_function",
                      "cache_optimizations", "check_stack_trace", "profile_optimizer",

@@ -117,6 +117,27 @@ def opencl_section() -> tuple[Section, list[str]]:
     return Section("OpenCL (device=opencl, openclP:D)", rows), usable
 
 
+def native_section() -> Section:
+    """The C compiler native CPU kernels are built with, or why numpy's kernels run."""
+    from arignote.backends.cpu import native
+    from arignote.config import config
+    chain = native.toolchain()
+    if not hasattr(chain, "flags"):
+        return Section("Native CPU kernels", [("status", f"off: {chain.reason}; numpy's kernels run"),
+                                              ("fix", chain.fix)])
+    threads = (f"OpenMP, {os.environ.get('OMP_NUM_THREADS') or os.cpu_count()} threads from "
+               f"{config.openmp_elemwise_minsize} elements" if chain.openmp else "one thread")
+    return Section("Native CPU kernels", [
+        ("compiler", f"{chain.identity} ({chain.path})"),
+        ("flags", " ".join(chain.flags + chain.libs)),
+        ("vector math", f"{chain.vector_library}: {len(chain.vector_functions)} functions"
+         if chain.vector_library else "none: plain libm calls (not vectorised)"),
+        ("threads", threads),
+        ("numpy below", f"{config.native_min_size} elements"),
+        ("cache", config.compiledir),
+    ])
+
+
 def usable_devices() -> list[str]:
     """``cpu`` and every GPU device that can be opened here, for ``arignote check``."""
     return ["cpu"] + opencl_section()[1] + cuda_section()[1]
@@ -143,5 +164,5 @@ def report() -> str:
         ("warn_float64", config.warn_float64),
     ])
     flags.rows += [("force_device", str(config.force_device)), ("contexts", config.contexts or "(none)")]
-    sections = (software, cpu, opencl_section()[0], cuda_section()[0], flags)
+    sections = (software, cpu, native_section(), opencl_section()[0], cuda_section()[0], flags)
     return "\n\n".join(s.render() for s in sections)

@@ -22,20 +22,25 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from arignote.compile.function import function
+from arignote.config import config
 from arignote.graph.basic import Op, Variable
+from arignote.graph.types import DisconnectedType, NullType, disconnected_type, null_type
 from arignote.graph.traversal import ancestors, clone_get_equiv, graph_inputs, io_toposort
 from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor import math as tm
-from arignote.tensor.alloc import zeros_like
+from arignote.tensor.alloc import ones_like, zeros_like
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import patternbroadcast
 from arignote.tensor.type import TensorType
-from arignote.tensor.variable import as_tensor_variable, constant
+from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["grad", "Lop", "Rop", "jacobian", "hessian", "verify_grad", "register_grad",
-           "zero_grad", "disconnected_grad", "consider_constant", "grad_clip", "grad_scale", "ViewGradOp",
-           "register_stable_form", "backpropagate", "GradientError", "DisconnectedInputError",
-           "GRAD_RULES", "STABLE_FORMS"]
+__all__ = ["grad", "Lop", "Rop", "jacobian", "hessian", "verify_grad", "register_grad", "subgraph_grad",
+           "zero_grad", "disconnected_grad", "consider_constant", "undefined_grad", "grad_clip",
+           "grad_scale", "ViewGradOp", "ZeroGrad", "ConsiderConstant", "DisconnectedGrad", "UndefinedGrad",
+           "GradClip", "GradScale", "zero_grad_", "consider_constant_", "disconnected_grad_",
+           "undefined_grad_", "grad_undefined", "grad_not_implemented", "NullType", "DisconnectedType",
+           "disconnected_type", "null_type", "register_stable_form", "backpropagate", "GradientError",
+           "DisconnectedInputError", "NullTypeGradError", "GRAD_RULES", "STABLE_FORMS"]
 
 GradRule = Callable[[Any, list, list, list], list]
 GRAD_RULES: dict[type, GradRule] = {}
@@ -89,23 +94,38 @@ class GradientError(AssertionError):
 # ------------------------------------------------------------------------ grad
 def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
          consider_constant: Sequence[Variable] | None = None,
-         disconnected_inputs: str = "raise", known_grads: dict | None = None,
-         return_disconnected: str = "zero") -> Any:
-    """The gradient of the scalar ``cost`` with respect to ``wrt`` (one variable or a list).
+         disconnected_inputs: str = "raise", add_names: bool = True, known_grads: dict | None = None,
+         return_disconnected: str = "zero", null_gradients: str = "raise") -> Any:
+    """The gradient of the scalar ``cost`` with respect to ``wrt`` (one variable, a list or
+    a tuple; the result has the same form). Theano's signature and semantics.
 
-    ``consider_constant`` variables are treated as constants (no gradient flows
-    through them); ``known_grads`` seeds gradients of intermediate variables
-    (then ``cost`` may be None); ``disconnected_inputs`` says what to do when a
-    ``wrt`` does not influence the cost: 'raise', 'warn' or 'ignore' (then its
-    gradient is zeros, or None with ``return_disconnected='none'``). A ``wrt``
-    that reaches the cost only through integer values gets zeros: integers
-    carry no gradient.
+    ``consider_constant`` variables still get their gradient, but pass none on
+    to what computes them; ``known_grads`` seeds gradients of intermediate
+    variables (then ``cost`` may be None); ``disconnected_inputs`` says what to
+    do when a ``wrt`` does not influence the cost: 'raise', 'warn' or 'ignore',
+    and ``return_disconnected`` what it gets then: 'zero' (zeros), 'None', or
+    'Disconnected' (a ``DisconnectedType`` variable). A gradient that does not
+    exist (``grad_undefined``, ``grad_not_implemented``) raises
+    ``NullTypeGradError`` unless ``null_gradients='return'``. ``add_names``
+    names each gradient ``(d<cost>/d<wrt>)`` when both have names.
+
+    Integer variables are differentiated as Theano does: an op computing floats
+    from them (``dot``, arithmetic, a cast to float) gives them the float
+    gradient, an integer-valued result passes no gradient back (its terms are
+    zero), and an integer ``wrt``'s gradient is a float.
     """
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError(f"grad: disconnected_inputs={disconnected_inputs!r}; use 'raise', "
                          "'warn' or 'ignore'")
-    if return_disconnected not in ("zero", "none"):
-        raise ValueError(f"grad: return_disconnected={return_disconnected!r}; use 'zero' or 'none'")
+    if return_disconnected not in _RETURN_DISCONNECTED:
+        raise ValueError(f"grad: return_disconnected={return_disconnected!r}; use 'zero', 'None' "
+                         "or 'Disconnected'")
+    if null_gradients not in ("raise", "return"):
+        raise ValueError(f"grad: null_gradients={null_gradients!r}; use 'raise' or 'return'")
+    if isinstance(wrt, (set, frozenset)):
+        raise TypeError("grad: wrt is a set, whose order is undefined: pass a list, so the "
+                        "gradients come back in a known order")
+    as_tuple = isinstance(wrt, tuple)
     single = not isinstance(wrt, (list, tuple))
     wrt_list = [wrt] if single else list(wrt)
     seeds = _seeds(cost, known_grads)
@@ -115,67 +135,151 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
                                                  or hasattr(var.type, "host_type")):
             raise TypeError(f"grad: wrt must hold symbolic tensor variables, got "
                             f"{type(var).__name__} {var!r}")
-        if var.type.dtype in DISCRETE:
-            raise TypeError(f"grad: {var.describe()} is {var.type.dtype}: integer and boolean "
-                            "variables are not differentiable; take the gradient with respect "
-                            "to a float variable (cast the integer to float where it is made)")
     blocked = list(consider_constant or [])
-    grads = backpropagate(seeds, wrt_list, blocked)
-    connected = _connected(seeds, wrt_list, blocked)
+    for var in blocked:
+        if not isinstance(var, Variable):
+            raise TypeError(f"grad: consider_constant must hold symbolic variables, got {var!r}")
+    live = {v: g for v, g in seeds.items() if not isinstance(g.type, DisconnectedType)}
+    cut: set = set()
+    grads = backpropagate(live, wrt_list, blocked, cut)
+    connected = _connected(live, wrt_list, blocked, cut)
+    name = cost.name if add_names and cost is not None else None
     result = []
     for var in wrt_list:
         g = grads.get(var)
-        if g is None and var in connected:
-            g = zeros_like(var)
+        if g is not None and is_null(g):
+            if null_gradients == "raise":
+                raise NullTypeGradError(f"grad: the gradient with respect to {var.describe()} does "
+                                        f"not exist: {g.type.why_null}")
+        elif g is None and var in connected:
+            g = _float_zeros_like(var)
         elif g is None:
             g = _disconnected(var, disconnected_inputs, return_disconnected)
+        if name and var.name and g is not None and var not in seeds:
+            g.name = f"(d{name}/d{var.name})"
         result.append(g)
-    return result[0] if single else result
+    return result[0] if single else tuple(result) if as_tuple else result
+
+
+_RETURN_DISCONNECTED = ("zero", "None", "none", "Disconnected")
+
+
+class NullTypeGradError(TypeError):
+    """``grad`` met a gradient that does not exist (``grad_undefined``, ``grad_not_implemented``)."""
+
+
+def grad_undefined(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
+    """The gradient of input ``x_pos`` (``x``) of ``op``, which is mathematically undefined: a
+    ``NullType`` variable; ``grad`` raises if it reaches a ``wrt``, ``function`` refuses it."""
+    return NullType(f"the gradient of input {x_pos} ({x}) of {op} is mathematically undefined. "
+                    f"{comment}".strip())()
+
+
+def grad_not_implemented(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
+    """Like ``grad_undefined``, for a gradient that exists but is not implemented."""
+    return NullType(f"the gradient of input {x_pos} ({x}) of {op} is not implemented. "
+                    f"{comment}".strip())()
+
+
+def is_null(var: Any) -> bool:
+    return isinstance(getattr(var, "type", None), NullType)
+
+
+def subgraph_grad(wrt: list[Variable], end: list[Variable], start: dict | None = None,
+                  cost: Variable | None = None, details: bool = False) -> tuple:
+    """Gradients of ``cost`` and/or the ``start`` gradients (a dict variable -> gradient) with
+    respect to ``wrt`` and ``end``, stopping at ``end`` (held constant): backpropagation one
+    piece of a graph at a time. Returns ``(wrt_grads, end_grads)``, and with ``details`` also
+    the gradients from ``start`` and from ``cost`` (Theano's ``subgraph_grad``)."""
+    if cost is None and start is None:
+        raise ValueError("subgraph_grad: give a cost, or start gradients")
+    if not isinstance(wrt, list) or not isinstance(end, list):
+        raise TypeError("subgraph_grad: wrt and end must be lists of variables")
+    params = list(dict.fromkeys(wrt + end))
+    start_grads = cost_grads = None
+    if start is not None:
+        start_grads = list(grad(None, params, known_grads=start, consider_constant=end,
+                                disconnected_inputs="ignore"))
+    if cost is not None:
+        cost_grads = list(grad(cost, params, consider_constant=end, disconnected_inputs="ignore"))
+    total = start_grads if cost_grads is None else cost_grads if start_grads is None else [
+        tm.add(a, b) for a, b in zip(start_grads, cost_grads)]
+    by_param = dict(zip(params, total))
+    wrt_grads, end_grads = [by_param[v] for v in wrt], [by_param[v] for v in end]
+    if details:
+        return wrt_grads, end_grads, start_grads, cost_grads
+    return wrt_grads, end_grads
+
+
+def _float_zeros_like(var: Variable) -> Variable:
+    """Zeros of ``var``'s shape, in a float dtype (a gradient is never an integer)."""
+    return zeros_like(var, None if var.type.dtype not in DISCRETE else config.floatX)
 
 
 def _seeds(cost: Any, known_grads: dict | None) -> dict[Variable, Variable]:
     seeds: dict[Variable, Variable] = {}
     if cost is not None:
+        if is_null(cost):
+            raise ValueError(f"grad: the cost is a NullType variable, which has no value: "
+                             f"{cost.type.why_null}")
         cost = as_tensor_variable(cost)
         if cost.ndim != 0:
             raise TypeError(f"grad: the cost {cost.describe()} has {cost.ndim} dimensions, but "
                             "must be a scalar: reduce it (cost.sum(), cost.mean()), or use "
                             "jacobian() / Lop() for the gradient of each element")
-        if cost.dtype in DISCRETE:
-            raise TypeError(f"grad: the cost {cost.describe()} is {cost.dtype}, which has no "
-                            "gradient: cast it to a float dtype")
-        seeds[cost] = constant(np.ones((), dtype=cost.dtype))
+        # ones_like keeps the cost's inputs in the gradient's graph (Theano's seed; rewriting
+        # folds it to the constant 1).
+        seeds[cost] = ones_like(cost, cost.dtype if cost.dtype not in DISCRETE else config.floatX)
     for var, g in (known_grads or {}).items():
         if not isinstance(var, Variable):
             raise TypeError(f"grad: known_grads keys must be symbolic variables, got {var!r}")
+        if isinstance(getattr(g, "type", None), (NullType, DisconnectedType)):
+            seeds[var] = g
+            continue
         g = as_tensor_variable(g)
-        if g.ndim != var.ndim:
+        if g.dtype in DISCRETE:
+            raise TypeError(f"grad: the known gradient of {var.describe()} is {g.dtype}: a "
+                            "gradient is a float (or a NullType/DisconnectedType variable)")
+        if g.ndim != var.ndim and g.ndim != 0:
             raise ValueError(f"grad: the known gradient of {var.describe()} has {g.ndim} "
                              f"dimensions, but {var.describe()} has {var.ndim}")
-        seeds[var] = fit_to(g, var) if var not in seeds else tm.add(seeds[var], fit_to(g, var))
+        g = g if g.ndim != var.ndim else fit_to(g, var)
+        seeds[var] = g if var not in seeds else tm.add(seeds[var], g)
     if not seeds:
         raise ValueError("grad: give a cost, or known_grads")
     return seeds
 
 
-def connected_outputs(node: Any, reached: set) -> list[Variable]:
-    """The outputs of ``node`` that depend on the inputs in ``reached``, by the op's
-    ``connection_pattern(node)`` (one list per input of one bool per output) when it
-    has one, else every output when any input is reached."""
+def connection_rows(node: Any) -> list[list[bool]]:
+    """The op's ``connection_pattern(node)`` (one list per input of one bool per output), or
+    every input connected to every output."""
     pattern = getattr(node.op, "connection_pattern", None)
     if pattern is None:
-        return list(node.outputs) if any(i in reached for i in node.inputs) else []
+        return [[True] * len(node.outputs) for _ in node.inputs]
     rows = pattern(node)
+    if not isinstance(rows, list) or len(rows) != len(node.inputs) or not all(
+            isinstance(r, list) and len(r) == len(node.outputs) for r in rows):
+        raise TypeError(f"{node.op}.connection_pattern must return one list of {len(node.outputs)} "
+                        f"bools per input ({len(node.inputs)}), got {rows!r}")
+    return rows
+
+
+def connected_outputs(node: Any, reached: set) -> list[Variable]:
+    """The outputs of ``node`` that depend on the inputs in ``reached`` (``connection_rows``)."""
+    rows = connection_rows(node)
     return [out for j, out in enumerate(node.outputs)
             if any(rows[i][j] for i, inp in enumerate(node.inputs) if inp in reached)]
 
 
-def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable]) -> set[Variable]:
-    """The ``wrt`` variables on some path to a seed (whatever the dtypes on the way)."""
+def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable],
+               cut: set = frozenset()) -> set[Variable]:
+    """The ``wrt`` variables on some path to a seed (whatever the dtypes on the way); a
+    ``blocked`` variable is connected to nothing it is computed from, and no path goes
+    through a ``cut`` (node, input position), where a rule said DisconnectedType."""
     stop = set(blocked)
-    reach = set(wrt) - stop
+    reach = set(wrt)
     for node in io_toposort([], list(seeds)):
-        reach.update(connected_outputs(node, reach))
+        reach.update(v for v in connected_outputs(node, reach) if v not in stop)
     if not any(s in reach for s in seeds):
         return set()
     # Walk back from the seeds through reached variables only.
@@ -185,7 +289,9 @@ def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable]) -> set
         var = stack.pop()
         if var.owner is None or var in stop:
             continue
-        for inp in var.owner.inputs:
+        for i, inp in enumerate(var.owner.inputs):
+            if (var.owner, i) in cut:
+                continue
             if inp in reach and inp not in live and var in connected_outputs(var.owner, {inp}):
                 live.add(inp)
                 stack.append(inp)
@@ -199,47 +305,103 @@ def _disconnected(var: Variable, policy: str, return_disconnected: str) -> Varia
         raise DisconnectedInputError(message)
     if policy == "warn":
         warnings.warn(message, stacklevel=3)
-    return None if return_disconnected == "none" else zeros_like(var)
+    if return_disconnected in ("None", "none"):
+        return None
+    return disconnected_type() if return_disconnected == "Disconnected" else _float_zeros_like(var)
 
 
 def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
-                  consider_constant: Sequence[Variable] = ()) -> dict[Variable, Variable]:
+                  consider_constant: Sequence[Variable] = (), cut: set | None = None
+                  ) -> dict[Variable, Variable]:
     """Gradients of every variable between ``wrt`` and the seeds, by reverse accumulation.
 
-    Integer and boolean variables never receive a gradient; a node none of
-    whose inputs depends on ``wrt`` is not differentiated at all.
+    A ``consider_constant`` variable gets its gradient but passes none to its
+    node. An integer-valued output passes none back (Theano's rule: its terms
+    are zeros); a node none of whose inputs depends on ``wrt`` is not
+    differentiated. A NullType gradient (one that does not exist) propagates:
+    every input connected to such an output gets it. Where a rule returns a
+    DisconnectedType, the (node, input position) is added to ``cut``.
     """
     blocked = set(consider_constant)
     wrt_set = set(wrt)
     nodes = io_toposort([], list(seeds))
     depends: set[Variable] = set(wrt)
     for node in nodes:
-        depends.update(connected_outputs(node, depends - blocked))
+        depends.update(v for v in connected_outputs(node, depends) if v not in blocked)
     grads: dict[Variable, Variable] = {}
     for var, g in seeds.items():
         _accumulate(grads, var, g)
     for node in reversed(nodes):
-        if not any(o in grads for o in node.outputs):
+        flowing = [o in grads and o not in blocked for o in node.outputs]
+        if not any(flowing) or not any(i in depends for i in node.inputs):
             continue
-        if not any(i in depends and i not in blocked for i in node.inputs):
-            continue
-        output_grads = [grads[o] if o in grads else zeros_like(o) for o in node.outputs]
-        pairs = _stable_pairs(node, output_grads, depends, blocked, wrt_set)
-        if pairs is None:
-            in_grads = input_grads(node, output_grads)
-            if len(in_grads) != len(node.inputs):
-                raise ValueError(f"the gradient of {node.op} returned {len(in_grads)} gradients "
-                                 f"for {len(node.inputs)} inputs")
-            pairs = zip(node.inputs, in_grads)
-        for inp, g in pairs:
-            if g is None or inp in blocked or inp not in depends or inp.type.dtype in DISCRETE:
+        rows = connection_rows(node)
+        nulls = [flowing[j] and is_null(grads[o]) for j, o in enumerate(node.outputs)]
+        usable = [flowing[j] and not nulls[j] and _is_float(o) for j, o in enumerate(node.outputs)]
+        pairs: Any = []
+        if any(usable):
+            output_grads = [grads[o] if usable[j] else _no_gradient(o) for j, o in enumerate(node.outputs)]
+            pairs = _stable_pairs(node, output_grads, depends, blocked, wrt_set)
+            if pairs is None:
+                in_grads = input_grads(node, output_grads)
+                if in_grads is None:
+                    raise TypeError(f"the gradient of {node.op} returned None instead of a list "
+                                    "of one gradient per input")
+                in_grads = list(in_grads)
+                if len(in_grads) != len(node.inputs):
+                    raise ValueError(f"the gradient of {node.op} returned {len(in_grads)} "
+                                     f"gradients for {len(node.inputs)} inputs")
+                pairs = list(zip(node.inputs, in_grads))
+                if cut is not None:
+                    cut.update((node, i) for i, (_, g) in enumerate(pairs)
+                               if isinstance(getattr(g, "type", None), DisconnectedType))
+        terms = dict(_pairs_list(pairs))
+        for i, inp in enumerate(node.inputs):
+            null = next((grads[o] for j, o in enumerate(node.outputs) if nulls[j] and rows[i][j]), None)
+            if null is not None:
+                terms[inp] = null
+        # An input the op connects to no output that has a gradient gets no term (a stable
+        # form's sources are earlier variables, connected through the form).
+        unreached = set(node.inputs) - {inp for i, inp in enumerate(node.inputs)
+                                        if any(rows[i][j] and flowing[j] for j in range(len(node.outputs)))}
+        for inp, g in terms.items():
+            if (g is None or inp not in depends or inp in unreached
+                    or isinstance(getattr(g, "type", None), DisconnectedType)):
                 continue
-            g = as_tensor_variable(g)
-            if g.ndim != inp.ndim:
-                raise ValueError(f"the gradient rule of {node.op} gave a {g.ndim}-d gradient "
-                                 f"for the {inp.ndim}-d input {inp.describe()}")
-            _accumulate(grads, inp, fit_to(g, inp))
+            if not is_null(g):
+                g = as_tensor_variable(g)
+                if g.ndim != inp.ndim:
+                    raise ValueError(f"the gradient rule of {node.op} gave a {g.ndim}-d gradient "
+                                     f"for the {inp.ndim}-d input {inp.describe()}")
+                g = fit_to(g, inp)
+            _accumulate(grads, inp, g)
     return grads
+
+
+def _no_gradient(var: Variable) -> Variable:
+    """What a rule gets for an output with no gradient: zeros, or (an output that is not an
+    array, such as a random generator's state) a DisconnectedType variable."""
+    return zeros_like(var) if isinstance(var.type, TensorType) or hasattr(var.type, "host_type") \
+        else disconnected_type()
+
+
+def _pairs_list(pairs: Any) -> list:
+    # A variable given to a node twice (x * x) gets the sum of its terms.
+    out: dict = {}
+    for inp, g in pairs:
+        if g is None or isinstance(getattr(g, "type", None), DisconnectedType):
+            continue
+        if inp in out and not is_null(out[inp]):
+            out[inp] = g if is_null(g) else tm.add(out[inp], g)
+        elif inp not in out:
+            out[inp] = g
+    return list(out.items())
+
+
+def _is_float(var: Variable) -> bool:
+    """Whether gradients flow back through ``var`` (not integer-valued; any non-tensor type,
+    such as a GPU array, is judged by its dtype)."""
+    return getattr(var.type, "dtype", None) not in DISCRETE and hasattr(var.type, "dtype")
 
 
 def _stable_pairs(node: Any, output_grads: list, depends: set, blocked: set,
@@ -266,11 +428,15 @@ def _stable_pairs(node: Any, output_grads: list, depends: set, blocked: set,
 
 
 def _accumulate(grads: dict, var: Variable, g: Variable) -> None:
-    grads[var] = g if var not in grads else tm.add(grads[var], g)
+    if var not in grads or is_null(g):
+        grads[var] = g
+    elif not is_null(grads[var]):
+        grads[var] = tm.add(grads[var], g)
 
 
 def fit_to(g: Variable, var: Variable) -> Variable:
-    """``g`` (of ``var``'s number of dimensions) given exactly ``var``'s type.
+    """``g`` (of ``var``'s number of dimensions) given exactly ``var``'s type (a float
+    dtype for an integer ``var``).
 
     Dimensions ``var`` broadcasts along are summed (keeping them, so they stay
     length 1); the broadcastable pattern and dtype are then made ``var``'s.
@@ -280,6 +446,8 @@ def fit_to(g: Variable, var: Variable) -> Variable:
         g = _sum(g, summed, keepdims=True)
     if g.broadcastable != var.broadcastable:
         g = patternbroadcast(g, var.broadcastable)
+    if var.type.dtype in DISCRETE:  # an integer's gradient is a float (Theano's)
+        return g if g.dtype not in DISCRETE else tm.cast(g, config.floatX)
     return g if g.dtype == var.type.dtype else tm.cast(g, var.type.dtype)
 
 
@@ -421,5 +589,8 @@ def _finite_difference(cost_fn: Callable, pt: list[np.ndarray], i: int, eps: flo
 # The rules and jacobian/hessian import this module's names, so they come last.
 from arignote.tensor import grad as _rules  # noqa: E402,F401  (registers every rule)
 from arignote.tensor.grad.jacobian import hessian, jacobian  # noqa: E402
-from arignote.tensor.gradient_ops import (ViewGradOp, consider_constant, disconnected_grad,  # noqa: E402
-                                          grad_clip, grad_scale, zero_grad)
+from arignote.tensor.gradient_ops import (ConsiderConstant, DisconnectedGrad, GradClip,  # noqa: E402
+                                          GradScale, UndefinedGrad, ViewGradOp, ZeroGrad,
+                                          consider_constant, consider_constant_, disconnected_grad,
+                                          disconnected_grad_, grad_clip, grad_scale, undefined_grad,
+                                          undefined_grad_, zero_grad, zero_grad_)

@@ -19,7 +19,7 @@ from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 
-__all__ = ["debugprint", "pp", "pp_apply", "pydotprint", "pydot_graph"]
+__all__ = ["debugprint", "pp", "pp_apply", "pydotprint", "pydot_graph", "Print"]
 
 _ID_STYLES = ("CHAR", "int", "id", "")
 
@@ -241,6 +241,7 @@ _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", 
           "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",
           "and_": "&", "or_": "|", "xor": "^"}
 _PREFIX = {"neg": "-", "invert": "~"}
+_CALLED = {"second": "fill"}  # Theano's pp name of the op (``fill`` is ``second``)
 
 
 @singledispatch
@@ -260,7 +261,7 @@ def _pp_elemwise(op: Elemwise, node: Apply, args: list[str]) -> str:
         return f"({args[0]} {_INFIX[name]} {args[1]})"
     if name in _PREFIX:
         return f"({_PREFIX[name]}{args[0]})"
-    return f"{name}({', '.join(args)})"
+    return f"{_CALLED.get(name, name)}({', '.join(args)})"
 
 
 @pp_apply.register(DimShuffle)
@@ -274,6 +275,51 @@ def _pp_dimshuffle(op: DimShuffle, node: Apply, args: list[str]) -> str:
     if order == list(reversed(range(ndim))):
         return f"{args[0]}.T"
     return f"{args[0]}.dimshuffle({', '.join(repr(i) if i == 'x' else str(i) for i in op.new_order)})"
+
+
+# ---------------------------------------------------------------------- Print
+def _print_fn(op: Print, value: Any) -> None:
+    """Theano's default: ``<message> <attr> = <value of attr>`` for each of ``op.attrs``."""
+    for attr in op.attrs:
+        shown = getattr(value, attr)
+        print(op.message, attr, "=", shown() if callable(shown) else shown)
+
+
+class Print(Op):
+    """The identity, which prints its value each time it runs (Theano's ``printing.Print``).
+
+    ``Print("x")(x)`` is ``x``; using the result prints ``x __str__ = [...]``.
+    ``attrs`` names the attributes to show (``('shape', 'dtype')``...; callables
+    are called), ``global_fn(op, value)`` replaces the printing. It is a view,
+    never folded into a constant, and passes gradients through unchanged.
+    """
+
+    __props__ = ("message", "attrs", "global_fn")
+    view_map = {0: [0]}
+    foldable = False
+
+    def __init__(self, message: str = "", attrs: Sequence[str] = ("__str__",), global_fn: Any = _print_fn):
+        self.message = message
+        self.attrs = tuple(attrs)
+        self.global_fn = global_fn
+
+    def __str__(self) -> str:
+        return f"Print{{{self.message}}}"
+
+    def make_node(self, x: Any) -> Apply:
+        if not isinstance(x, Variable):
+            raise TypeError(f"Print({self.message!r}) takes a symbolic variable, got {x!r}")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        output_storage[0][0] = inputs[0]
+        self.global_fn(self, inputs[0])
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+    def grad(self, inputs: list, output_grads: list) -> list:
+        return list(output_grads)
 
 
 # Pictures live in their own module (Graphviz is an optional extra); Theano's name is here.

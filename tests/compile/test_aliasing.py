@@ -214,14 +214,53 @@ def test_two_updates_from_one_expression_do_not_alias():
     np.testing.assert_array_equal(b.get_value(), [2, 2, 2])
 
 
-def test_an_update_buffer_is_not_reused_by_the_next_call():
+def test_updates_ping_pong_between_two_buffers_without_allocating():
+    """Each updated variable keeps a spare buffer: the update is written there and the two
+    swap at the commit. A previous buffer someone still holds (borrowed, a view, another
+    call's snapshot) is never written again: the next call allocates instead."""
     s = shared(np.ones(3))
     f = function([], [], updates={s: s * 2})
+    ids = []
+    for _ in range(4):
+        f()
+        ids.append(id(s.get_value(borrow=True)))
+    assert ids[0] == ids[2] and ids[1] == ids[3] and ids[0] != ids[1]
+    held = s.get_value(borrow=True)
     f()
-    after_first = s.get_value(borrow=True)
     f()
-    np.testing.assert_array_equal(after_first, [2, 2, 2])
-    np.testing.assert_array_equal(s.get_value(), [4, 4, 4])
+    np.testing.assert_array_equal(held, [16, 16, 16])
+    np.testing.assert_array_equal(s.get_value(), [64, 64, 64])
+
+
+def test_a_failing_call_after_spare_buffers_exist_changes_nothing():
+    a = shared(np.zeros(3), "a")
+    b = shared(np.ones(3), "b")
+    w = T.vector("w")
+    f = function([w], [], updates=[(a, a + 1), (b, b + w)])
+    f(np.ones(3))
+    f(np.ones(3))  # both variables have a spare buffer now, written by the next call first
+    a_before, b_before = a.get_value(borrow=True), b.get_value(borrow=True)
+    with pytest.raises(ValueError):
+        f(np.ones(4))
+    assert a.get_value(borrow=True) is a_before and b.get_value(borrow=True) is b_before
+    np.testing.assert_array_equal(a.get_value(), [2, 2, 2])
+    f(np.ones(3))
+    np.testing.assert_array_equal(a.get_value(), [3, 3, 3])
+    np.testing.assert_array_equal(b.get_value(), [4, 4, 4])
+
+
+def test_gemm_updates_write_into_the_spare_buffer():
+    w = shared(np.ones((4, 3)))
+    x, y = T.matrix("x"), T.matrix("y")
+    f = function([x, y], [], updates={w: w - 0.5 * T.dot(x.T, y)})
+    assert "Gemm" in str(f.maker.fgraph.toposort())
+    xv, yv = np.ones((5, 4)), np.ones((5, 3))
+    buffers = []
+    for _ in range(4):
+        f(xv, yv)
+        buffers.append(id(w.get_value(borrow=True)))
+    assert buffers[0] == buffers[2] and buffers[1] == buffers[3] and buffers[0] != buffers[1]
+    np.testing.assert_array_equal(w.get_value(), np.full((4, 3), 1 - 4 * 2.5))
 
 
 # -------------------------------------------------------- update semantics

@@ -1,4 +1,6 @@
 """function(): outputs, calling conventions, implicit state, givens, updates, copy, errors."""
+import re
+
 import numpy as np
 import pytest
 
@@ -29,6 +31,14 @@ def test_dict_outputs_return_a_dict():
     out = function([x], {"plus": x + 1, "times": Out(x * 3)})([1.0])
     assert set(out) == {"plus", "times"}
     np.testing.assert_array_equal(out["times"], [3])
+
+
+@pytest.mark.parametrize("key", [1, ("a", 0), None])
+def test_dict_outputs_need_string_keys(key):
+    # Theano refuses them (they name the results); this compiled and returned {1: ...}.
+    x = T.vector("x")
+    with pytest.raises(TypeError, match=f"keys of an outputs dict.*must be strings.*{type(key).__name__}"):
+        function([x], {key: x * 2})
 
 
 @pytest.mark.parametrize("outputs", [None, []])
@@ -83,10 +93,15 @@ def test_in_value_update_is_implicit_state():
         f["acc"] = np.zeros(3)
 
 
-def test_in_update_needs_a_value():
-    x = T.scalar("x")
-    with pytest.raises(ValueError, match="value="):
-        In(x, update=x + 1)
+def test_in_update_without_a_value_is_a_required_argument_until_updated():
+    x = T.dscalar("x")
+    f = function([In(x, update=x + 1)], x * 2)
+    with pytest.raises(TypeError, match="missing"):
+        f()
+    assert f(3.0) == 6.0
+    assert f() == 8.0 and f[x] == 5.0  # the update stored 4, then 5
+    with pytest.raises(TypeError, match="type"):
+        In(x, update=T.dvector("v"))
 
 
 # ----------------------------------------------------------------- givens
@@ -101,6 +116,17 @@ def test_givens_replace_a_shared_variable():
     y = T.vector("y")
     f = function([y], s * 2, givens=[(s, y)])
     np.testing.assert_array_equal(f([3.0, 4.0]), [6, 8])
+
+
+def test_givens_replacing_an_explicit_input_is_refused():
+    # Theano refuses it; this compiled and computed with the replacement (8 for 3).
+    s, y = T.scalar("s"), T.scalar("y")
+    with pytest.raises(ValueError, match="givens replaces 's', which is an explicit input.*"
+                                         r"function\(\[y\], f\(x\), givens=\{x: g\(y\)\}\)"):
+        function([s], s * 2, givens={s: s + 1})
+    with pytest.raises(ValueError, match="explicit input"):
+        function([In(s, name="s")], s * 2, givens=[(s, y)])
+    assert function([y], s * 2, givens={s: y + 1})(3.0) == 8.0  # the recipe
 
 
 def test_givens_type_mismatch_is_refused():
@@ -127,6 +153,26 @@ def test_update_with_wrong_type_is_refused():
         function([], [], updates={s: T.cast(s, "float32")})
     with pytest.raises(TypeError, match="not a shared variable"):
         function([], [], updates={T.vector("v"): s})
+
+
+@pytest.mark.parametrize("pattern, value, update", [
+    ((False, False), np.ones((3, 3)), lambda m: T.alloc(np.float64(0), 1, 1)),  # would become 1x1
+    ((False, False), np.ones((3, 3)), lambda m: m.sum(keepdims=True)),
+    ((True, False), np.ones((1, 3)), lambda m: T.unbroadcast(m, 0) * 2),  # loses the promise
+])
+def test_an_update_that_changes_the_broadcast_pattern_is_refused(pattern, value, update):
+    m = shared(value, "m", broadcastable=pattern)
+    with pytest.raises(TypeError, match=r"update of 'm' has broadcastable pattern .*the variable's is "
+                                        + re.escape(str(pattern)) + ".*patternbroadcast"):
+        function([], [], updates={m: update(m)})
+    np.testing.assert_array_equal(m.get_value(), value)
+
+
+def test_an_update_of_the_right_shape_can_say_so_with_patternbroadcast():
+    m = shared(np.ones((1, 3)), "m")  # (False, False): a 1x3 value of a matrix
+    f = function([], [], updates={m: T.patternbroadcast(T.alloc(np.float64(2), 1, 3), (False, False))})
+    f()
+    np.testing.assert_array_equal(m.get_value(), np.full((1, 3), 2.0))
 
 
 def test_update_listed_twice_is_refused():
@@ -170,7 +216,7 @@ def test_copy_swap_uses_another_shared_variable():
     s, other = shared(np.float64(0), "s"), shared(np.float64(100), "other")
     f = function([], s * 1, updates={s: s + 1})
     g = f.copy(swap={s: other})
-    assert g() == 100
+    assert g() == [100]  # Theano 1.0: a copy with swap returns a list
     assert other.get_value() == 101 and s.get_value() == 0
     with pytest.raises(TypeError, match="replacement"):
         f.copy(swap={s: shared(np.zeros(2))})
@@ -183,8 +229,12 @@ def test_copy_delete_updates_drops_every_update():
     f = function([In(acc, value=0.0, update=acc + 1, name="acc")], acc + s, updates={s: s + 1})
     g = f.copy(delete_updates=True)
     g()
-    g()
+    assert g() == [0]  # Theano 1.0: a list
     assert s.get_value() == 0 and g["acc"] == 0
+    # An input that only fed an update is kept, unused (Theano).
+    w = T.dscalar("w")
+    h = function([acc, w], acc * 2, updates={s: s + w}).copy(delete_updates=True)
+    assert h(1.0, 5.0) == [2.0] and s.get_value() == 0
 
 
 def test_copy_has_its_own_stored_values():

@@ -27,13 +27,26 @@ from arignote.backends.gpu.ops import GpuOp
 from tests.gpu.conftest import use
 from tests.tensor import (test_alloc, test_blas, test_join, test_nnet, test_reduction, test_shape,
                           test_subtensor)
+from tests.tensor.nnet import test_abstract_conv, test_activations, test_bn, test_neighbours
+from tests.tensor.signal import test_pool
 
-MODULES = [test_shape, test_reduction, test_blas, test_join, test_alloc, test_subtensor, test_nnet]
+MODULES = [test_shape, test_reduction, test_blas, test_join, test_alloc, test_subtensor, test_nnet,
+           test_abstract_conv, test_pool, test_bn, test_neighbours, test_activations]
 GPU_EXAMPLES = 6
 
-# Tests about the CPU implementation itself rather than an op's values: which
-# Python object perform returns, or the numpy view it hands out.
-CPU_ONLY: dict[str, str] = {}
+# Tests about the CPU implementation itself rather than an op's values (which
+# Python object perform returns, or the numpy view it hands out), and the
+# finite-difference sweeps of the nnet modules: hundreds of calls per case, each
+# a launch and a transfer on a device; tests/gpu/test_nnet_gpu.py runs
+# verify_grad once per gradient op there instead.
+_SWEEP = "finite differences per case are too slow on a device: see tests/gpu/test_nnet_gpu.py"
+CPU_ONLY: dict[str, str] = {name: _SWEEP for name in (
+    "test_abstract_conv__verify_grad_through_conv", "test_abstract_conv__verify_grad_of_the_gradient_ops",
+    "test_abstract_conv__second_derivative_and_rop", "test_pool__verify_grad_of_pooling",
+    "test_pool__verify_grad_of_the_average_gradient", "test_pool__gradient_of_the_max_pool_gradient",
+    "test_bn__verify_grad_of_every_output", "test_neighbours__verify_grad_of_images2neibs",
+    "test_neighbours__verify_grad_of_the_gradient", "test_activations__verify_grad_of_activations")}
+CPU_ONLY["test_abstract_conv__two_threads_convolve_at_once"] = "about the CPU's per-thread scratch buffers"
 
 
 @pytest.fixture(params=["opencl", "cuda"])

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from arignote.backends.kernels import render, render_check, render_index
+from arignote.backends.kernels import render, render_check, render_conv, render_index
 from arignote.scalar.composite import Composite
 from arignote.scalar.ops import TABLE, Cast
 
@@ -36,6 +36,12 @@ def kernels(d: render.Dialect) -> list[render.Kernel]:
         found += [render_index.argreduce(d, dtype, 1, 2, largest) for largest in (True, False)]
         found += [render_index.take(d, dtype, 3)]
         found += [render_index.inc_rows(d, dtype, dtype, 2, set_) for set_ in (True, False)]
+    for dtype in ("float32", "float64"):
+        for nd in (2, 3):
+            found += [render_conv.im2col(d, dtype, nd), render_conv.col2im(d, dtype, nd),
+                      render_conv.pool_max_grad_grad(d, dtype, nd)]
+            for mode in ("max", "sum", "average_inc_pad", "average_exc_pad"):
+                found += [render_conv.pool(d, dtype, nd, mode), render_conv.pool_grad(d, dtype, nd, mode)]
     found += [render_check.finite_check(d, dtype) for dtype in ("float32", "float64", "int64", "uint64")]
     return found
 
@@ -59,4 +65,35 @@ def test_cuda_sources_compile_with_nvcc(tmp_path):
     path.write_text(unit)
     result = subprocess.run(["nvcc", "--ptx", "-o", str(tmp_path / "kernels.ptx"), str(path)],
                             capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_c_dialect_renders_the_table_and_compiles(tmp_path):
+    """The CPU's kernels from the same templates: every scalar op in both elementwise forms,
+    the loop-nest reductions and softmax, one translation unit checked by the C compiler."""
+    found = []
+    for name, op in TABLE.items():
+        for dtype in ("float64", "float32", "int32", "uint8", "bool"):
+            dtypes = ["bool"] + [dtype] * 2 if name == "switch" else [dtype] * op.nin
+            try:
+                out = op.output_dtype(*dtypes)
+                for contiguous in (True, False):
+                    found.append(render.elemwise(render.C, op, dtypes, out, 0, contiguous,
+                                                 name=f"k{len(found)}"))
+            except TypeError:
+                pass
+    for op in ("add", "mul", "maximum", "minimum", "and_", "or_"):
+        for axes in ((1,), (0,), (0, 1)):
+            found.append(render.reduce_nest(render.C, op, TABLE["exp"] if op == "add" else None,
+                                            ["float32"], "float32", "float32", "float32", 2, axes,
+                                            f"k{len(found)}"))
+    found += [render.softmax_nest(render.C, "float32", "float64", 3, 1, log, f"k{len(found) + log}")
+              for log in (False, True)]
+    assert len(found) > 300
+    path = tmp_path / "kernels.c"
+    path.write_text(render.C_PREAMBLE + "#include <tgmath.h>\n#define MAXD 64\n#define PARALLEL_MIN 1\n"
+                    + "".join(k.source for k in found))
+    result = subprocess.run(["cc", "-fsyntax-only", "-Wall", "-Werror=implicit-function-declaration",
+                             "-fopenmp", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]

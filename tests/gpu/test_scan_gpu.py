@@ -178,3 +178,29 @@ def test_every_device_runs_scan_like_numpy(device):
         h = np.tanh(xt @ W + h @ U)
         expected.append(h)
     np.testing.assert_allclose(results[0][0], np.array(expected), rtol=1e-5, atol=1e-6)
+
+
+def test_shared_variables_updated_in_the_loop_are_differentiated_on_every_device(device):
+    sv = shared(np.float32(1), name="sv")
+    w = shared(np.float32(0.5), name="w")
+    x = T.fvector("x")
+    out, up = arignote.scan(lambda xt: (xt * w, {sv: sv + 1, w: w * 2}), sequences=x)
+    if device != "cpu":
+        assert isinstance(sv.type, GpuArrayType)
+    cost = out.sum() + up[w]
+    f = function([x], [grad(up[sv], sv)] + grad(cost, [x, w]))
+    g_sv, gx, gw = f(np.arange(1, 4, dtype="float32"))
+    assert g_sv == np.float32(1.0)  # Theano's answer; it was 0.0
+    np.testing.assert_allclose(gx, [0.5, 1.0, 2.0])
+    assert np.isclose(gw, 1 + 2 * 2 + 3 * 4 + 8)  # d/dw of sum x_t w 2^t, plus d(8 w)/dw
+
+
+def test_an_error_inside_the_step_names_the_outer_variables_on_every_device(device):
+    x, b = T.fmatrix("x"), T.fvector("b")
+    out, _ = arignote.scan(lambda xt, b_: T.tanh(xt) + b_, sequences=x, non_sequences=b)
+    f = function([x, b], out)
+    with pytest.raises(ValueError) as info:
+        f(np.ones((4, 3), "float32"), np.ones(2, "float32"))
+    assert "'x[t+0]' has shape (3,) and 'b' has shape (2,)" in str(info.value)
+    assert "GpuFromHost" not in str(info.value)
+    assert "in step 0 of " in "\n".join(info.value.__notes__)

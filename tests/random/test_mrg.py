@@ -230,3 +230,40 @@ def test_guess_n_streams_is_theanos():
     assert guess_n_streams((10, 20)) == 200 // 6
     assert guess_n_streams((1000, 1000)) == 60 * 256
     assert guess_n_streams((T.iscalar(),)) == 60 * 256
+
+
+def test_truncated_normal_redraws_the_tails_as_theano():
+    # The recipe, from the same streams: Box-Muller of the first uniforms; samples outside
+    # [-2, 2] take radii from a second draw of uniforms in [1/e^2, 1); kept ones come first.
+    srng, twin = MRG_RandomStreams(1234), MRG_RandomStreams(1234)
+    got = function([], srng.truncated_normal((3, 4), avg=1.0, std=2.0, dtype="float64"))()
+    u = function([], twin.uniform((12,), nstreams=60 * 256, dtype="float64"))()
+    r, theta = np.sqrt(-2 * np.log(u[:6])), 2 * np.pi * u[6:]
+    z0, z1 = r * np.cos(theta), r * np.sin(theta)
+    bad0, bad1 = np.abs(z0) > 2, np.abs(z1) > 2
+    n_fix = int(bad0.sum() + bad1.sum())
+    u_fix = function([], twin.uniform((n_fix,), low=1 / np.e ** 2, high=1.0, nstreams=60 * 256,
+                                      dtype="float64"))()
+    r_fix = np.sqrt(-2 * np.log(u_fix))
+    n0 = int(bad0.sum())
+    z = np.concatenate([z0[~bad0], r_fix[:n0] * np.cos(theta[bad0]), z1[~bad1],
+                        r_fix[n0:] * np.sin(theta[bad1])])
+    np.testing.assert_allclose(got, (z * (2.0 / 0.87962566103423978) + 1.0).reshape(3, 4), rtol=1e-12)
+    # Theano 1.0.5 printed these for the same seed and call (recorded from the real library).
+    np.testing.assert_allclose(got[0], [-1.0278161194193811, -0.5600894976853159, -1.3236433675551984,
+                                        4.346173889013735], rtol=1e-12)
+    many = function([], srng.truncated_normal((20000,), dtype="float64"))()
+    assert np.abs(many).max() <= 2 / 0.87962566103423978 and abs(many.std() - 1) < 0.02
+
+
+def test_multinomial_wo_replacement_is_choice():
+    p = np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]])
+    a, b = MRG_RandomStreams(1234), MRG_RandomStreams(1234)
+    with pytest.warns(DeprecationWarning, match="choice"):
+        old = a.multinomial_wo_replacement(n=2, pvals=p)
+    new = b.choice(size=2, replace=False, p=p)
+    np.testing.assert_array_equal(function([], old)(), function([], new)())
+    np.testing.assert_array_equal(function([], MRG_RandomStreams(1234).choice(size=2, replace=False, p=p))(),
+                                  [[2, 3], [1, 0]])  # Theano 1.0.5 gives these for this seed
+    with pytest.raises(ValueError, match="size must be None"):
+        a.multinomial_wo_replacement(size=3, n=2, pvals=p)

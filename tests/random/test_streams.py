@@ -179,3 +179,33 @@ def test_permutation_and_multinomial_shapes():
     assert all(sorted(p) == list(range(5)) for p in perm.reshape(-1, 5))
     counts = function([], srng.multinomial(n=[3, 8], pvals=[[0.5, 0.5], [0.1, 0.9]]))()
     np.testing.assert_array_equal(counts.sum(axis=1), [3, 8])
+
+
+def test_choice_with_a_falsy_p_draws_uniformly():
+    srng = RandomStreams(4)
+    f = function([], srng.choice((3, 2), 10, 1, 0))  # Theano reads p=0 as no p
+    (state,) = recipe_states(4, 1)
+    np.testing.assert_array_equal(f(), state.choice(10, (3, 2), True, None))
+
+
+def test_shuffle_row_elements_matches_numpy_shuffles():
+    srng = RandomStreams(6)
+    m = T.dmatrix("m")
+    out = srng.shuffle_row_elements(m)
+    assert out.permutation.ndim == 2
+    f = function([m], out)
+    values = np.arange(15.0).reshape(3, 5)
+    (state,) = recipe_states(6, 1)
+    for _ in range(2):
+        want = values.copy()
+        for row in want:
+            state.shuffle(row)
+        np.testing.assert_array_equal(f(values), want)
+    v = T.dvector("v")
+    vec = np.arange(7.0)
+    (state,) = recipe_states(9, 1)
+    want = vec.copy()
+    state.shuffle(want)
+    np.testing.assert_array_equal(function([v], RandomStreams(9).shuffle_row_elements(v))(vec), want)
+    with pytest.raises(TypeError):
+        f(vec)

@@ -130,3 +130,75 @@ def test_float32_stays_float32():
     f = function([xf], [T.log(1 + xf), T.exp(xf) - 1, T.log(T.sigmoid(xf))])
     for out in f(np.array([1e-3, 2.0], dtype="float32")):
         assert out.dtype == np.float32
+
+
+# ------------------------------------------------------------- written-out sigmoids
+SIGMOID_FORMS = {
+    "1/(1+exp(-z))": lambda z: 1 / (1 + T.exp(-z)),
+    "1/(exp(-z)+1)": lambda z: 1 / (T.exp(-z) + 1),
+    "1./(1.+exp(-z))": lambda z: 1.0 / (1.0 + T.exp(-z)),
+    "exp(z)/(1+exp(z))": lambda z: T.exp(z) / (1 + T.exp(z)),
+    "inv(1+exp(-z))": lambda z: T.inv(1 + T.exp(-z)),
+    "sigmoid(z)": T.sigmoid,
+}
+
+
+@pytest.mark.parametrize("form", list(SIGMOID_FORMS))
+def test_written_out_sigmoids_become_the_op(form):
+    f = check_same_values([x], SIGMOID_FORMS[form](x), STABLE, [rng.uniform(-5, 5, 6)], rtol=1e-14)
+    assert op_names(f) == ["sigmoid"]
+
+
+def test_the_other_sign_and_the_complement_are_recognised():
+    # 1 / (1 + exp(z)) = sigmoid(-z), and exp(-z) / (1 + exp(-z)) too.
+    for out in (1 / (1 + T.exp(x)), T.exp(-x) / (1 + T.exp(-x))):
+        f = check_same_values([x], out, STABLE, [rng.uniform(-5, 5, 6)], rtol=1e-14)
+        assert op_names(f) == ["neg", "sigmoid"]
+    # Not sigmoids: another numerator, another constant.
+    for out in (2 / (1 + T.exp(-x)), 1 / (2 + T.exp(-x)), T.exp(x) / (1 + T.exp(-x))):
+        f = check_same_values([x], out, STABLE, [rng.uniform(-5, 5, 6)], rtol=1e-14)
+        assert "sigmoid" not in op_names(f)
+
+
+@pytest.mark.parametrize("form", [f for f in SIGMOID_FORMS if f != "sigmoid(z)"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_logs_of_written_out_sigmoids_are_exact_where_they_saturate(form, dtype):
+    z = T.vector("z", dtype=dtype)
+    p = SIGMOID_FORMS[form](z)
+    f = function([z], [T.log(p), T.log(1 - p), T.log1p(-p)])
+    assert {"true_div", "inv", "exp"}.isdisjoint(op_names_of_fused(f))
+    values = np.array([30.0, 1000.0, -1000.0, -30.0, 0.0], dtype)
+    log_p, log_q, log1p_q = f(values)
+    expected_p = -np.logaddexp(0, -values.astype("float64"))  # log(sigmoid(z)), exactly
+    expected_q = -np.logaddexp(0, values.astype("float64"))   # log(1 - sigmoid(z))
+    tol = 1e-6 if dtype == "float32" else 1e-15
+    for got, expected in ((log_p, expected_p), (log_q, expected_q), (log1p_q, expected_q)):
+        assert got.dtype == dtype and np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, expected, rtol=tol)
+    if dtype == "float64":
+        assert log_q[0] == -30.000000000000092  # was -30.00102 written out
+        assert log_q[1] == -1000.0 and log_p[2] == -1000.0  # were nan / -inf
+
+
+def op_names_of_fused(f) -> set[str]:
+    """Scalar op names of every node, looking inside fused Composites."""
+    names = set()
+    for node in f.maker.fgraph.toposort():
+        scalar = getattr(node.op, "scalar_op", None)
+        steps = getattr(scalar, "steps", None)
+        names.update(op.name for op, _ in steps) if steps else names.add(getattr(scalar, "name", ""))
+    return names
+
+
+def test_the_tutorial_cross_entropy_and_its_gradient_stay_finite():
+    # The hand-written logistic loss: -(t log p + (1 - t) log(1 - p)), p = 1 / (1 + exp(-z)).
+    z, t = T.dvector("z"), T.dvector("t")
+    p = 1 / (1 + T.exp(-z))
+    cost = -(t * T.log(p) + (1 - t) * T.log(1 - p)).sum()
+    f = function([z, t], [cost, grad(cost, z)])
+    zv = np.array([-1000.0, -30.0, 0.5, 30.0, 1000.0])
+    tv = np.array([1.0, 0.0, 1.0, 0.0, 0.0])
+    c, g = f(zv, tv)
+    expected = np.sum(tv * np.logaddexp(0, -zv) + (1 - tv) * np.logaddexp(0, zv))
+    np.testing.assert_allclose(c, expected, rtol=1e-15)
+    np.testing.assert_allclose(g, special.expit(zv) - tv, rtol=1e-12, atol=1e-300)

@@ -206,8 +206,26 @@ def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="strict=True.*'b'"):
         arignote.scan(lambda xt: xt + b, sequences=x, strict=True)
     out, _ = arignote.scan(lambda p: T.concatenate([p, p]), outputs_info=x, n_steps=2)
-    with pytest.raises(ValueError, match="must keep the shape"):
+    with pytest.raises(ValueError, match="rows of its initial value 'x' have shape.*must keep the shape"):
         function([x], out)(np.ones(2))
+
+
+def test_an_error_inside_the_step_names_the_outer_variables():
+    x, b = T.dmatrix("x"), T.dvector("b")
+    out, _ = arignote.scan(lambda xt, b_: xt + b_, sequences=x, non_sequences=b)
+    with pytest.raises(ValueError) as info:
+        function([x, b], out)(np.ones((4, 3)), np.ones(2))
+    assert "'x[t+0]' has shape (3,) and 'b' has shape (2,)" in str(info.value)
+    notes = "\n".join(info.value.__notes__)
+    assert "in step 0 of Scan" in notes and "'x[t+0]' is a row of 'x'" in notes
+    # Unnamed outer values: the step's variables point where the user made them.
+    m = T.dmatrix()
+    bias = b * 2  # hoisted into the loop as a non-sequence
+    out, _ = arignote.scan(lambda mt: mt + bias, sequences=m)
+    with pytest.raises(ValueError) as info:
+        function([m, b], out)(np.ones((4, 3)), np.ones(2))
+    assert f"(made at {bias.tag.trace}) has shape (2,)" in str(info.value)
+    assert f"(made at {m.tag.trace}) has shape (3,)" in str(info.value)
 
 
 def test_random_draws_inside_the_step_are_new_each_step_and_each_call():

@@ -123,12 +123,43 @@ def test_rop_matches_finite_differences(nrng):
     np.testing.assert_allclose(jvp(xs, init, w, v), numeric, rtol=1e-6, atol=1e-8)
 
 
-def test_gradient_through_a_state_updated_inside_the_loop_is_refused():
-    scale = shared(np.float64(1), name="scale")
+def test_the_final_value_of_a_shared_variable_updated_in_the_loop_is_differentiated():
+    # Theano 1.0.5 gives 1.0 (this was 0.0): d(s + 10)/ds.
+    sv = shared(np.float32(1), name="sv")
+    _, up = arignote.scan(lambda: ([], {sv: sv + 1}), n_steps=10)
+    g = function([], grad(up[sv], sv))()
+    assert g == np.float32(1.0) and g.dtype == np.float32
+    # The same loop written with outputs_info agrees.
+    out, _ = arignote.scan(lambda s: s + 1, outputs_info=sv, n_steps=10)
+    assert function([], grad(out[-1], sv))() == np.float32(1.0)
+    w = shared(np.float64(1.5), name="w")
+    _, up = arignote.scan(lambda: ([], {w: w * w}), n_steps=3)  # w ** 8
+    value, dw = function([], [up[w], grad(up[w], w)])()
+    assert value == 1.5 ** 8 and np.isclose(dw, 8 * 1.5 ** 7)
+
+
+def test_outputs_reading_a_shared_variable_updated_in_the_loop_are_differentiated(nrng):
+    scale = shared(np.float64(1.3), name="scale")
     x = T.dvector("x")
-    out, _ = arignote.scan(lambda xt: (xt * scale, {scale: scale * 2}), sequences=x)
-    with pytest.raises(NotImplementedError, match="scale.*pass them as a sequence"):
-        grad(out.sum(), x)
+    out, up = arignote.scan(lambda xt: (xt * scale, {scale: scale * 2}), sequences=x)
+    cost = (out ** 2).sum() + up[scale]
+    f = function([x], [cost] + grad(cost, [x, scale]))
+    xv = nrng.normal(size=5)
+
+    def reference(xv, s0):
+        total = 0.0
+        for xt in xv:
+            total += (xt * s0) ** 2
+            s0 *= 2
+        return total + s0
+
+    c, gx, gs = f(xv)
+    assert np.isclose(c, reference(xv, 1.3))
+    powers = 1.3 * 2.0 ** np.arange(5)
+    np.testing.assert_allclose(gx, 2 * xv * powers ** 2)
+    eps = 1e-6
+    assert np.isclose(gs, (reference(xv, 1.3 + eps) - reference(xv, 1.3 - eps)) / (2 * eps), rtol=1e-6)
+    assert scale.get_value() == 1.3  # no update was compiled in
 
 
 # ---------------------------------------------------------------- acceptance
@@ -169,3 +200,57 @@ def test_rnn_trained_with_scan_learns_and_matches_the_unrolled_graph():
     np.testing.assert_allclose(losses, unrolled_losses, rtol=0, atol=1e-7)
     for got, expected in zip(params, unrolled_params):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("streams", ["mrg", "numpy"])
+def test_gradient_through_random_draws_holds_them_constant(nrng, streams):
+    # The draws are constants for the gradient (Theano's rule). Without updates the
+    # generator states stay put, so each call draws the same numbers, and finite
+    # differences of the cost see exactly what the gradient must.
+    from arignote.sandbox.rng_mrg import MRG_RandomStreams
+    from arignote.tensor.shared_randomstreams import RandomStreams
+    srng = MRG_RandomStreams(5) if streams == "mrg" else RandomStreams(5)
+    x, h0, W = T.dmatrix("x"), T.dvector("h0"), T.dmatrix("W")
+
+    def step(xt, h, W_):
+        noise = srng.normal(size=(3,), dtype="float64") if streams == "mrg" else srng.normal((3,))
+        keep = srng.binomial(size=(3,), p=0.7, dtype="float64") if streams == "mrg" else T.cast(
+            srng.binomial((3,), p=0.7), "float64")
+        return T.tanh(T.dot(xt, W_) + h) * keep + noise * 0.1
+
+    hs, _ = arignote.scan(step, sequences=x, outputs_info=h0, non_sequences=W)
+    cost = (hs ** 2).sum()
+    f = function([x, h0, W], cost, no_default_updates=True)
+    g = function([x, h0, W], grad(cost, [W, h0]), no_default_updates=True)
+    xs, init, w = nrng.normal(size=(4, 3)), nrng.normal(size=3), nrng.normal(size=(3, 3)) * 0.5
+    assert f(xs, init, w) == f(xs, init, w)  # the same draws each call
+    gw, gh = g(xs, init, w)
+    eps = 1e-6
+    for analytic, point, make in ((gw, w, lambda p: f(xs, init, p)), (gh, init, lambda p: f(xs, p, w))):
+        numeric = np.zeros_like(point)
+        for index in np.ndindex(point.shape):
+            up, down = point.copy(), point.copy()
+            up[index] += eps
+            down[index] -= eps
+            numeric[index] = (make(up) - make(down)) / (2 * eps)
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-7)
+    # With the updates applied the loop draws anew each call, and the gradient still compiles.
+    hs2, updates = arignote.scan(step, sequences=x, outputs_info=h0, non_sequences=W)
+    train = function([x, h0, W], grad((hs2 ** 2).sum(), W), updates=updates)
+    assert not np.array_equal(train(xs, init, w), train(xs, init, w))
+
+
+def test_scan_accepts_an_empty_outputs_info_and_infers_shapes():
+    x = T.dmatrix("x")
+    doubled, _ = arignote.scan(lambda row: row * 2, sequences=x, outputs_info=[])
+    np.testing.assert_array_equal(function([x], doubled)(np.ones((2, 3))), np.full((2, 3), 2.0))
+    h0, W = T.dvector("h0"), T.dmatrix("W")
+    (hs, sums), _ = arignote.scan(lambda xt, h, W_: [T.tanh(T.dot(xt, W_) + h), (xt * 2).sum()],
+                                  sequences=x, outputs_info=[h0, None], non_sequences=W)
+    shapes = function([x, h0, W], [hs.shape, sums.shape])
+    assert not any(type(n.op).__name__ == "Scan" for n in shapes.maker.fgraph.toposort())  # not run
+    got = shapes(np.ones((5, 3)), np.ones(3), np.ones((3, 3)))
+    assert [list(s) for s in got] == [[5, 3], [5]]
+    until_out, _ = arignote.scan(lambda v: (v * 2, arignote.scan_module.until(v > 2)), sequences=x[:, 0])
+    f = function([x], until_out.shape)
+    assert list(f(np.arange(12.0).reshape(6, 2))) == [3]  # a do-while's length is read from its output

@@ -177,8 +177,13 @@ def reference(name: str, values: list[np.ndarray], out_dtype: str) -> np.ndarray
     return np.asarray(fn(*values)).astype(out_dtype)
 
 
-def symbolic(dtype: str, shape: tuple, mark_broadcastable: bool, name: str):
-    return TensorType(dtype, [mark_broadcastable and n == 1 for n in shape])(name)
+def symbolic(dtype: str, shape: tuple, mark_broadcastable: bool, name: str, full: tuple = ()):
+    """A variable for values of ``shape``. Length-1 dimensions that must stretch to the
+    broadcast shape ``full`` are broadcastable (the types decide broadcasting); other
+    length-1 dimensions are when ``mark_broadcastable``."""
+    pad = len(full) - len(shape)
+    return TensorType(dtype, [n == 1 and (mark_broadcastable or full[pad + i] != 1)
+                              for i, n in enumerate(shape)])(name)
 
 
 def check(name: str, dtypes: list[str], shapes: list[tuple], marks: list[bool], seed: int,
@@ -188,7 +193,8 @@ def check(name: str, dtypes: list[str], shapes: list[tuple], marks: list[bool], 
     exponent = name == "pow" and all(d in DISCRETE for d in dtypes)
     values = [make_values(rng, s, d, exponent=exponent and i == 1, special=special)
               for i, (s, d) in enumerate(zip(shapes, dtypes))]
-    xs = [symbolic(d, s, m, f"x{i}") for i, (d, s, m) in enumerate(zip(dtypes, shapes, marks))]
+    full = np.broadcast_shapes(*shapes)
+    xs = [symbolic(d, s, m, f"x{i}", full) for i, (d, s, m) in enumerate(zip(dtypes, shapes, marks))]
     out = Elemwise(op)(*xs)
     expected_dtype = REFERENCE[name][1](*dtypes)
     assert out.dtype == expected_dtype, f"{name}{tuple(dtypes)} gave {out.dtype}"

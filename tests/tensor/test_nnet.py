@@ -149,8 +149,24 @@ def test_categorical_crossentropy_one_hot_and_indices():
     out = nnet.categorical_crossentropy(p, i)
     assert_matches(run([p, i], out, pv, labels.astype("int32")), expected)
     assert_matches(run([p], nnet.categorical_crossentropy(p, labels), pv), expected)
-    with pytest.raises(IndexError, match="out of bounds"):
-        run([p, i], out, pv, np.array([0, 1, 2, 3], "int32"))
+
+
+@pytest.mark.parametrize("bad", [-1, 3, 7])
+def test_class_indices_out_of_range_are_an_error_naming_them(bad):
+    # -1 used to score the last class silently (numpy's negative index).
+    m, y = T.matrix("m"), T.ivector("y")
+    cost = nnet.categorical_crossentropy(nnet.softmax(m), y)
+    mv = value((4, 3))
+    labels = np.array([0, 2, bad, 1], "int32")
+    message = (rf"the class indices 'y' \(shape \(4,\)\) hold {bad} at position 2, but coding_dist "
+               r"has 3 classes: each index must be in 0 \.\. 2")
+    with pytest.raises(ValueError, match=message):
+        run([m, y], cost, mv, labels)
+    with pytest.raises(ValueError, match=message):  # the gradient reads the same checked indices
+        run([m, y], T.grad(cost.sum(), m), mv, labels)
+    labels[2] = 1
+    expected = -sp.log_softmax(mv, axis=1)[np.arange(4), labels]
+    assert_matches(run([m, y], cost, mv, labels), expected)
 
 
 def test_categorical_crossentropy_errors():

@@ -4,7 +4,8 @@ The generic call loops over cells, specs and thunks; here those loops are
 unrolled once at link time into one function whose locals are the cells,
 thunks and checks themselves. What the generated code does is exactly what
 the link-time decisions in executor.py say: fill and check inputs, read the
-shared values, run the thunks, copy what must be copied, write the updates,
+shared values, run the thunks, copy what must be copied, write the updates
+(handing each spare-buffered update its target's previous buffer),
 release handed-out buffers; for a profiled Function, also time each thunk and
 the whole call (``_profiled_thunk``), with nothing of that otherwise. ``_body``
 writes those steps; ``generate_call``
@@ -15,6 +16,7 @@ variables it updates, in rank order, around ``try: <body> finally: <release>``.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
@@ -53,8 +55,9 @@ def generate_call(fn: Function) -> Callable[..., Any]:
 def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     """The steps of one call, unindented; cells, thunks and checks are bound in ``ns``."""
     n = len(fn._input_cells)
-    lines = [f"if kwargs or len(args) != {n}:",
-             "    args = merge(args, kwargs)"]
+    # Implicit inputs (no argument) are filled by merge, which every call then goes through.
+    lines = ([f"if kwargs or len(args) != {n}:", "    args = merge(args, kwargs)"]
+             if len(fn._visible) == n else ["args = merge(args, kwargs)"])
     record = fn._profile_record
     if record is not None:
         ns.update(CLOCK=time.perf_counter, BUILDS=kernel_builds, AT=record.times, AC=record.calls,
@@ -74,6 +77,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
             else:
                 lines.append(f"    a{i} = F{i}(a{i})")
         copies = set(fn._copy_inputs)
+        if fn._check_for_aliased_inputs:
+            ns["unalias"] = fn._unalias
+            lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = unalias(({''.join(f'a{i}, ' for i in range(n))}))")
         for i, cell in enumerate(fn._input_cells):
             ns[f"I{i}"] = cell
             lines.append(f"I{i}[0] = a{i}{'.copy()' if i in copies else ''}")
@@ -88,12 +94,7 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         lines.append("try:")
         for k, thunk in enumerate(fn._thunks):
             ns[f"T{k}"] = thunk
-            if k:
-                lines.append(f"    i = {k}")
-            if record is None:
-                lines.append(f"    T{k}()")
-            else:
-                lines += _indent(_profiled_thunk(record, k, ns))
+        lines += _indent(_run(fn._schedule, fn, ns, record))
         lines.append("except Exception as err:")
         lines.append("    fail(err, i)")
         lines.append("    raise")
@@ -105,12 +106,18 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     for j, (cell, target) in enumerate(zip(fn._update_cells, fn._update_targets)):
         ns[f"U{j}"], ns[f"UT{j}"] = cell, target
         lines.append(f"u{j} = U{j}[0]{'.copy()' if j in copy_upd else ''}")
+    spares = fn._spare_updates
+    lines += [f"s{j} = UT{j}[0]" for j in spares]
     lines += _atomic([f"UT{j}[0] = u{j}" for j in range(len(fn._update_cells))])
     for m, cell in enumerate(fn._release_cells):
         ns[f"R{m}"] = cell
         lines.append(f"R{m}[0] = None")
     lines += [f"I{i}[0] = None" for i in range(n)]
     lines += [f"P{k}[0] = None" for k in range(len(fn._shared_cells))]
+    # A previous buffer nobody else holds (no other call's snapshot, no borrowed
+    # reference, no view) is where the next call writes that update.
+    ns["REFS"] = sys.getrefcount
+    lines += [f"U{j}[0] = s{j} if REFS(s{j}) == 2 else None" for j in spares]
     if record is not None:
         lines += ["FT[0] += CLOCK() - t_call", "FC[0] += 1", "b_now, n_now = BUILDS()",
                   "KT[0] += b_now - b_call", "KN[0] += n_now - n_call"]
@@ -123,6 +130,23 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     else:
         ns["KEYS"] = tuple(keys)
         lines.append(f"return dict(zip(KEYS, ({', '.join(results)}{',' if len(results) == 1 else ''})))")
+    return lines
+
+
+def _run(schedule: list, fn: Function, ns: dict[str, Any], record: Any) -> list[str]:
+    """The thunk calls in ``schedule`` order (timed when profiling); a lazy ``Branch``
+    (compile/lazy.py) runs the nodes only its taken branch needs under ``if``/``else`` on
+    the condition's cell."""
+    lines: list[str] = []
+    for item in schedule:
+        k = item if isinstance(item, int) else item.index
+        if not isinstance(item, int):
+            ns[f"C{k}"] = fn.storage_map[item.cond]
+            lines += [f"if C{k}[0]:", *_indent(_run(item.then, fn, ns, record) or ["pass"]),
+                      "else:", *_indent(_run(item.orelse, fn, ns, record) or ["pass"])]
+        if k:
+            lines.append(f"i = {k}")
+        lines += [f"T{k}()"] if record is None else _profiled_thunk(record, k, ns)
     return lines
 
 

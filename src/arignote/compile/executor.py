@@ -1,7 +1,8 @@
 """The compiled Function: storage cells and a flat list of thunks, linked once.
 
-A call fills the input cells, runs the thunks in order and hands back the
-outputs; no graph work happens per call. Which outputs must be copied, which
+A call fills the input cells, runs the thunks in order (the nodes that only one
+branch of an ``ifelse`` needs run only when it is taken: compile/lazy.py) and
+hands back the outputs; no graph work happens per call. Which outputs must be copied, which
 buffers are handed to the caller, and which update values need a copy are all
 decided at link time from the ops' ``view_map`` and ``destroy_map``.
 
@@ -19,11 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arignote.backends.cpu import make_thunk
+from arignote.backends.cpu import link_batch, make_thunk
+from arignote.compile import lazy
 from arignote.compile.callgen import generate_call
-from arignote.compile.io import In
+from arignote.compile.io import In, is_container
 from arignote.compile.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable, Storage, check_picklable
+from arignote.compile.state import InputState
 from arignote.compile.turn import Turn
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
@@ -32,14 +35,14 @@ if TYPE_CHECKING:
     from arignote.compile.function import FunctionMaker
 
 
-class Function:
+class Function(InputState):
     """A compiled function. Call it with inputs by position or by name.
 
     ``storage_map`` maps each variable of ``maker.fgraph`` to its storage cell
     (a one-element list); it is what the thunks read and write.
     """
 
-    def __init__(self, maker: FunctionMaker, swap: dict | None = None):
+    def __init__(self, maker: FunctionMaker, swap: dict | None = None, stored: list | None = None):
         self.maker = maker
         self.name = maker.name
         self.trust_input = False
@@ -49,7 +52,8 @@ class Function:
 
         # Storage: one cell per variable; a shared input's cell is filled from the
         # variable's storage at the start of each call and emptied at its end.
-        # Inputs given a value= keep it in a separate cell (``_stored``): the
+        # Inputs given a value= or an update keep the value in a separate cell
+        # (``_stored``; another function's container when value= is one): the
         # input cell holds only the value of the current call.
         storage: dict[Variable, list] = {}
         self._input_cells: list[list] = []
@@ -57,8 +61,8 @@ class Function:
         for position, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs[:n_explicit])):
             storage[var] = cell = [None]
             self._input_cells.append(cell)
-            self._stored.append(None if spec.value is None else [_own(
-                var.type.filter(spec.value, name=_input_name(spec, position)), spec.value)])
+            given = stored[position] if stored is not None else None
+            self._stored.append(given if given is not None else _stored_cell(spec, var, position))
         self._shared_cells: list[tuple[list, Storage]] = []
         for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:]):
             storage[var] = cell = [None]
@@ -75,9 +79,11 @@ class Function:
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
-        self._thunks = maker.mode.wrap_thunks(self, nodes, [
-            make_thunk(node.op, node, [storage[v] for v in node.inputs],
-                       [storage[v] for v in node.outputs]) for node in nodes])
+        self._schedule = lazy.schedule(nodes, fgraph.outputs)
+        with link_batch():  # this function's native kernels: one compiler run, on first need
+            self._thunks = maker.mode.wrap_thunks(self, nodes, [
+                make_thunk(node.op, node, [storage[v] for v in node.inputs],
+                           [storage[v] for v in node.outputs]) for node in nodes])
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
@@ -99,17 +105,23 @@ class Function:
                                 not any(getattr(t, "broadcastable", ())), spec.strict,
                                 spec.allow_downcast if spec.allow_downcast is not None else downcast,
                                 _input_name(spec, position)))
-        # A name two inputs share cannot be used as a keyword: it maps to None.
+        # Implicit inputs (In(implicit=True)) take no argument: positions and names
+        # count the others. A name two inputs share cannot be a keyword (None).
+        self._visible = [i for i, spec in enumerate(maker.inputs) if not spec.implicit]
         self._names: dict[str, int | None] = {}
-        for i, spec in enumerate(maker.inputs):
-            if spec.name:
-                self._names[spec.name] = None if spec.name in self._names else i
+        for i in self._visible:
+            name = maker.inputs[i].name
+            if name:
+                self._names[name] = None if name in self._names else i
         # An op that overwrites an input, or a view of one, would change the
         # caller's array: such inputs are copied first unless In(mutable=True).
         destroyed = frozenset().union(*[roots_of(node.inputs[i]) for node in self._nodes
                                         for idxs in node.op.destroy_map.values() for i in idxs])
         self._copy_inputs = [i for i, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs))
                              if var in destroyed and not spec.mutable]
+        # With In(mutable=True) or In(borrow=True), two arguments (or an argument and a shared
+        # value) that share memory are separated at call time: all but the first are copied.
+        self._check_for_aliased_inputs = any(spec.mutable or spec.borrow for spec in maker.inputs)
 
     def _link_outputs(self, fgraph: Any, n_explicit: int, swap: dict, roots_of: Any) -> None:
         maker = self.maker
@@ -118,7 +130,11 @@ class Function:
         input_specs = dict(zip(fgraph.inputs[:n_explicit], maker.inputs))
         internal = {v for node in self._nodes for v in node.outputs}
 
-        # Updates first: each internal buffer an update takes is handed over, not copied.
+        # Updates first: each internal buffer an update takes is handed over, not copied;
+        # so is the value of a shared variable that is itself updated (A, B = B, A).
+        updated = {t.origin for t, _ in maker.updates if isinstance(t, SharedVariable)}
+        movable = internal | {var for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:])
+                              if shared.origin in updated}
         claimed: set[Variable] = set()
         self._update_cells: list[list] = []
         self._update_targets: list[list] = []
@@ -126,7 +142,7 @@ class Function:
         for j, (target, _) in enumerate(maker.updates):
             var = fgraph.outputs[n_out + j]
             roots = roots_of(var)
-            if roots <= internal and not roots & claimed:
+            if roots <= movable and not roots & claimed:
                 claimed |= roots
             else:
                 self._copy_updates.append(j)
@@ -155,6 +171,17 @@ class Function:
         # A released buffer is the caller's (or a shared variable's) now: no cell
         # may keep it, views included, or the next call would write into it.
         release = {v for v in internal if roots_of(v) & released}
+        # Updates without allocation: an update computed into a buffer of its own gets
+        # the target's previous buffer back as its node's output buffer for the next
+        # call, swapped in with the commit (so a failing call still changes nothing).
+        self._spare_updates = [] if config.allow_gc else [
+            j for j in range(len(maker.updates)) if j not in self._copy_updates
+            and roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]}
+            and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
+        release -= {fgraph.outputs[n_out + j] for j in self._spare_updates}
+        if self._spare_updates:  # views of shared storage would pin old buffers: recompute them
+            shared_roots = set(fgraph.inputs[n_explicit:])
+            release |= {v for v in internal if roots_of(v) & shared_roots}
         if config.allow_gc:
             release |= internal - set(fgraph.outputs)
         self._release_cells = [storage[v] for v in release]
@@ -181,12 +208,14 @@ class Function:
             cell[0] = None
 
     def _merge_keywords(self, args: tuple, kwargs: dict) -> list:
-        n = len(self._input_cells)
+        n = len(self._visible)
         if len(args) > n:
-            names = ", ".join(self._specs[i][6] for i in range(n)) or "none"
+            names = ", ".join(self._specs[i][6] for i in self._visible) or "none"
             raise TypeError(f"{self._label()} takes at most {n} argument{'s' * (n != 1)} "
                             f"(inputs: {names}), got {len(args)}")
-        values: list[Any] = list(args) + [_MISSING] * (n - len(args))
+        values: list[Any] = [_MISSING] * len(self._input_cells)
+        for i, value in zip(self._visible, args):
+            values[i] = value
         for key, value in kwargs.items():
             if key not in self._names:
                 known = ", ".join(repr(k) for k in self._names) or "none have names"
@@ -201,10 +230,23 @@ class Function:
             values[i] = value
         for i, value in enumerate(values):
             if value is _MISSING:
-                if self._stored[i] is None:
+                if self._stored[i] is None or self._stored[i][0] is None:
                     self._missing(i)
                 values[i] = self._stored[i][0]
         return values
+
+    def _unalias(self, args: tuple) -> tuple:
+        """``args`` where none shares memory with an earlier one or with a shared value read
+        by this call (Theano's check for functions with mutable or borrowed inputs)."""
+        seen = [source[0] for _, source in self._shared_cells if isinstance(source[0], np.ndarray)]
+        result = []
+        for value in args:
+            if isinstance(value, np.ndarray):
+                if any(np.may_share_memory(value, other) for other in seen):
+                    value = value.copy()
+                seen.append(value)
+            result.append(value)
+        return tuple(result)
 
     def _missing(self, i: int) -> None:
         t = self._specs[i][0]
@@ -215,33 +257,42 @@ class Function:
         return f"function {self.name!r}" if self.name else "the function"
 
     # ------------------------------------------------------------ utilities
-    def __getitem__(self, name: str) -> Any:
-        """The stored value of input ``name`` (an ``In`` with ``value=``)."""
-        return self._stored[self._default_index(name)][0]
+    def __getitem__(self, key: Any) -> Any:
+        """The stored value of an input (by name, variable, position or ``In``; see state.py)."""
+        return self._stored[self._default_index(key)][0]
 
-    def __setitem__(self, name: str, value: Any) -> None:
-        i = self._default_index(name)
+    def __setitem__(self, key: Any, value: Any) -> None:
+        i = self._default_index(key)
         ttype, _, _, _, strict, downcast, label = self._specs[i]
         value = _own(ttype.filter(value, strict=strict, allow_downcast=downcast, name=label), value)
         with self._turn.held():  # not overwritten by the update of a call running now
             self._stored[i][0] = value
 
-    def _default_index(self, name: str) -> int:
-        i = self._names.get(name)
-        if i is None or self._stored[i] is None:
-            raise KeyError(f"{self._label()} has no input named {name!r} with a stored value")
+    def _default_index(self, key: Any) -> int:
+        i = self._index(key)
+        if self._stored[i] is None:
+            raise KeyError(f"{self._label()} has no stored value for input {key!r}: give it one "
+                           "with In(var, value=...)")
         return i
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
              delete_updates: bool = False, name: str | None = None) -> Function:
         """A new Function for the same graph, Theano's ``copy``: it uses the same shared
         variables unless ``swap`` maps some to others of the same type; stored ``In``
-        values are copied unless ``share_memory``; ``delete_updates`` drops every
-        update (default ones too); the name is ``name``, else this one's + " copy"."""
+        values of mutable inputs are copied unless ``share_memory`` (Theano's rule: an
+        immutable value is shared); ``delete_updates`` drops every update (default ones
+        too; inputs that only fed updates stay, unused); the name is ``name``, else this
+        one's + " copy".
+
+        As in Theano 1.0, a copy with ``swap`` or ``delete_updates`` returns its outputs as
+        a list, whatever form the original's had.
+        """
         from arignote.compile.function import FunctionMaker
         request = dict(self.maker.request)
+        if swap or delete_updates:
+            request["outputs"] = _as_output_list(request["outputs"])
         if delete_updates:
-            request.update(updates=None, no_default_updates=True,
+            request.update(updates=None, no_default_updates=True, on_unused_input="ignore",
                            inputs=[_without_update(spec) for spec in request["inputs"]])
         request["name"] = name if name is not None else self.name and f"{self.name} copy"
         maker = FunctionMaker(**request)
@@ -261,9 +312,10 @@ class Function:
             maker.profile = ProfileStats(message=f"{self.profile.message} copy")
         fn = Function(maker, swap_map)
         fn.trust_input = self.trust_input
-        for mine, theirs in zip(self._stored, fn._stored):
-            if mine is not None:
-                theirs[0] = mine[0] if share_memory else mine[0].copy()
+        for spec, mine, theirs in zip(self.maker.inputs, self._stored, fn._stored):
+            if mine is not None and theirs is not mine and theirs is not None:  # a shared cell stays shared
+                copy_it = spec.mutable and not share_memory and mine[0] is not None
+                theirs[0] = copy.copy(mine[0]) if copy_it else mine[0]
         return fn
 
     __copy__ = copy
@@ -271,9 +323,10 @@ class Function:
     # ------------------------------------------------------------- pickling
     def _definition(self) -> tuple:
         """What rebuilds this function: its request (the user's graph, input specs, mode),
-        the shared variables swapped in, the stored ``In`` values, ``trust_input``."""
-        return (self.maker.request, self._swap,
-                [None if cell is None else cell[0] for cell in self._stored], self.trust_input)
+        the shared variables swapped in, the cells of the stored ``In`` values (cells, so
+        functions that share one, through ``In(value=f.container[x])``, still share it
+        after one pickle or deepcopy of them all), ``trust_input``."""
+        return self.maker.request, self._swap, list(self._stored), self.trust_input
 
     def __reduce_ex__(self, protocol: int) -> tuple:
         definition = self._definition()
@@ -302,11 +355,8 @@ _MISSING = object()
 def _load_function(request: dict, swap: dict, stored: list, trust_input: bool) -> Function:
     """Compile a pickled (or deep-copied) function again, here, from its definition."""
     from arignote.compile.function import FunctionMaker
-    fn = Function(FunctionMaker(**request), swap)
+    fn = Function(FunctionMaker(**request), swap, stored)
     fn.trust_input = trust_input
-    for cell, value in zip(fn._stored, stored):
-        if cell is not None:
-            cell[0] = value
     return fn
 
 
@@ -320,11 +370,12 @@ def _own(value: Any, given: Any) -> Any:
 def _must_copy(root: Variable, borrow: bool, input_specs: dict) -> bool:
     """Whether an output whose memory is that of graph input ``root`` must be copied.
 
-    Constants are never handed out; an explicit input only under In(borrow=True);
-    a shared variable's buffer only under Out(borrow=True).
+    A constant's buffer, like a shared variable's, only under Out(borrow=True)
+    (Theano's contract: the caller then holds the internal memory); an explicit
+    input only under In(borrow=True).
     """
     if isinstance(root, Constant):
-        return True
+        return not borrow
     if root in input_specs:
         return not input_specs[root].borrow
     return not borrow
@@ -334,7 +385,28 @@ def _without_update(spec: In) -> In:
     if spec.update is None:
         return spec
     return In(spec.variable, name=spec.name, value=spec.value, mutable=spec.mutable,
-              borrow=spec.borrow, strict=spec.strict, allow_downcast=spec.allow_downcast)
+              borrow=spec.borrow, strict=spec.strict, allow_downcast=spec.allow_downcast,
+              implicit=spec.implicit)
+
+
+def _as_output_list(outputs: Any) -> list:
+    """A function's ``outputs`` argument as a list (a dict's in sorted key order)."""
+    if outputs is None:
+        return []
+    if isinstance(outputs, dict):
+        return [outputs[k] for k in sorted(outputs)]
+    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+
+
+def _stored_cell(spec: In, var: Variable, position: int) -> list | None:
+    """Where input ``var`` keeps its value between calls: another function's (or a shared
+    variable's) cell, a fresh one holding ``value`` (or None until an update writes it),
+    or nothing for a plain argument."""
+    if is_container(spec.value):
+        return spec.value.storage
+    if spec.value is None:
+        return [None] if spec.update is not None else None
+    return [_own(var.type.filter(spec.value, name=_input_name(spec, position)), spec.value)]
 
 
 def _input_name(spec: In, position: int) -> str:

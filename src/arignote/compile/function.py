@@ -22,12 +22,22 @@ from arignote.config import config
 from arignote.graph.basic import Constant, Variable
 from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import ancestors, clone_get_equiv
+from arignote.graph.types import DisconnectedType, NullType
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 
 class UnusedInputError(ValueError):
     """An input does not contribute to any output or update."""
+
+
+class InputReplacedError(ValueError, RuntimeError):
+    """``givens`` replaces an explicit input (a RuntimeError in Theano, which code written for
+    it catches)."""
+
+
+class OutputKeyError(TypeError, AssertionError):
+    """A key of an outputs dict is not a string (an AssertionError in Theano)."""
 
 
 def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mode | str | None = None,
@@ -42,10 +52,12 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     list), or a dict of name -> variable (a dict). ``updates`` pairs shared
     variables with expressions of their next value, all computed from the values
     before the call and applied together after it. ``givens`` substitutes
-    variables of the graph before compiling. ``profile=True`` (or a name, or a
-    shared :class:`ProfileStats`; default ``config.profile``) times every call
-    into ``f.profile``. ``rebuild_strict`` is accepted so that Theano calls run
-    unchanged.
+    variables of the graph before compiling (numbers and arrays become constants of
+    the replaced variable's type; ``rebuild_strict=False`` lets a replacement of
+    another type rebuild the nodes above it). An input may be an intermediate
+    variable: the graph below it is cut (Theano's rule). ``profile=True`` (or a
+    name, or a shared :class:`ProfileStats`; default ``config.profile``) times
+    every call into ``f.profile``.
     """
     if inputs is None:
         inputs = []
@@ -63,7 +75,7 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
             inputs=inputs, outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
             no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,
             on_unused_input=on_unused_input or config.on_unused_input, name=name,
-            accept_inplace=accept_inplace)
+            accept_inplace=accept_inplace, rebuild_strict=rebuild_strict)
         maker.profile = profile
         made = time.perf_counter()
         progress.step(f"linking {len(maker.fgraph.apply_nodes)} nodes")
@@ -119,12 +131,13 @@ class FunctionMaker:
 
     def __init__(self, inputs: list[In], outputs: Any, mode: Mode, updates: Any, givens: Any,
                  no_default_updates: bool | Sequence[SharedVariable], allow_input_downcast: bool | None,
-                 on_unused_input: str, name: str | None, accept_inplace: bool = False):
+                 on_unused_input: str, name: str | None, accept_inplace: bool = False,
+                 rebuild_strict: bool = True):
         self.request = dict(inputs=inputs, outputs=outputs, mode=mode, updates=updates,
                             givens=givens, no_default_updates=no_default_updates,
                             allow_input_downcast=allow_input_downcast,
                             on_unused_input=on_unused_input, name=name,
-                            accept_inplace=accept_inplace)
+                            accept_inplace=accept_inplace, rebuild_strict=rebuild_strict)
         self.mode = mode
         self.name = name
         self.allow_input_downcast = allow_input_downcast
@@ -135,10 +148,20 @@ class FunctionMaker:
         for spec in inputs:
             if spec.update is not None:
                 update_pairs.append((spec, _as_update(spec.update)))
-        givens_map = _normalize_givens(givens)
+        givens_map = _normalize_givens(givens, rebuild_strict)
+        for old in givens_map:
+            if any(old is spec.variable for spec in inputs):
+                raise InputReplacedError(
+                    f"givens replaces {old.describe()}, which is an explicit input of the function: "
+                    "an input cannot also be replaced (Theano refuses this too). To compute it from "
+                    "a new input y, make y the input instead: function([y], f(x), givens={x: g(y)})")
 
         roots = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
-        explicit = [spec.variable for spec in inputs]
+        # An intermediate variable given as an input cuts the graph below it: it is
+        # replaced by an ownerless copy, which the call fills.
+        cut = {spec.variable: spec.variable.clone() for spec in inputs if spec.variable.owner is not None}
+        givens_map = {**givens_map, **cut}
+        explicit = [cut.get(spec.variable, spec.variable) for spec in inputs]
         if givens_map:
             equiv = clone_get_equiv(explicit, roots, copy_inputs=False, replace=givens_map)
             roots = [equiv[r] for r in roots]
@@ -156,6 +179,10 @@ class FunctionMaker:
         self.updates = update_pairs
         self.fgraph = FunctionGraph(explicit + shared_vars, roots, clone=True)
         self.fgraph.n_outputs = len(self.outputs)
+        self.fgraph.name = name
+        # In(mutable=True): the in-place rewrites may overwrite that argument (graph/destroyhandler.py).
+        self.fgraph.destroyable_inputs = frozenset(
+            var for spec, var in zip(inputs, self.fgraph.inputs) if spec.mutable)
         if not accept_inplace:
             _refuse_inplace(self.fgraph)
         start = time.perf_counter()
@@ -171,37 +198,34 @@ class FunctionMaker:
         for position, spec in enumerate(self.inputs):
             var = spec.variable
             if isinstance(var, SharedVariable):
-                raise TypeError(f"shared variable {var.describe()} cannot be an explicit input: "
-                                "shared variables are implicit inputs of every function that uses "
-                                "them; to feed another value, use givens={shared: new_variable}")
+                raise TypeError(f"Cannot use a shared variable ({var}) as explicit input: shared "
+                                "variables are implicit inputs of every function that uses them; to "
+                                "feed another value, use givens={shared: new_variable}")
             if isinstance(var, Constant):
                 raise TypeError(f"input {position} is the constant {var}: inputs must be symbolic "
                                 "variables such as tensor.vector('x')")
-            if var.owner is not None:
-                raise TypeError(f"input {position} ({var}) is computed by {var.owner.op}: inputs must "
-                                "be ownerless variables; to feed an intermediate value, compile with "
-                                "givens={intermediate: new_input}")
-            if var in seen:
-                raise ValueError(f"variable {var.describe()} is given twice as an input (positions "
-                                 f"{seen[var]} and {position}): list each input once")
+            if var in seen:  # Theano's class: the second is an input nothing uses
+                raise UnusedInputError(f"variable {var.describe()} is given twice as an input "
+                                       f"(positions {seen[var]} and {position}): list each input once")
             seen[var] = position
 
     def _check_graph_inputs(self, roots: list[Variable], explicit: list[Variable],
                             on_unused_input: str) -> list[SharedVariable]:
         explicit_set = set(explicit)
         needed = ancestors(roots, blockers=explicit_set)
+        used = set(needed)
+        for spec, var in zip(self.inputs, explicit):  # Theano reports these before missing ones
+            if var not in used:
+                self._unused(spec, on_unused_input)
         shared_vars: list[SharedVariable] = []
         for var in needed:
             if var.owner is not None or var in explicit_set or isinstance(var, Constant):
                 continue
+            _refuse_placeholder(var, "a variable of the graph")
             if isinstance(var, SharedVariable):
                 shared_vars.append(var)
             else:
                 raise MissingInputError(var)
-        used = set(needed)
-        for spec in self.inputs:
-            if spec.variable not in used:
-                self._unused(spec, on_unused_input)
         return shared_vars
 
     @staticmethod
@@ -223,6 +247,12 @@ def _normalize_outputs(outputs: Any) -> tuple[Any, list[Out]]:
         return 0, []
     if isinstance(outputs, Mapping):
         keys = list(outputs)
+        for key in keys:
+            if not isinstance(key, str):
+                raise OutputKeyError(f"function(): the keys of an outputs dict name the results the "
+                                     f"call returns and must be strings, got {type(key).__name__} "
+                                     f"{key!r}: use {{{str(key)!r}: ...}}, or pass a list of outputs")
+        keys.sort()  # Theano's order
         return keys, [_as_out(outputs[k], repr(k)) for k in keys]
     if isinstance(outputs, (list, tuple)):
         return len(outputs), [_as_out(o, str(i)) for i, o in enumerate(outputs)]
@@ -234,12 +264,25 @@ def _as_out(value: Any, where: str) -> Out:
         return value
     if isinstance(value, In):
         raise TypeError(f"output {where} is an In(); wrap outputs in Out() or pass the variable")
+    _refuse_placeholder(value, f"output {where}")
     try:
         # A Variable of any type (a GPU array left on its device) is an output as it is.
         return Out(value if isinstance(value, Variable) else as_tensor_variable(value))
     except TypeError as err:
         raise TypeError(f"output {where} is not a symbolic variable ({err}): pass expressions "
                         "built from the inputs") from None
+
+
+def _refuse_placeholder(var: Any, where: str) -> None:
+    """A NullType or DisconnectedType variable (a gradient that does not exist, or is not
+    connected) has no value: no function can compute it."""
+    vtype = getattr(var, "type", None)
+    if isinstance(vtype, NullType):
+        raise TypeError(f"{where} is a gradient that does not exist (NullType), so it cannot be "
+                        f"computed: {vtype.why_null}")
+    if isinstance(vtype, DisconnectedType):
+        raise TypeError(f"{where} is a DisconnectedType gradient (the cost does not depend on the "
+                        "variable), which has no value: ask grad() for zeros (return_disconnected='zero')")
 
 
 def _normalize_updates(updates: Any) -> list[tuple[Any, Variable]]:
@@ -259,11 +302,14 @@ def _normalize_updates(updates: Any) -> list[tuple[Any, Variable]]:
             raise ValueError(f"updates: shared variable {target.describe()} is updated twice; "
                              "combine the two expressions into one")
         seen.add(target.origin)
+        if not isinstance(expr, Variable) and isinstance(target.type, TensorType):
+            # A number or array: a constant of the variable's type (Theano's rule).
+            expr = target.type.make_constant(target.type.filter(expr, allow_downcast=True))
         result.append((target, _as_update(expr)))
     return result
 
 
-def _normalize_givens(givens: Any) -> dict[Variable, Variable]:
+def _normalize_givens(givens: Any, strict: bool = True) -> dict[Variable, Variable]:
     if givens is None:
         return {}
     pairs = list(givens.items()) if isinstance(givens, Mapping) else list(givens)
@@ -275,8 +321,10 @@ def _normalize_givens(givens: Any) -> dict[Variable, Variable]:
         if not isinstance(old, Variable):
             raise TypeError(f"givens: key {old!r} is not a symbolic variable: the keys are the "
                             "graph's variables to replace")
+        if not isinstance(new, Variable) and isinstance(old.type, TensorType):
+            new = old.type.make_constant(old.type.filter(new, allow_downcast=True))  # Theano's rule
         new = as_tensor_variable(new) if isinstance(old.type, TensorType) else new
-        if old.type != new.type:
+        if old.type != new.type and strict:
             same = (isinstance(new.type, TensorType) and isinstance(old.type, TensorType)
                     and old.type.dtype == new.type.dtype and old.type.ndim == new.type.ndim)
             if not same:
@@ -337,17 +385,27 @@ def _to_target_type(target: Any, expr: Variable) -> Variable:
 
 
 def _check_update_type(target: Any, expr: Variable) -> None:
+    """An update has exactly its variable's type (Theano's rule; the move to the variable's
+    device is made before): one more broadcastable would let a 1x1 value replace a 3x3
+    matrix, one less would break the variable's promise of length 1."""
     expected = target.type if isinstance(target, SharedVariable) else target.variable.type
     if expr.type == expected:
         return
-    ok = (isinstance(expr.type, TensorType) and expr.type.dtype == expected.dtype
-          and expr.type.ndim == expected.ndim
-          and all(e or not s for s, e in zip(expected.broadcastable, expr.type.broadcastable)))
-    if not ok:
-        who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
-        raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
-                        f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
-                        f"cast it with tensor.cast(expr, {expected.dtype!r}) or fix the expression")
+    who = target.describe() if isinstance(target, SharedVariable) else target.variable.describe()
+    pattern, want = getattr(expr.type, "broadcastable", None), getattr(expected, "broadcastable", None)
+    if (pattern is not None and want is not None and len(pattern) == len(want)
+            and getattr(expr.type, "dtype", None) == getattr(expected, "dtype", None)):
+        differ = [axis for axis, (a, b) in enumerate(zip(pattern, want)) if a != b]
+        raise TypeError(
+            f"the update of {who} has broadcastable pattern {pattern}, but the variable's is {want} "
+            f"(dimensions {differ} differ): an update must keep its variable's type, or a value of "
+            "another shape could replace it (Theano refuses this too). If the new value does have "
+            f"the variable's shape, say so with tensor.patternbroadcast(expr, {want}); otherwise fix "
+            "the expression (build it with tensor.alloc, or tensor.zeros_like(variable))")
+    raise TypeError(f"the update of {who} is {_type_text(expr)}, but the variable is "
+                    f"{_type_text(expected)}: an update must keep the dtype and number of dimensions; "
+                    f"cast it with tensor.cast(expr, {getattr(expected, 'dtype', '?')!r}) or fix the "
+                    "expression")
 
 
 def _type_text(var_or_type: Any) -> str:

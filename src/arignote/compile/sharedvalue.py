@@ -64,6 +64,8 @@ def _clone_of(origin: SharedVariable) -> SharedVariable:
 class SharedVariable(Variable):
     """A graph input whose value persists in ``storage`` across calls."""
 
+    default_update: Variable | None = None  # deleting an instance's leaves None (Theano's hasattr)
+
     def __init__(self, type: Type, value: Any, name: str | None = None, strict: bool = False,
                  allow_downcast: bool | None = None, storage: Storage | None = None,
                  borrowed: bool = False):
@@ -122,7 +124,7 @@ class SharedVariable(Variable):
     def container(self) -> Container:
         """Theano's view of the storage: ``container.storage`` is the one-element cell
         compiled functions read and write, ``container.value`` its value."""
-        return Container(self)
+        return Container(self.storage, self.type, self.name, self.strict, self.allow_downcast, self)
 
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of its shape and dtype (Theano's API; ``borrow`` is moot,
@@ -176,10 +178,14 @@ class SharedVariable(Variable):
 
 
 class Container:
-    """The storage cell of a shared variable, under Theano's names (``storage``, ``value``)."""
+    """A value cell under Theano's names: ``storage`` is the one-element list compiled
+    functions read and write, ``value`` (or ``data``) its value; setting it checks the
+    value against ``type`` (a shared variable's: through ``set_value``)."""
 
-    def __init__(self, owner: SharedVariable):
-        self.storage = owner.storage
+    def __init__(self, storage: list, type: Type, name: str | None = None, strict: bool = False,
+                 allow_downcast: bool | None = None, owner: SharedVariable | None = None):
+        self.storage, self.type, self.name = storage, type, name
+        self.strict, self.allow_downcast = strict, allow_downcast
         self._owner = owner
 
     @property
@@ -188,12 +194,15 @@ class Container:
 
     @value.setter
     def value(self, value: Any) -> None:
-        self._owner.set_value(value, borrow=True)
+        if self._owner is not None:
+            self._owner.set_value(value, borrow=True)
+        else:
+            self.storage[0] = self.type.filter(value, strict=self.strict, allow_downcast=self.allow_downcast)
 
     data = value
 
     def __repr__(self) -> str:
-        return f"<Container of {self._owner}>"
+        return f"<Container of {self._owner if self._owner is not None else self.name}>"
 
 
 class TensorSharedVariable(_TensorOperators, SharedVariable):
@@ -249,6 +258,10 @@ def shared_constructor(fn: Callable[..., SharedVariable | None]) -> Callable[...
 def shared(value: Any, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False, **kwargs: Any) -> SharedVariable:
     """A shared variable holding ``value``; copied unless ``borrow=True``."""
+    if isinstance(value, Variable):
+        raise TypeError(f"shared() needs a value (a number or an array), got the symbolic variable "
+                        f"{value.describe()}: compute it first (e.g. with .eval()), or use the "
+                        "expression itself")
     for ctor in _CONSTRUCTORS:
         if not _takes(ctor, kwargs):
             continue

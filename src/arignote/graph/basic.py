@@ -226,6 +226,9 @@ class Op:
     view_map: dict[int, list[int]] = {}
     destroy_map: dict[int, list[int]] = {}
     default_output: int | None = None
+    # True when the output is the input's value moved or seen with axes added (a
+    # transfer, a padding dimshuffle): errors then name the input (``user_variable``).
+    passes_value: bool = False
 
     def _props(self) -> tuple:
         return tuple(getattr(self, p) for p in self.__props__)
@@ -275,6 +278,15 @@ class Op:
         to (a graph loaded where a shared variable lives on another device); None
         when it is not needed there (a transfer to where its input already is)."""
         return self.make_node(*inputs)
+
+
+def user_variable(var: Variable) -> Variable:
+    """The variable the user wrote behind ``var``: unnamed results of ops that only
+    move a value or pad it with axes (transfers, ``pad_left``) are walked back, so an
+    error names ``'x'`` rather than ``GpuFromHost.out``."""
+    while var.name is None and var.owner is not None and var.owner.op.passes_value:
+        var = var.owner.inputs[0]
+    return var
 
 
 def _hashable(value: Any) -> Any:

@@ -144,9 +144,15 @@ class FunctionGraph:
         self._prune_if_unused(old)
 
     def replace(self, old: Variable, new: Variable, reason: str | None = None) -> None:
-        """Use ``new`` wherever ``old`` is used."""
+        """Use ``new`` wherever ``old`` is used.
+
+        A ``new`` the graph does not hold yet (a rewrite's result) takes ``old``'s
+        trace, so errors in it still point at the line where the user wrote ``old``.
+        """
         if old is new:
             return
+        if new not in self.variables and getattr(old.tag, "trace", None):
+            new.tag.trace = old.tag.trace
         for node, i in list(self.clients.get(old, [])):
             self.change_input(node, i, new, reason)
 

@@ -9,7 +9,9 @@ a compiled function continues the streams; the draws are built from one op,
 - ``uniform``: ``u * (high - low) + low`` from the raw uniforms;
 - ``normal``: Box-Muller on an even count of uniforms, the first half giving
   radii ``sqrt(-2 log u1)``, the second angles ``2 pi u2``; the cosines come
-  first, then the sines, trimmed to the size, then ``* std + avg``;
+  first, then the sines, trimmed to the size, then ``* std + avg``; with
+  ``truncate`` (``truncated_normal``), samples beyond 2 get new radii from a
+  second draw of uniforms in [1/e^2, 1), and the kept ones come first;
 - ``binomial`` (``n=1``): ``uniform < p``;
 - ``multinomial`` and ``choice`` (without replacement): one uniform per row
   and sample, turned into categories by running sums.
@@ -20,6 +22,7 @@ The number of streams of a draw is Theano's guess: the element count over 6
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 from collections.abc import Sequence
 
@@ -27,9 +30,10 @@ import numpy as np
 
 from arignote.compile.sharedvalue import SharedVariable, shared
 from arignote.config import config
-from arignote.graph.basic import Variable
+from arignote.graph.basic import Variable, user_stacklevel
 from arignote.scalar.dtypes import upcast
 from arignote.tensor import math as tm
+from arignote.tensor.extra_ops import flatnonzero
 from arignote.tensor.join import join
 from arignote.tensor.random import mrg31k3p
 from arignote.tensor.random.mrg_ops import ChoiceFromUniform, MRGUniform, MultinomialFromUniform
@@ -153,8 +157,9 @@ class MRG_RandomStreams:
         return tm.cast(tm.lt(x, as_tensor_variable(p)), dtype)
 
     def normal(self, size: Any, avg: Any = 0.0, std: Any = 1.0, ndim: int | None = None,
-               dtype: str | None = None, nstreams: int | None = None) -> Variable:
-        """Gaussian floats by Box-Muller (see the module doc for the exact recipe)."""
+               dtype: str | None = None, nstreams: int | None = None, truncate: bool = False) -> Variable:
+        """Gaussian floats by Box-Muller (see the module doc for the exact recipe); with
+        ``truncate``, the ones beyond 2 are drawn again (Theano's ``truncate=True``)."""
         vector = _size_vector(size)
         avg, std = as_tensor_variable(avg), as_tensor_variable(std)
         dtype = dtype or upcast(config.floatX, avg.dtype, std.dtype)
@@ -172,11 +177,50 @@ class MRG_RandomStreams:
         half = n_even // 2
         radius = tm.sqrt(-2.0 * tm.log(uniform[:half]))
         theta = constant(np.asarray(2.0 * np.pi, dtype=dtype)) * uniform[half:]
-        samples = join(0, radius * tm.cos(theta), radius * tm.sin(theta))
+        cos_theta, sin_theta = tm.cos(theta), tm.sin(theta)
+        z0, z1 = radius * cos_theta, radius * sin_theta
+        if truncate:
+            samples = self._redraw_tails(z0, z1, cos_theta, sin_theta, dtype, nstreams)
+        else:
+            samples = join(0, z0, z1)
         if fixed is None or n_odd % 2:
             samples = samples[:n_odd]
         samples = reshape(samples, vector, ndim=ndim if ndim is not None else vector_length(vector))
         return samples * std + avg
+
+    def _redraw_tails(self, z0: Variable, z1: Variable, cos_theta: Variable, sin_theta: Variable,
+                      dtype: str, nstreams: int | None) -> Variable:
+        """Theano's truncation: the samples outside [-2, 2] get a new radius from uniforms in
+        [1/e^2, 1) (so they land inside) and keep their angle; the ones kept come first."""
+        out0, out1 = tm.or_(tm.lt(z0, -2.0), tm.gt(z0, 2.0)), tm.or_(tm.lt(z1, -2.0), tm.gt(z1, 2.0))
+        fix0, fix1 = flatnonzero(out0), flatnonzero(out1)
+        lower = constant(np.asarray(1.0 / np.e ** 2, dtype=dtype))
+        u_fix = self.uniform((fix0.shape[0] + fix1.shape[0],), low=lower, high=1.0, ndim=1, dtype=dtype,
+                             nstreams=nstreams or _MAX_STREAMS)
+        r_fix = tm.sqrt(-2.0 * tm.log(u_fix))
+        n0 = fix0.shape[0]
+        return join(0, z0[flatnonzero(tm.invert(out0))], r_fix[:n0] * cos_theta[fix0],
+                    z1[flatnonzero(tm.invert(out1))], r_fix[n0:] * sin_theta[fix1])
+
+    def truncated_normal(self, size: Any, avg: Any = 0.0, std: Any = 1.0, ndim: int | None = None,
+                         dtype: str | None = None, nstreams: int | None = None) -> Variable:
+        """Normal draws truncated to ``avg +- 2 std'`` where ``std'`` is ``std`` rescaled so the
+        result has standard deviation ``std`` (Theano's constant, scipy's truncnorm std on [-2, 2])."""
+        std = as_tensor_variable(std) / constant(0.87962566103423978)
+        return self.normal(size=size, avg=avg, std=std, truncate=True, ndim=ndim, dtype=dtype,
+                           nstreams=nstreams)
+
+    def multinomial_wo_replacement(self, size: Any = None, n: int = 1, pvals: Any = None,
+                                   ndim: int | None = None, dtype: str = "int64",
+                                   nstreams: int | None = None) -> Variable:
+        """Deprecated in Theano 1.0 for ``choice(size=n, replace=False, p=pvals)``, which it is."""
+        if size is not None:
+            raise ValueError("multinomial_wo_replacement: size must be None (n gives the count)")
+        warnings.warn("MRG_RandomStreams.multinomial_wo_replacement() is deprecated: use "
+                      "choice(size=n, a=None, replace=False, p=pvals)", DeprecationWarning,
+                      stacklevel=user_stacklevel())
+        return self.choice(size=n, a=None, replace=False, p=pvals, ndim=ndim, dtype=dtype,
+                           nstreams=nstreams)
 
     def multinomial(self, size: Any = None, n: int = 1, pvals: Any = None, ndim: int | None = None,
                     dtype: str = "int64", nstreams: int | None = None) -> Variable:

@@ -43,7 +43,8 @@ class ScalarOp:
     converted to a float output dtype before ``impl`` runs (see
     :meth:`compute_dtype`). ``c_expr`` formats with the C names of the inputs
     (``{0}``, ``{1}``...), which the kernel renderer has already converted to
-    the compute dtype; None means no kernel expression yet.
+    the compute dtype, and with ``{T}``, the C type of that dtype (for constants
+    numpy computes in it); None means no kernel expression yet.
     """
 
     def __init__(self, name: str, nin: int, impl: Callable, dtype_rule: Callable[..., str],
@@ -146,7 +147,7 @@ class ScalarOp:
         template = next((t for kinds, t in self.c_exprs.items() if kind in kinds), self.c_expr)
         if template is None:
             return None
-        return c_convert(template.format(*args), out_dtype, ctype)
+        return c_convert(template.format(*args, T=ctype(operand)), out_dtype, ctype)
 
     def c_block(self, args: Sequence[str], dtypes: Sequence[str], out_dtype: str,
                 ctype: Callable[[str], str]) -> tuple[list[str], str] | None:
@@ -277,6 +278,15 @@ _INT_FLOOR_DIV = ("({1} == 0 ? 0 : (({1} < 0 && {1} == -1) ? (0 - {0}) : "
                   "({0} / {1} - ((({0} % {1}) != 0) & (({0} < 0) != ({1} < 0))))))")
 _INT_MOD = ("(({1} == 0 || ({1} < 0 && {1} == -1)) ? 0 : "
             "((({0} % {1}) != 0 && ((({0} % {1}) < 0) != ({1} < 0))) ? ({0} % {1}) + {1} : ({0} % {1})))")
+# numpy's float // and % (npy_divmod): from fmod, the quotient snapped to an integer, the
+# remainder taking the divisor's sign, zeros signed; floor(a / b) differs where a / b rounds.
+_FMOD = "fmod({0}, {1})"
+_FLOAT_QUOTIENT = (f"(({{0}} - {_FMOD}) / {{1}} - ((({_FMOD} != 0) && (({{1}} < 0) != ({_FMOD} < 0))) "
+                   "? 1 : 0))")
+_FLOAT_FLOOR_DIV = ("({1} == 0 ? {0} / {1} : (_Q != 0 ? floor(_Q) + ((_Q - floor(_Q) > 0.5) ? 1 : 0) "
+                    ": copysign(({T})0, {0} / {1})))").replace("_Q", _FLOAT_QUOTIENT)
+_FLOAT_MOD = (f"({{1}} == 0 ? {_FMOD} : ({_FMOD} != 0 ? ((({{1}} < 0) != ({_FMOD} < 0)) ? "
+              f"{_FMOD} + {{1}} : {_FMOD}) : copysign(({{T}})0, {{1}})))")
 TABLE: dict[str, ScalarOp] = {}
 
 
@@ -297,10 +307,10 @@ sub = _register("sub", 2, np.subtract, _same, "({0} - {1})", bool_result=False)
 mul = _register("mul", 2, np.multiply, _same, "({0} * {1})", identity=1, commutative=True, associative=True)
 true_div = _register("true_div", 2, np.true_divide, _true_div, "({0} / {1})")
 # For integers the kernel renderer needs its own floor division; C truncates.
-int_div = _register("int_div", 2, np.floor_divide, _same, "floor({0} / {1})", accepts=REAL,
+int_div = _register("int_div", 2, np.floor_divide, _same, _FLOAT_FLOOR_DIV, accepts=REAL,
                     bool_result=False, c_exprs={"iu": _INT_FLOOR_DIV})
 # The result takes the sign of the divisor, as in numpy and Python (fmod takes the dividend's).
-mod = _register("mod", 2, np.mod, _same, "({0} - floor({0} / {1}) * {1})", accepts=REAL,
+mod = _register("mod", 2, np.mod, _same, _FLOAT_MOD, accepts=REAL,
                 bool_result=False, c_exprs={"iu": _INT_MOD})
 pow = _register("pow", 2, np.power, _same, "pow({0}, {1})", bool_result=False,
                 c_exprs={"biu": None})
@@ -333,7 +343,7 @@ neg = _register("neg", 1, np.negative, _same, "(-{0})", bool_result=False)
 abs_ = _register("abs", 1, np.absolute, _real_of, "fabs({0})",
                  c_exprs={"b": "{0}", "iu": "({0} < 0 ? -{0} : {0})"})
 sgn = _register("sgn", 1, np.sign, _same, "(({0} > 0) - ({0} < 0))", accepts=REAL,
-                bool_result=False, c_exprs={"f": "({0} > 0 ? 1 : ({0} < 0 ? -1 : {0}))"})
+                bool_result=False, c_exprs={"f": "({0} > 0 ? 1 : ({0} < 0 ? -1 : ({0} == 0 ? 0 : {0})))"})
 floor = _register("floor", 1, np.floor, upgrade_to_float, "floor({0})", accepts=REAL)
 ceil = _register("ceil", 1, np.ceil, upgrade_to_float, "ceil({0})", accepts=REAL)
 trunc = _register("trunc", 1, np.trunc, upgrade_to_float, "trunc({0})", accepts=REAL)
@@ -363,18 +373,23 @@ tanh = _register("tanh", 1, np.tanh, upgrade_to_float, "tanh({0})")
 arcsinh = _register("arcsinh", 1, np.arcsinh, upgrade_to_float, "asinh({0})")
 arccosh = _register("arccosh", 1, np.arccosh, upgrade_to_float, "acosh({0})")
 arctanh = _register("arctanh", 1, np.arctanh, upgrade_to_float, "atanh({0})")
-deg2rad = _register("deg2rad", 1, np.deg2rad, upgrade_to_float, "({0} * 0.017453292519943295)",
-                    accepts=REAL)
-rad2deg = _register("rad2deg", 1, np.rad2deg, upgrade_to_float, "({0} * 57.29577951308232)",
-                    accepts=REAL)
-sigmoid = _register("sigmoid", 1, _SciPy("expit"), upgrade_to_float, "(1 / (1 + exp(-{0})))", accepts=REAL)
+# numpy's factors are computed in the operand's type: pi / 180 and 180 / pi in float32 for float32.
+deg2rad = _register("deg2rad", 1, np.deg2rad, upgrade_to_float,
+                    "({0} * (({T})3.14159265358979323846 / ({T})180))", accepts=REAL)
+rad2deg = _register("rad2deg", 1, np.rad2deg, upgrade_to_float,
+                    "({0} * (({T})180 / ({T})3.14159265358979323846))", accepts=REAL)
+# Each side of 0 in the form that cannot overflow: exp(x) underflows gracefully, 1 / exp(-x) does not.
+sigmoid = _register("sigmoid", 1, _SciPy("expit"), upgrade_to_float,
+                    "({0} >= 0 ? 1 / (1 + exp(-{0})) : exp({0}) / (1 + exp({0})))", accepts=REAL)
 softplus = _register("softplus", 1, _softplus, upgrade_to_float,
-                     "({0} > 30 ? {0} : log1p(exp({0})))", accepts=REAL)
+                     "({0} > 30 ? {0} + exp(-{0}) : log1p(exp({0})))", accepts=REAL)
 erf = _register("erf", 1, _SciPy("erf"), upgrade_to_float, "erf({0})", accepts=REAL)
 erfc = _register("erfc", 1, _SciPy("erfc"), upgrade_to_float, "erfc({0})", accepts=REAL)
 erfinv = _register("erfinv", 1, _SciPy("erfinv"), upgrade_to_float, None, accepts=REAL)
 erfcinv = _register("erfcinv", 1, _SciPy("erfcinv"), upgrade_to_float, None, accepts=REAL)
-gammaln = _register("gammaln", 1, _SciPy("gammaln"), upgrade_to_float, "lgamma({0})", accepts=REAL)
+# scipy's gammaln(-inf) is -inf; C's lgamma gives +inf there.
+gammaln = _register("gammaln", 1, _SciPy("gammaln"), upgrade_to_float,
+                    "(isinf({0}) ? {0} : lgamma({0}))", accepts=REAL)
 psi = _register("psi", 1, _SciPy("psi"), upgrade_to_float, None, accepts=REAL)
 tri_gamma = _register("tri_gamma", 1, _trigamma, upgrade_to_float, None,
                       accepts=REAL)  # psi's derivative, for psi's gradient

@@ -62,16 +62,17 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
 
     steps = _n_steps(n_steps, seq_specs)
 
-    # The per-step variables fn is called with.
-    seq_vars = [[_row_type(seq)(_tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
-    state_vars = [[(init.type if taps == (-1,) else _row_type(init))(_tap_name(init, k)) for k in taps]
-                  for init, taps in (infos or []) if taps]
+    # The per-step variables fn is called with, each named after the outer variable it
+    # reads and carrying its trace, so that an error inside the step names what the user passed.
+    seq_vars = [[_inner(_row_type(seq), seq, _tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
+    state_vars = [[_inner(init.type if taps == (-1,) else _row_type(init), init, _tap_name(init, k))
+                   for k in taps] for init, taps in (infos or []) if taps]
     if config.compute_test_value != "off":
         _step_test_values(seq_specs, seq_vars, [i for i in (infos or []) if i[1]], state_vars)
     args = [v for group in seq_vars + state_vars for v in group] + non_seqs
     outputs, step_updates, condition = _split_return(fn(*args))
 
-    if infos is None:
+    if not infos:  # None, or Theano's outputs_info=[]: no output is fed back
         infos = [(None, ())] * len(outputs)
     if len(outputs) != len(infos):
         raise ValueError(f"scan: the step function returned {len(outputs)} output(s) but "
@@ -86,7 +87,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     # A shared variable on a GPU takes its update there, as function() does for its updates.
     step_updates = {s: _to_target_type(s, e) for s, e in step_updates.items()}
     shared_targets = list(step_updates)
-    carry_vars = [s.type(f"{s.name or 'shared'}[t-1]") for s in shared_targets]
+    carry_vars = [_inner(s.type, s, f"{s.name or 'shared'}[t-1]") for s in shared_targets]
     roots = ([outputs[i] for i in state_idx] + [outputs[i] for i in nit_idx]
              + [step_updates[s] for s in shared_targets]
              + ([condition] if condition is not None else []))
@@ -94,7 +95,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     hoisted = _free_variables(roots, explicit + shared_targets)
     if strict:
         _check_strict(hoisted, non_seqs)
-    hoisted_vars = [v.type() for v in hoisted]
+    hoisted_vars = [_inner(v.type, v, v.name) for v in hoisted]
     replace = dict(zip(shared_targets, carry_vars))
     replace.update(zip(hoisted, hoisted_vars))
     equiv = clone_get_equiv(explicit + list(replace), roots, copy_inputs=False, replace=replace)
@@ -176,6 +177,13 @@ def _initial_buffer(initial: Variable, taps: tuple[int, ...]) -> Variable:
     if taps == (-1,):
         return initial.dimshuffle("x", *range(initial.ndim))
     return initial[:-min(taps)]
+
+
+def _inner(var_type: Any, outer: Variable, name: str | None) -> Variable:
+    """A variable of the step standing for (part of) ``outer``: its name, and where it was made."""
+    var = var_type(name)
+    var.tag.trace = outer.tag.trace
+    return var
 
 
 def _step_test_values(seq_specs: list, seq_vars: list, state_specs: list, state_vars: list) -> None:

@@ -13,6 +13,11 @@ non-sequences are summed over the steps.
 Because the backward loop is an ordinary scan, its own gradient (second
 derivatives, and ``Rop`` as a double ``Lop``) comes from this same rule.
 ``truncate_gradient=k`` runs the backward loop over the last ``k`` steps only.
+
+Shared variables the step updates are carried without history (only their last
+value is kept). When a gradient flows through one, the rule differentiates an
+equal loop in which they are recurrent outputs (Theano's sit-sot form), so the
+backward loop can replay their per-step values (``_through_carried``).
 """
 from __future__ import annotations
 
@@ -20,14 +25,18 @@ from typing import Any
 
 from arignote.gradient import grad, register_grad
 from arignote.graph.traversal import ancestors, clone_get_equiv
-from arignote.scalar.dtypes import DISCRETE
+from arignote.scalar.dtypes import DISCRETE, FLOAT
 from arignote.scan_module.basic import scan
 from arignote.scan_module.op import Scan
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import zeros_like
+from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.join import stack
+from arignote.tensor.rewrites.utils import is_scalar_constant
 from arignote.tensor.shape import shape_i
 from arignote.tensor.subtensor import inc_subtensor
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import as_tensor_variable
 
 
 def _float(var: Any) -> bool:
@@ -36,6 +45,9 @@ def _float(var: Any) -> bool:
 
 @register_grad(Scan)
 def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list:
+    through = _through_carried(op, inputs, outputs, output_grads)
+    if through is not None:
+        return through
     n_steps, seqs, inits, carries, nonseqs = op.split_outer_inputs(inputs)
     in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
     S, N = op.n_states, op.n_nit
@@ -43,6 +55,9 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
     g_bufs, g_nits = output_grads[:S], output_grads[S:S + N]
     marks = [-min(taps) for taps in op.state_taps]
     differentiated = [o for o, out in zip(op.inner_outputs[:S + N], outputs[:S + N]) if _float(out)]
+    draws = _recorded_draws(op, inputs, outputs, output_grads, differentiated)
+    if draws is not None:
+        return draws
     _refuse_carried_dependence(op, in_carries, differentiated)
 
     # Steps actually run (fewer than n_steps after an ``until``), and the ones back-propagated.
@@ -146,6 +161,106 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
     for var, g in zip(nonseqs, nonseq_out):
         grads.append(g.sum(axis=0) if _float(var) else None)
     return grads
+
+
+def _recorded_draws(op: Scan, inputs: list, outputs: list, output_grads: list,
+                    differentiated: list) -> list | None:
+    """The gradient when the step draws random numbers (from carried generator states), else None.
+
+    The draws are constants for the gradient, as in Theano: an equal loop that also
+    returns each step's draws as outputs records them, and the loop is differentiated
+    with them read as sequences instead of drawn, so the backward loop replays the
+    very numbers the forward one used. (That loop runs once more, from the same
+    generator states, so it draws the same numbers.)
+    """
+    in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
+    carried = set(in_carries)
+    if not carried or not differentiated or not set(ancestors(differentiated)) & carried:
+        return None
+    S, N = op.n_states, op.n_nit
+    kept_outputs = set(op.inner_outputs[S + N:])
+    read = set(ancestors(differentiated))
+    draws = list(dict.fromkeys(
+        out for v in ancestors(differentiated)
+        if v.owner is not None and getattr(v.owner.op, "random_draw", False) and set(v.owner.inputs) & carried
+        for out in v.owner.outputs
+        if out in read and out not in kept_outputs and isinstance(out.type, TensorType)))
+    if not draws or set(ancestors(differentiated, blockers=draws)) & carried:
+        return None  # not (only) draws: the per-step carried values themselves are needed
+    n_steps, seqs, inits, carries, nonseqs = op.split_outer_inputs(inputs)
+    outs = list(op.inner_outputs)
+    recorder = Scan(op.inner_inputs, outs[:S + N] + draws + outs[S + N:], op.seq_taps, op.state_taps,
+                    N + len(draws), op.n_carry, op.n_nonseq, op.as_while, op.truncate_gradient,
+                    op.name, op.mode)
+    recorded = recorder.make_node(*inputs).outputs[S + N:S + N + len(draws)]
+    # The same loop with the draws read from sequences.
+    rows = [d.type(d.name) for d in draws]
+    equiv = clone_get_equiv(list(op.inner_inputs), outs, copy_inputs=False, replace=dict(zip(draws, rows)))
+    seq_vars = [v for group in in_seqs for v in group]
+    replayed = Scan(seq_vars + rows + list(op.inner_inputs[len(seq_vars):]), [equiv[o] for o in outs],
+                    op.seq_taps + ((0,),) * len(draws), op.state_taps, N, op.n_carry, op.n_nonseq,
+                    op.as_while, op.truncate_gradient, op.name, op.mode)
+    n_head = 1 + len(seqs)
+    grads = scan_grad(replayed, inputs[:n_head] + recorded + inputs[n_head:], outputs, output_grads)
+    return grads[:n_head] + grads[n_head + len(draws):]
+
+
+def _through_carried(op: Scan, inputs: list, outputs: list, output_grads: list) -> list | None:
+    """The gradient when it flows through float shared variables updated in the loop, else None.
+
+    It does when the final value of one is differentiated, or when an output the
+    gradient goes through reads one. The loop is rebuilt with those carried values
+    as recurrent outputs (tap -1, initial value the variable's), whose buffers
+    hold every step's value; their final values are the buffers' last rows.
+    """
+    n_steps, seqs, inits, carries, nonseqs = op.split_outer_inputs(inputs)
+    in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
+    S, N, C = op.n_states, op.n_nit, op.n_carry
+    outs = list(op.inner_outputs)
+    g_finals = output_grads[S + N:S + N + C]
+    moved = [k for k in range(C) if getattr(carries[k].type, "dtype", None) in FLOAT]
+    if not moved:
+        return None
+    differentiated = [o for o, out, g in zip(outs[:S + N], outputs[:S + N], output_grads[:S + N])
+                      if _float(out)] + [outs[S + N + k] for k in moved if not _is_zeros(g_finals[k])]
+    read = set(ancestors(differentiated)) if differentiated else set()
+    if all(_is_zeros(g_finals[k]) and in_carries[k] not in read for k in moved):
+        return None
+    kept = [k for k in range(C) if k not in moved]
+    # Each moved value becomes a host recurrent state; a device-typed inner variable
+    # reads it through the device type's conversion.
+    hosts = [as_tensor_variable(carries[k]) for k in moved]
+    rows = [TensorType(h.dtype, h.broadcastable)(in_carries[k].name) for h, k in zip(hosts, moved)]
+    replace = {in_carries[k]: in_carries[k].type.convert_variable(row) for k, row in zip(moved, rows)}
+    equiv = clone_get_equiv(list(op.inner_inputs), outs, copy_inputs=False, replace=replace)
+    new_outs = [equiv[o] for o in outs]
+    seq_vars = [v for group in in_seqs for v in group]
+    state_vars = [v for group in in_states for v in group]
+    history = Scan(seq_vars + state_vars + rows + [in_carries[k] for k in kept] + list(in_nonseqs),
+                   new_outs[:S] + [as_tensor_variable(new_outs[S + N + k]) for k in moved]
+                   + new_outs[S:S + N] + [new_outs[S + N + k] for k in kept] + new_outs[S + N + C:],
+                   op.seq_taps, op.state_taps + ((-1,),) * len(moved), N, len(kept), op.n_nonseq,
+                   op.as_while, op.truncate_gradient, op.name, op.mode)
+    node = history.make_node(n_steps, *seqs, *inits, *[h.dimshuffle("x", *range(h.ndim)) for h in hosts],
+                             *[carries[k] for k in kept], *nonseqs)
+    bufs = node.outputs[S:S + len(moved)]
+    g_bufs = [inc_subtensor(zeros_like(buf)[-1], as_tensor_variable(g_finals[k]))
+              for buf, k in zip(bufs, moved)]
+    g_out = (list(output_grads[:S]) + g_bufs + list(output_grads[S:S + N])
+             + [g_finals[k] for k in kept])
+    grads = scan_grad(history, node.inputs, node.outputs, g_out)
+    # Back to the original layout: the moved values' gradients are those of their one initial row.
+    n_head = 1 + len(seqs) + len(inits)
+    g_moved = dict(zip(moved, grads[n_head:n_head + len(moved)]))
+    g_carries = [g_moved[k][0] if k in g_moved else None for k in range(C)]
+    return grads[:n_head] + g_carries + grads[n_head + len(moved) + len(kept):]
+
+
+def _is_zeros(g: Any) -> bool:
+    """Whether ``g`` is the zeros ``grad`` hands a node for an output nothing differentiates."""
+    node = g.owner
+    return (node is not None and isinstance(node.op, Elemwise) and node.op.scalar_op.name == "second"
+            and is_scalar_constant(node.inputs[1], 0))
 
 
 def _add(known: dict, var: Any, g: Any) -> None:

@@ -26,7 +26,8 @@ import numpy as np
 
 from arignote.compile.function import function
 from arignote.compile.io import Out
-from arignote.graph.basic import Apply, Op, Variable
+from arignote.graph.basic import Apply, Op, Variable, user_variable
+from arignote.scan_module.shapes import scan_output_shapes
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 from arignote.tensor import math as tm
@@ -163,6 +164,9 @@ class Scan(Op):
             raise TypeError(f"scan: one step of the {what} {outer.describe()} is {row.describe()}, but "
                             f"the inner graph expects {inner.type.describe()}")
 
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return scan_output_shapes(self, node, input_shapes)
+
     # ------------------------------------------------------------ arrays
     # The loop's buffers are numpy arrays here; the GPU scan (backends/gpu/scan.py)
     # overrides these few primitives for device arrays and keeps the loop itself.
@@ -234,9 +238,10 @@ class Scan(Op):
         for j, (seq, taps) in enumerate(zip(seqs, self.seq_taps)):
             lo, hi = min(min(taps), 0), max(max(taps), 0)
             if seq.shape[0] < n + hi - lo:
-                raise ValueError(f"{self}: sequence {j} ({node.inputs[1 + j]}) has {seq.shape[0]} "
-                                 f"entries, but {n} steps with taps {list(taps)} need {n + hi - lo}: "
-                                 "pass a longer sequence or fewer n_steps")
+                name = user_variable(node.inputs[1 + j]).describe()
+                raise ValueError(f"{self}: sequence {j} ({name}) has {seq.shape[0]} entries, but {n} "
+                                 f"steps with taps {list(taps)} need {n + hi - lo}: pass a longer "
+                                 "sequence or fewer n_steps")
             seq_reads.append([(seq, k - lo) for k in taps])
         buffers = []
         for i, (init, taps) in enumerate(zip(inits, self.state_taps)):
@@ -255,13 +260,19 @@ class Scan(Op):
             for buf, taps in zip(buffers, self.state_taps):
                 m = -min(taps)
                 args.extend(self._row(buf, m + t + k) for k in taps)
-            results = fn(*args, *carried, *nonseqs)
+            try:
+                results = fn(*args, *carried, *nonseqs)
+            except Exception as err:
+                _note_step(err, self, node, t)
+                raise
             for i, buf in enumerate(buffers):
                 row = results[i]
                 if row.shape != buf.shape[1:]:
+                    init = user_variable(node.inputs[1 + self.n_seqs + i]).describe()
                     raise ValueError(f"{self}: step {t} of recurrent output {i} has shape {row.shape}, "
-                                     f"but its initial value's rows have shape {buf.shape[1:]}: the "
-                                     "step function must keep the shape of each recurrent output")
+                                     f"but the rows of its initial value {init} have shape "
+                                     f"{buf.shape[1:]}: the step function must keep the shape of each "
+                                     "recurrent output")
                 self._write(self._row(buf, -min(self.state_taps[i]) + t), row)
             for j in range(self.n_nit):
                 row = results[self.n_states + j]
@@ -286,3 +297,20 @@ class Scan(Op):
         for cell, value in zip(output_storage, outputs):
             cell[0] = value
 
+
+def _note_step(err: BaseException, op: Scan, node: Apply, t: int) -> None:
+    """Say which step failed and which outer variable each input of the step stands for."""
+    _, seqs, inits, carries, nonseqs = op.split_outer_inputs(node.inputs)
+    in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
+    pairs = [(v, "a row of", o) for o, vs in zip(seqs, in_seqs) for v in vs]
+    pairs += [(v, "an earlier value of", o) for o, vs in zip(inits, in_states) for v in vs]
+    pairs += [(v, "", o) for o, v in zip(carries + nonseqs, in_carries + in_nonseqs)]
+    lines = [f"in step {t} of {op} (built at {node.outputs[0].tag.trace or '?'})"]
+    for inner, what, outer in pairs:
+        outer = user_variable(outer)
+        if not what and inner.name and inner.name == outer.name:
+            continue  # the step names it as the user did
+        lines.append(f"  inside the step, {inner.describe()} is {what}{' ' if what else ''}"
+                     f"{outer.describe()}")
+    if hasattr(err, "add_note"):
+        err.add_note("\n".join(lines))

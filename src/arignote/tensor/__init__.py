@@ -16,7 +16,12 @@ from arignote.tensor.blas import *  # noqa: F401,F403
 from arignote.tensor.join import *  # noqa: F401,F403
 from arignote.tensor.alloc import *  # noqa: F401,F403
 from arignote.tensor.subtensor import *  # noqa: F401,F403
-from arignote.tensor import nnet  # noqa: F401
+from arignote.tensor.diagonal import *  # noqa: F401,F403
+from arignote.tensor.sort import argsort, sort  # noqa: F401
+from arignote.tensor.extra_ops import (DiffOp, bartlett, bincount, cumprod, cumsum, fill_diagonal,  # noqa: F401
+                                       fill_diagonal_offset, flatnonzero, nonzero, nonzero_values,
+                                       permute_row_elements, ravel_multi_index, unravel_index)
+from arignote.tensor import extra_ops, nlinalg, nnet, signal, slinalg  # noqa: F401
 
 globals().update(CONSTRUCTORS)
 

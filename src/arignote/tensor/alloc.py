@@ -20,8 +20,8 @@ from arignote.tensor.shape import shape_i, vector_entry, vector_length
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["Alloc", "ARange", "Eye", "alloc", "arange", "eye", "fill", "full", "full_like",
-           "identity_like", "ones", "ones_like", "second", "zeros", "zeros_like"]
+__all__ = ["Alloc", "ARange", "Eye", "Tri", "alloc", "arange", "eye", "fill", "full", "full_like",
+           "identity_like", "ones", "ones_like", "second", "tri", "tril", "triu", "zeros", "zeros_like"]
 
 
 # ------------------------------------------------------------------ fill / second
@@ -220,6 +220,61 @@ class Eye(Op):
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: str | None = None) -> Variable:
     """An ``n`` x ``m`` matrix with ones on diagonal ``k``; dtype defaults to floatX."""
     return Eye(_dtype_name(dtype) or config.floatX)(n, n if m is None else m, k)
+
+
+class Tri(Op):
+    """``numpy.tri(n, m, k)`` (ones on and below diagonal ``k``) of a fixed dtype."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: str):
+        self.dtype = np.dtype(dtype).name
+
+    def make_node(self, n: Any, m: Any, k: Any) -> Apply:
+        n = as_shape_scalar(n, "tri n")
+        m = as_shape_scalar(m, "tri m")
+        k = as_int_scalar(k, "tri k")
+        broadcastable = (_constant_int(n) == 1, _constant_int(m) == 1)
+        return Apply(self, [n, m, k], [TensorType(self.dtype, broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        n, m, k = (int(v) for v in inputs)
+        if n < 0 or m < 0:
+            raise ValueError(f"tri: negative size ({n}, {m})")
+        output_storage[0][0] = np.tri(n, m, k, dtype=self.dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [(node.inputs[0], node.inputs[1])]
+
+
+def tri(N: Any, M: Any = None, k: Any = 0, dtype: str | None = None) -> Variable:
+    """An ``N`` x ``M`` matrix with ones on and below diagonal ``k`` (``numpy.tri``);
+    dtype defaults to floatX."""
+    return Tri(_dtype_name(dtype) or config.floatX)(N, N if M is None else M, k)
+
+
+def tril(m: Any, k: Any = 0) -> Variable:
+    """``m`` with the entries above diagonal ``k`` zeroed (``numpy.tril``; ``m`` a matrix)."""
+    m = _matrix(m, "tril")
+    return _math.mul(m, tri(shape_i(m, 0), shape_i(m, 1), k, dtype=m.dtype))
+
+
+def triu(m: Any, k: Any = 0) -> Variable:
+    """``m`` with the entries below diagonal ``k`` zeroed (``numpy.triu``; ``m`` a matrix)."""
+    m = _matrix(m, "triu")
+    return _math.mul(m, _math.sub(constant(np.ones((), m.dtype)),
+                                  tri(shape_i(m, 0), shape_i(m, 1), _below(k), dtype=m.dtype)))
+
+
+def _below(k: Any) -> Any:
+    return k - 1 if isinstance(k, (int, np.integer)) else _math.sub(k, constant(1, dtype=k.dtype))
+
+
+def _matrix(m: Any, what: str) -> Variable:
+    m = as_tensor_variable(m)
+    if m.ndim != 2:
+        raise TypeError(f"{what} expects a matrix, got {m.describe()} of type {m.type}")
+    return m
 
 
 def identity_like(x: Any) -> Variable:

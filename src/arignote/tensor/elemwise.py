@@ -6,19 +6,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arignote.graph.basic import Apply, Op
+from arignote.graph.basic import Apply, Constant, Op, user_variable
+from arignote.scalar.composite import Composite
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 
 class Elemwise(Op):
-    """Apply ``scalar_op`` elementwise, with numpy broadcasting.
+    """Apply ``scalar_op`` elementwise, broadcasting as the types say (Theano's rule).
 
     Inputs of fewer dimensions are padded on the left with broadcastable
-    dimensions (a DimShuffle is inserted), as numpy does. ``inplace_pattern``
-    ``{out: in}`` makes output ``out`` overwrite input ``in``; only the in-place
-    rewrite sets it, after proving that input is not needed elsewhere.
+    dimensions (a DimShuffle is inserted), as numpy does. Only dimensions a type
+    marks broadcastable stretch: a length-1 dimension that is not broadcastable
+    must meet length 1, so every gradient, summed over the broadcastable
+    dimensions of its input, has that input's shape (``BroadcastRule``).
+    ``inplace_pattern`` ``{out: in}`` makes output ``out`` overwrite input
+    ``in``; only the in-place rewrite sets it, after proving that input is not
+    needed elsewhere.
     """
 
     __props__ = ("scalar_op", "inplace_pattern")
@@ -49,6 +54,14 @@ class Elemwise(Op):
         node.tag.elemwise_dtypes = self._dtypes(node)
         return node
 
+    @staticmethod
+    def shape_rule(node: Apply) -> BroadcastRule:
+        """The node's BroadcastRule over all its inputs, found once."""
+        rule = getattr(node.tag, "broadcast_rule", None)
+        if rule is None:
+            rule = node.tag.broadcast_rule = BroadcastRule(node, range(len(node.inputs)))
+        return rule
+
     def _dtypes(self, node: Apply) -> tuple[np.dtype, str | None]:
         """(output dtype, dtype to compute in): fixed by the node's types, so found once."""
         out = node.outputs[0].type.dtype
@@ -63,12 +76,15 @@ class Elemwise(Op):
             inputs = [i.astype(compute) if i.dtype != compute else i for i in inputs]
         op = self.scalar_op
         cell = output_storage[0]
+        first = inputs[0].shape
+        shape = first if all(i.shape == first for i in inputs) else self.shape_rule(node)(
+            *[i.shape for i in inputs])
         if self.inplace_pattern:
             result = _apply(op, inputs, inputs[self.inplace_pattern[0][1]])
         else:
             target = cell[0]
             if (target is not None and op.ufunc is not None and target.dtype == out_dtype
-                    and target.shape == _broadcast_shape(inputs)):
+                    and target.shape == shape):
                 result = op.ufunc(*inputs, out=target)
             else:
                 result = op.impl(*inputs)
@@ -99,11 +115,96 @@ def _apply(op: ScalarOp, inputs: list, out: np.ndarray | None) -> np.ndarray:
     return result if type(result) is np.ndarray else np.asarray(result)
 
 
-def _broadcast_shape(inputs: list) -> tuple:
-    first = inputs[0].shape
-    if all(i.shape == first for i in inputs):
-        return first
-    return np.broadcast_shapes(*[i.shape for i in inputs])
+class BroadcastRule:
+    """The output shape of an elementwise node from its inputs' shapes, by the types.
+
+    In each dimension, the inputs whose type does not mark it broadcastable must
+    all have the same length, which is the output's; broadcastable dimensions
+    have length 1 and stretch. This is Theano's rule, stricter than numpy's
+    (which stretches any length-1 dimension): the types, and so the gradients,
+    stay true to the values. Call it only when the shapes differ (equal shapes
+    need no check). ``positions`` are the inputs whose shapes are passed; the
+    others must be broadcastable in every dimension. Plain data only, so it
+    pickles with the node it is kept on.
+    """
+
+    __slots__ = ("node", "positions", "dims")
+
+    def __init__(self, node: Apply, positions: Sequence[int]):
+        self.node = node
+        self.positions = tuple(positions)
+        patterns = [node.inputs[p].type.broadcastable for p in self.positions]
+        # For each dimension, which of the passed shapes must agree there.
+        self.dims = tuple(tuple(k for k, b in enumerate(patterns) if not b[d])
+                          for d in range(len(node.outputs[0].type.broadcastable)))
+
+    def __call__(self, *shapes: tuple) -> tuple:
+        out = []
+        for d, agree in enumerate(self.dims):
+            if not agree:
+                out.append(1)
+                continue
+            n = shapes[agree[0]][d]
+            for k in agree[1:]:
+                if shapes[k][d] != n:
+                    raise self.mismatch(shapes, d)
+            out.append(n)
+        return tuple(out)
+
+    def source(self, names: Sequence[str]) -> tuple[str, str]:
+        """The rule as Python expressions over the shapes called ``names``: (the condition
+        under which they fit, the output shape then), for generated code."""
+        checks = [f"{names[k]}[{d}] == {names[agree[0]]}[{d}]"
+                  for d, agree in enumerate(self.dims) for k in agree[1:]]
+        dims = [f"{names[agree[0]]}[{d}]" if agree else "1" for d, agree in enumerate(self.dims)]
+        return " and ".join(checks) or "True", f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
+
+    def mismatch(self, shapes: Sequence[tuple], d: int) -> ValueError:
+        """The error for shapes that disagree in dimension ``d``: it names the user's variables."""
+        entries = [(self.node.inputs[p], s) for p, s in zip(self.positions, shapes)]
+        entries = [(var, s) for k, (var, s) in enumerate(entries) if k in self.dims[d]]
+        # A length-1 dimension the type does not let broadcast is the likely mistake.
+        ones = [(var, s) for var, s in entries if s[d] == 1]
+        longer = [(var, s) for var, s in entries if s[d] != 1]
+        label = _label(self.node)
+        if ones and longer:
+            (a, sa), (b, sb) = ones[0], longer[0]
+            hint = _python_name(a)
+            return ValueError(
+                f"{label}: {_describe(a)} has shape {sa} and {_describe(b)} has shape {sb}. "
+                f"Dimension {d} of {_describe(a)} has length 1 but is not broadcastable in its type "
+                f"({a.type.describe()}), so it is not stretched to {sb[d]}: only dimensions the types "
+                "mark broadcastable are (Theano's rule, which keeps every gradient the shape of its "
+                f"input). To broadcast it there, say so in its type: tensor.addbroadcast({hint}, {d}), "
+                f"or build it with tensor.shape_padleft({hint}) or {hint}.dimshuffle('x', ...) (or as "
+                "a tensor.row() / tensor.col()); otherwise fix the shapes")
+        (a, sa), (b, sb) = entries[0], next(e for e in entries if e[1][d] != entries[0][1][d])
+        return ValueError(
+            f"{label}: {_describe(a)} has shape {sa} and {_describe(b)} has shape {sb}, which "
+            f"differ in dimension {d} ({sa[d]} and {sb[d]}): elementwise operands must have equal "
+            "lengths in every dimension their types do not mark broadcastable")
+
+
+def _label(node: Apply) -> str:
+    scalar_op = node.op.scalar_op
+    if not isinstance(scalar_op, Composite):
+        return f"elementwise {scalar_op.name}"
+    where = node.outputs[0].tag.trace
+    return "the fused elementwise expression" + (f" built at {where}" if where else "")
+
+
+def _describe(var: Any) -> str:
+    var = user_variable(var)
+    if isinstance(var, Constant) and var.name is None:
+        text = str(np.asarray(var.data))
+        return f"the constant {text if len(text) <= 30 else text[:27] + '...'}"
+    return var.describe()
+
+
+def _python_name(var: Any) -> str:
+    """How to write ``var`` in the suggested fix: its name when it is an identifier."""
+    name = user_variable(var).name
+    return name if name and name.isidentifier() else "x"
 
 
 def pad_left(var: Any, ndim: int) -> Any:
@@ -151,6 +252,7 @@ class DimShuffle(Op):
                                  for i in range(len(self.input_broadcastable))) + (Ellipsis,)
         self._perm = tuple(remaining.index(i) for i in kept)
         self._expand = tuple(None if i == "x" else slice(None) for i in order)
+        self.passes_value = kept == sorted(kept)  # axes kept in order: errors name the input
 
     def __str__(self) -> str:
         return f"InplaceDimShuffle{{{','.join(map(str, self.new_order))}}}"

@@ -61,7 +61,13 @@ class Gemm(Op):
         if z.shape != (x.shape[0], y.shape[1]) or x.shape[1] != y.shape[0]:
             raise ValueError(f"gemm: Z has shape {z.shape}, X {x.shape} and Y {y.shape}; "
                              "dot(X, Y) must have Z's shape")
-        product = np.dot(x, y)
+        out = output_storage[0][0]
+        if (not self.inplace and isinstance(out, np.ndarray) and out.shape == z.shape
+                and out.dtype == z.dtype and out.flags.c_contiguous
+                and not any(np.may_share_memory(out, v) for v in (z, x, y))):
+            product = np.dot(x, y, out=out)  # last call's buffer (a spare-buffered update's too)
+        else:
+            product = np.dot(x, y)
         if alpha != 1:
             np.multiply(product, alpha, out=product)
         if self.inplace:

@@ -3,7 +3,11 @@
 ``zero_grad`` (the gradient through it is zero), ``disconnected_grad`` (no
 path at all: asking for the gradient only through it raises, as for an
 unconnected input), ``consider_constant`` (Theano's older name of zero_grad),
-``grad_clip`` (clipped to ``[lower, upper]``) and ``grad_scale`` (multiplied).
+``undefined_grad`` (the gradient does not exist: ``grad`` raises, or returns a
+NullType gradient), ``grad_clip`` (clipped to ``[lower, upper]``) and
+``grad_scale`` (multiplied). ``zero_grad_``, ``consider_constant_``,
+``disconnected_grad_`` and ``undefined_grad_`` are the op instances (Theano's
+names, which its code compares nodes' ops with).
 Their rules live in ``tensor/grad/gradient_ops.py``; compiling removes the
 ops (``local_remove_gradient_ops``), so they cost nothing at run time.
 """
@@ -14,8 +18,9 @@ from typing import Any
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["ViewGradOp", "ZeroGrad", "DisconnectedGrad", "ConsiderConstant", "GradClip", "GradScale",
-           "zero_grad", "disconnected_grad", "consider_constant", "grad_clip", "grad_scale"]
+__all__ = ["ViewGradOp", "ZeroGrad", "DisconnectedGrad", "ConsiderConstant", "UndefinedGrad", "GradClip",
+           "GradScale", "zero_grad", "disconnected_grad", "consider_constant", "undefined_grad", "grad_clip",
+           "grad_scale", "zero_grad_", "consider_constant_", "disconnected_grad_", "undefined_grad_"]
 
 
 class ViewGradOp(Op):
@@ -49,6 +54,10 @@ class DisconnectedGrad(ViewGradOp):
         return [[False]]
 
 
+class UndefinedGrad(ViewGradOp):
+    """The gradient through it does not exist (a NullType gradient)."""
+
+
 class GradClip(ViewGradOp):
     """The gradient through it is clipped to ``[lower_bound, upper_bound]``."""
 
@@ -69,19 +78,30 @@ class GradScale(ViewGradOp):
         self.multiplier = float(multiplier)
 
 
+zero_grad_ = ZeroGrad()
+consider_constant_ = ConsiderConstant()
+disconnected_grad_ = DisconnectedGrad()
+undefined_grad_ = UndefinedGrad()
+
+
 def zero_grad(x: Any) -> Variable:
     """``x``, whose gradient is zero: ``grad(f(zero_grad(x)), x)`` is zeros."""
-    return ZeroGrad()(x)
+    return zero_grad_(x)
 
 
 def consider_constant(x: Any) -> Variable:
     """``x`` treated as a constant by ``grad`` (Theano's name for ``zero_grad``)."""
-    return ConsiderConstant()(x)
+    return consider_constant_(x)
 
 
 def disconnected_grad(x: Any) -> Variable:
     """``x`` with no gradient path through it (a wrt reached only this way is disconnected)."""
-    return DisconnectedGrad()(x)
+    return disconnected_grad_(x)
+
+
+def undefined_grad(x: Any) -> Variable:
+    """``x``, whose gradient is undefined: ``grad`` through it raises ``NullTypeGradError``."""
+    return undefined_grad_(x)
 
 
 def grad_clip(x: Any, lower_bound: float, upper_bound: float) -> Variable:

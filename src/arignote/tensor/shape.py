@@ -372,6 +372,11 @@ def shape_padaxis(x: Any, axis: int) -> Variable:
 
 
 # ------------------------------------------------------- run-time shape checks
+class ShapeMismatchError(ValueError, AssertionError):
+    """A value whose shape is not the one ``specify_shape`` declared (Theano raised
+    AssertionError, which code written for it catches)."""
+
+
 class SpecifyShape(Op):
     """``x`` itself, after checking at run time that it has the given shape.
 
@@ -380,6 +385,7 @@ class SpecifyShape(Op):
     """
 
     view_map = {0: [0]}
+    passes_value = True
 
     def make_node(self, x: Any, shp: Any) -> Apply:
         x = as_tensor_variable(x)
@@ -402,7 +408,7 @@ class SpecifyShape(Op):
         x, shp = inputs
         if len(shp) != x.ndim or any(s not in (-1, n) for s, n in zip(shp.tolist(), x.shape)):
             declared = tuple(None if s == -1 else int(s) for s in shp)
-            raise ValueError(f"specify_shape: {node.inputs[0].describe()} was declared to have "
+            raise ShapeMismatchError(f"specify_shape: {node.inputs[0].describe()} was declared to have "
                              f"shape {declared}, but its value has shape {x.shape}: fix the "
                              "value or the declaration")
         output_storage[0][0] = x
@@ -427,6 +433,7 @@ class Rebroadcast(Op):
 
     __props__ = ("axis",)
     view_map = {0: [0]}
+    passes_value = True
 
     def __init__(self, *pairs: tuple[int, bool]):
         self.axis = tuple(sorted((int(a), bool(b)) for a, b in pairs))

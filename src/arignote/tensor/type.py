@@ -1,9 +1,10 @@
 """TensorType: a dtype and a broadcastable pattern, and the checks on values."""
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -116,30 +117,30 @@ class TensorType(Type):
 
     def _convert(self, value: Any, allow_downcast: bool | None, name: str, relax: str) -> np.ndarray:
         cast_hint = f"cast it with numpy.asarray(v, {self.dtype!r})"
+        got = f"{name} expects {self.describe()}, got {_describe_value(value)}"
+        if value is None or isinstance(value, (str, bytes, Mapping)):
+            raise ConversionError(f"{got}: {_not_numbers(value, None, self)}")
+        try:
+            original = np.asarray(value)
+        except ValueError:
+            raise TypeError(f"{got}, whose rows have different lengths, so it is not an array: "
+                            "give every row the same length (pad the short ones)") from None
+        if original.dtype.kind not in "biufc":  # text, None or objects: no cast would mean them
+            raise ConversionError(f"{got}: {_not_numbers(value, original, self)}")
         if allow_downcast:
-            try:
-                return np.asarray(value, dtype=self.numpy_dtype)
-            except (TypeError, ValueError) as err:
-                raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)}, "
-                                f"which numpy cannot convert ({err})") from None
+            if original.dtype.kind == "c" and self.numpy_dtype.kind != "c":
+                raise TypeError(f"{got}: converting it would drop the imaginary part; take "
+                                "numpy.real(v) or numpy.abs(v) first if that is meant")
+            return original.astype(self.numpy_dtype)
         if isinstance(value, np.ndarray):
             if np.result_type(value.dtype, self.numpy_dtype) == self.numpy_dtype:
-                return np.asarray(value).astype(self.numpy_dtype)
+                return original.astype(self.numpy_dtype)
             raise TypeError(
-                f"{name} expects {self.describe()}, got {_describe_value(value)}, which would lose "
-                f"precision: {cast_hint}"
+                f"{got}, which would lose precision: {cast_hint}"
                 + (", or use arignote.config.floatX" if self.dtype == config.floatX else "")
                 + f", or {relax}")
         if type(value) is float and allow_downcast is None and self.dtype == config.floatX:
             return np.asarray(value, dtype=self.numpy_dtype)
-        try:
-            original = np.asarray(value)
-        except ValueError as err:
-            raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
-                            f"that is not an array ({err})") from None
-        if original.dtype.kind not in "biufc":
-            raise TypeError(f"{name} expects {self.describe()}, got {_describe_value(value)} "
-                            "which numpy cannot read as a numeric array")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             converted = original.astype(self.numpy_dtype)
@@ -169,12 +170,40 @@ class TensorType(Type):
         return super().make_variable(name)
 
 
+class ConversionError(TypeError, ValueError):
+    """A value that is not numeric at all (a string...): a TypeError here, and the ValueError
+    numpy (and so Theano) raises for it."""
+
+
 def _describe_value(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"{value.dtype} array of shape {value.shape}"
     if isinstance(value, (list, tuple)):
         return f"a {type(value).__name__} {_short(value)}"
     return f"{type(value).__name__} {_short(value)}"
+
+
+def _not_numbers(value: Any, array: np.ndarray | None, ttype: TensorType) -> str:
+    """Why ``value`` is not numbers, and how to make it numbers (never a cast that fails)."""
+    example = f"numpy.zeros(shape, {ttype.dtype!r})"
+    if value is None:
+        return f"None is not a value: pass an array, such as {example}"
+    if isinstance(value, (str, bytes)):
+        return ("text is not read as numbers: parse it first (float(s) or int(s) for one number, "
+                "numpy.loadtxt for a file of them)")
+    if isinstance(value, Mapping):
+        return "a dict is not an array: pass its values, e.g. numpy.asarray(list(d.values()))"
+    if isinstance(value, int):
+        return f"it is too large for any integer dtype: pass it as a float (float({value}))"
+    if array is not None and array.dtype.kind in "US":
+        return "it holds text: parse it first (float(s) or int(s) for each entry)"
+    if array is not None and array.ndim:
+        bad = [v for v in array.flat if not isinstance(v, (numbers.Number, np.generic))][:1]
+        if bad:
+            return (f"it holds {type(bad[0]).__name__} {_short(bad[0])} among its entries: replace "
+                    "such entries by numbers (numpy.nan for a missing float), or drop them")
+    return (f"a value of type {type(value).__name__} is not array-like: pass a numpy array such as "
+            f"{example}; numpy.asarray reads sequences of numbers and objects that define __array__")
 
 
 def _dims(n: int) -> str:

@@ -145,6 +145,33 @@ class _TensorOperators:
     def repeat(self, repeats, axis=None):
         return _join.repeat(self, repeats, axis)
 
+    def zeros_like(self, dtype: str | None = None):
+        return _alloc.zeros_like(self, dtype)
+
+    def ones_like(self, dtype: str | None = None):
+        return _alloc.ones_like(self, dtype)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
+        return _diagonal.diagonal(self, offset, axis1, axis2)
+
+    def trace(self):
+        return _nlinalg.trace(self)
+
+    def sort(self, axis=-1, kind: str = "quicksort", order=None):
+        return _sort.sort(self, axis, kind, order)
+
+    def argsort(self, axis=-1, kind: str = "quicksort", order=None):
+        return _sort.argsort(self, axis, kind, order)
+
+    def cumsum(self, axis=None):
+        return _extra_ops.cumsum(self, axis)
+
+    def cumprod(self, axis=None):
+        return _extra_ops.cumprod(self, axis)
+
+    def searchsorted(self, v, side: str = "left", sorter=None):
+        return _extra_ops.searchsorted(self, v, side, sorter)
+
     def clip(self, a_min, a_max):
         return _math.clip(self, a_min, a_max)
 
@@ -330,6 +357,7 @@ def _flatten(items: Sequence) -> list:
 
 
 # The operator methods above dispatch to these modules, which import this one.
+from arignote.tensor import alloc as _alloc  # noqa: E402
 from arignote.tensor import blas as _blas  # noqa: E402
 from arignote.tensor import elemwise as _elemwise  # noqa: E402
 from arignote.tensor import join as _join  # noqa: E402
@@ -337,3 +365,7 @@ from arignote.tensor import math as _math  # noqa: E402
 from arignote.tensor import reduction as _reduction  # noqa: E402
 from arignote.tensor import shape as _shape  # noqa: E402
 from arignote.tensor import subtensor as _subtensor  # noqa: E402
+from arignote.tensor import diagonal as _diagonal  # noqa: E402
+from arignote.tensor import extra_ops as _extra_ops  # noqa: E402
+from arignote.tensor import nlinalg as _nlinalg  # noqa: E402
+from arignote.tensor import sort as _sort  # noqa: E402

@@ -3,9 +3,11 @@
 Everything decidable before the first call is decided here and baked into a
 small straight-line function: constants bound as 0-d values (numpy broadcasts
 a 0-d operand much faster than a (1,)-shaped one), which inputs can set the
-output shape, whether inputs need a cast first (numpy's exp of int8 is
-float16; ours is float32), and whether the last call's output buffer (or, in
-place, the destroyed input) can be written into.
+output shape (equal shapes pass with one comparison; others meet the types'
+BroadcastRule, written out for the node, which refuses what numpy alone would
+stretch), whether inputs need a cast first (numpy's exp of int8 is float16;
+ours is float32), and whether the last call's output buffer (or, in place, the
+destroyed input) can be written into.
 """
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from arignote.backends.cpu import native, native_elemwise
 from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
+from arignote.config import config
 from arignote.graph.basic import Apply, Constant
 from arignote.backends.cpu.tiling import TILE, run_tiled
 from arignote.scalar.composite import Composite
-from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.elemwise import BroadcastRule, Elemwise
 
 
 @make_thunk.register(Elemwise)
@@ -25,7 +29,8 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     scalar_op = op.scalar_op
     out_type = node.outputs[0].type
     composite = isinstance(scalar_op, Composite)
-    if scalar_op.ufunc is None and not op.inplace_pattern and not composite:
+    source = native_elemwise.kernel(node)
+    if scalar_op.ufunc is None and not op.inplace_pattern and not composite and source is None:
         return perform_thunk(op, node, input_cells, output_cells)
     out_dtype = out_type.numpy_dtype
     ufunc = scalar_op.ufunc
@@ -35,11 +40,10 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         compute = scalar_op.compute_dtype(out_dtype.name, *in_dtypes)
     ns: dict[str, Any] = {"F": ufunc,
                           "IMPL": scalar_op.impl, "OUT": output_cells[0], "DT": out_dtype,
-                          "ndarray": np.ndarray, "asarray": np.asarray, "copyto": np.copyto,
-                          "broadcast_shapes": np.broadcast_shapes}
+                          "ndarray": np.ndarray, "asarray": np.asarray, "copyto": np.copyto}
     body: list[str] = []
     args: list[str] = []
-    shapers: list[str] = []  # operands that can set the output shape
+    shapers: list[tuple[int, str]] = []  # (input position, operand) of inputs that can set the shape
     for k, (var, cell) in enumerate(zip(node.inputs, input_cells)):
         if isinstance(var, Constant) and all(var.type.broadcastable) and len(node.inputs) > 1:
             value = np.asarray(var.data).reshape(())
@@ -53,18 +57,20 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         body.append(f"    x{k} = {fetch}")
         args.append(f"x{k}")
         if not all(var.type.broadcastable) or not node.outputs[0].type.ndim:
-            shapers.append(f"x{k}")
+            shapers.append((k, f"x{k}"))
     if compute is not None:
         ns["CD"] = np.dtype(compute)
     if not shapers:
-        shapers = [a for a in args if a.startswith("x")] or args[:1]
-    if len(shapers) == 1:
-        shape = f"{shapers[0]}.shape"
-    else:
-        first = f"{shapers[0]}.shape"
-        same = " and ".join(f"{s}.shape == {first}" for s in shapers[1:])
-        shape = f"({first} if {same} else broadcast_shapes({', '.join(s + '.shape' for s in shapers)}))"
+        shapers = [(k, a) for k, a in enumerate(args) if a.startswith("x")] or [(0, args[0])]
+    shape_lines, shape = _shape_code(node, shapers, ns)
+    body += shape_lines
     call = ", ".join(args)
+    if source is not None:
+        # Without casts the numpy lines' fetches and shape serve the native path, after them.
+        if compute is None:
+            body += _native_lines(op, node, ns, source, shapers, "x", shape)
+        else:
+            body[:0] = _native_lines(op, node, ns, source, shapers, "v", None)
     if op.inplace_pattern:
         target = args[op.inplace_pattern[0][1]]
         body.append(f"    target = {target}")
@@ -74,7 +80,7 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
         ns.update(KERNEL=scalar_op.kernel, NOSCRATCH=(None,) * len(scalar_op.steps),
                   TILED=run_tiled, STEP_DTYPES=tuple(scalar_op.step_dtypes), TILE=TILE, empty=np.empty)
         body.append(f"    if target is None or target.shape != {shape}:")
-        body.append("        target = empty(" + shape + ", DT)")
+        body.append(f"        target = empty({shape}, DT)")
         body.append("    if target.size <= TILE:")
         body.append(f"        KERNEL({call}, target, *NOSCRATCH)")
         body.append("    else:")
@@ -96,6 +102,62 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     body.append("            r = r.astype(DT)")
     body.append("        OUT[0] = r")
     return _compile(body, op, ns)
+
+
+def _native_lines(op: Elemwise, node: Apply, ns: dict[str, Any], source: Any,
+                  shapers: list[tuple[int, str]], prefix: str, shape: str | None) -> list[str]:
+    """The native path, before numpy's kernel: arrays of ``native_min_size`` elements or more
+    (judged by an input that sets the shape) go to the compiled kernel; it returns nonzero
+    for a layout it was not built for, and the numpy lines below run instead. ``prefix``
+    ``"x"``: the numpy lines' fetches and ``shape`` are reused; ``"v"``: raw fetches of its own."""
+    ns["K"] = native.refuse
+    native.request(source, len(node.inputs) + 1, lambda fn: ns.__setitem__("K", fn))
+    names = []
+    lines = []
+    for k, var in enumerate(node.inputs):
+        if isinstance(var, Constant):
+            ns[f"NK{k}"] = np.asarray(var.data, dtype=var.type.dtype)
+            names.append(f"NK{k}")
+        else:
+            if prefix == "v":
+                lines.append(f"    v{k} = C{k}[0]")
+            names.append(f"{prefix}{k}")
+    shaped = [(k, names[k]) for k, _ in shapers]
+    minimum = config.native_min_size
+    indent = "        " if minimum else "    "
+    if minimum:
+        lines.append(f"    if {shaped[0][1]}.size >= {minimum}:")
+    if shape is None:
+        shape_lines, shape = _shape_code(node, shaped, ns)
+        lines += ["    " + line if minimum else line for line in shape_lines]
+    target = names[op.inplace_pattern[0][1]] if op.inplace_pattern else "OUT[0]"
+    lines.append(f"{indent}target = {target}")
+    lines.append(f"{indent}if target is None or target.shape != {shape}:")
+    lines.append(f"{indent}    target = empty({shape}, DT)")
+    lines.append(f"{indent}if not K(target, {', '.join(names)}):")
+    lines.append(f"{indent}    OUT[0] = target")
+    lines.append(f"{indent}    return")
+    ns["empty"] = np.empty
+    return lines
+
+
+def _shape_code(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]
+                ) -> tuple[list[str], str]:
+    """(lines, expression) for the output shape. One shaper: its shape, nothing to check.
+    Several: the first's when all are equal (one comparison each, the common case), else
+    the types' BroadcastRule written out for this node (a few index comparisons), which
+    raises when the shapes do not fit."""
+    if len(shapers) == 1:
+        return [], f"{shapers[0][1]}.shape"
+    rule = ns["RULE"] = BroadcastRule(node, [k for k, _ in shapers])
+    names = [f"s{k}" for k, _ in shapers]
+    fits, result = rule.source(names)
+    first = shapers[0][1]
+    differ = " or ".join(f"{a}.shape != shape" for _, a in shapers[1:])
+    return [f"    shape = {first}.shape",
+            f"    if {differ}:",
+            f"        {', '.join(names)} = shape, {', '.join(a + '.shape' for _, a in shapers[1:])}",
+            f"        shape = {result} if {fits} else RULE({', '.join(names)})"], "shape"
 
 
 def _compile(body: list[str], op: Elemwise, ns: dict[str, Any]) -> Thunk:

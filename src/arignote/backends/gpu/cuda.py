@@ -17,6 +17,11 @@ import numpy as np
 
 from arignote.backends.kernels.render import CUDA
 
+try:  # cuDNN, when this CuPy was built with it and the library loads
+    from cupyx import cudnn as _cudnn
+except (ImportError, OSError, RuntimeError):
+    _cudnn = None
+
 
 def devices() -> list[dict[str, Any]]:
     """Every CUDA device, for ``arignote info``."""
@@ -85,6 +90,26 @@ class Device:
         """``out = a @ b`` with cuBLAS, on 2-d GpuArrays (any strides)."""
         with self.device:
             cupy.matmul(_wrap(a), _wrap(b), out=_wrap(out))
+
+    def _cudnn_conv(self, kind: str, out: Any, a: Any, b: Any, pads: tuple, stride: tuple,
+                    dilation: tuple, groups: int) -> None:
+        """cuDNN's cross-correlation into ``out``: ``'forward'`` (a: input, b: filters),
+        ``'weights'`` (a: input, b: output gradient) or ``'inputs'`` (a: filters, b:
+        output gradient); ``pads`` are (before, after) pairs, equal on both sides."""
+        pad = tuple(int(lo) for lo, _ in pads)
+        args = (pad, tuple(stride), tuple(dilation), int(groups))
+        with self.device:
+            if kind == "forward":
+                _cudnn.convolution_forward(_wrap(a), _wrap(b), None, _wrap(out), *args,
+                                           auto_tune=False, tensor_core="never")
+            elif kind == "weights":
+                _cudnn.convolution_backward_filter(_wrap(a), _wrap(b), _wrap(out), *args, deterministic=False,
+                                                   auto_tune=False, tensor_core="never")
+            else:
+                _cudnn.convolution_backward_data(_wrap(a), _wrap(b), None, _wrap(out), *args,
+                                                 deterministic=False, auto_tune=False, tensor_core="never")
+
+    conv = _cudnn_conv if _cudnn is not None else None
 
 
 def _wrap(array: Any) -> cupy.ndarray:

@@ -40,6 +40,20 @@ def version() -> str:
     return cl.VERSION_TEXT
 
 
+_NO_MEMORY = {cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, cl.status_code.OUT_OF_RESOURCES,
+              cl.status_code.OUT_OF_HOST_MEMORY, cl.status_code.INVALID_BUFFER_SIZE}
+
+
+def _bytes(n: int) -> str:
+    """``4294967296 bytes (4.0 GiB)``."""
+    size, unit = float(n), "bytes"
+    for bigger in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, bigger
+    return f"{n} byte{'s' * (n != 1)}" + (f" ({size:.1f} {unit})" if unit != "bytes" else "")
+
+
 class Device:
     dialect = OPENCL
 
@@ -70,7 +84,22 @@ class Device:
         self._launch_lock = threading.Lock()
 
     def alloc(self, nbytes: int) -> cl.Buffer:
-        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
+        """A device buffer; MemoryError (with the size, the device and its limits) when
+        the device cannot hold it, where pyopencl would say INVALID_BUFFER_SIZE."""
+        limit = self.cl_device.max_mem_alloc_size
+        if nbytes > limit:
+            raise MemoryError(self._no_room(nbytes, f"one buffer may hold at most {_bytes(limit)} there"))
+        try:
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
+        except cl.Error as err:
+            if getattr(err, "code", None) not in _NO_MEMORY:
+                raise
+            raise MemoryError(self._no_room(nbytes, f"the driver refused it ({err})")) from None
+
+    def _no_room(self, nbytes: int, why: str) -> str:
+        return (f"cannot allocate {_bytes(nbytes)} on {self.name} ({self.description}): {why}, "
+                f"of {_bytes(self.cl_device.global_mem_size)} in all. Use smaller arrays (a smaller "
+                "batch), float32 rather than float64, or run this on the CPU (device=cpu)")
 
     def upload(self, buffer: cl.Buffer, host: np.ndarray) -> None:
         cl.enqueue_copy(self.queue, buffer, host, is_blocking=True)

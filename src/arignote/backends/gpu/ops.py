@@ -14,10 +14,11 @@ import numpy as np
 
 from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray
-from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
-from arignote.graph.basic import Apply, Op, Variable
+from arignote.backends.gpu.type import GpuArrayType
+from arignote.graph.basic import Apply, Op, Variable, user_variable
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor.blas import _mismatch
+from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.subtensor import _index_error, _numpy_index
 
 
@@ -47,11 +48,7 @@ class GpuOp(Op):
         return GpuArray(context, shape, dtype)
 
 
-def host_variable(var: Variable) -> Variable:
-    """The user's variable behind transfers, so errors name what the user wrote."""
-    while var.owner is not None and isinstance(var.owner.op, (GpuFromHost, HostFromGpu)):
-        var = var.owner.inputs[0]
-    return var
+host_variable = user_variable  # the user's variable behind transfers, for error messages
 
 
 class HostNames:
@@ -85,12 +82,9 @@ class GpuElemwise(GpuOp):
         return Apply(self, list(inputs), [self.out_type(dtype, broadcastable)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        try:
-            shape = inputs[0].shape if all(i.shape == inputs[0].shape for i in inputs) \
-                else np.broadcast_shapes(*[i.shape for i in inputs])
-        except ValueError:
-            raise ValueError(f"{self}: input shapes {[i.shape for i in inputs]} do not broadcast "
-                             "together") from None
+        first = inputs[0].shape
+        shape = first if all(i.shape == first for i in inputs) else Elemwise.shape_rule(node)(
+            *[i.shape for i in inputs])
         ctx = node.outputs[0].type.context
         out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
         ctx.run_elemwise(_kernels(node), self.scalar_op, out, inputs)
@@ -108,6 +102,8 @@ class GpuDimShuffle(GpuOp):
         self.input_broadcastable = tuple(input_broadcastable)
         self.new_order = tuple(new_order)
         self.context_name = context_name
+        kept = [i for i in self.new_order if i != "x"]
+        self.passes_value = kept == sorted(kept)  # as DimShuffle's
 
     def __str__(self) -> str:
         return f"GpuDimShuffle{{{','.join(map(str, self.new_order))}}}"

@@ -24,6 +24,7 @@ from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.alloc import Alloc
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.nnet.basic import ClassIndices
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import TensorType
@@ -73,8 +74,9 @@ class Placement(GraphRewriter):
                 continue
             lowering = _LOWERINGS.get(type(node.op))
             try:
-                if lowering is None:
-                    raise StaysOnCpu(f"no GPU kernel for {type(node.op).__name__}")
+                if lowering is None:  # an op may say why it has none (``stays_on_cpu``)
+                    raise StaysOnCpu(getattr(node.op, "stays_on_cpu", None)
+                                     or f"no GPU kernel for {type(node.op).__name__}")
                 _check_dtypes(ctx, node.outputs)
                 new = lowering(node, ctx, _on_gpu)
             except StaysOnCpu as why:
@@ -82,6 +84,7 @@ class Placement(GraphRewriter):
                 _warn_float64(node, str(why))
                 continue
             for old, out in zip(node.outputs, new):  # a shape read is already a host value
+                out.tag.trace = old.tag.trace  # errors point where the user wrote it
                 host = out if out.type == old.type else HostFromGpu()(out)
                 fgraph.replace(old, host, reason=self.name)
             changes += 1
@@ -101,10 +104,18 @@ def _key(node: Apply) -> tuple:
 
 def reason_for(fgraph: FunctionGraph, node: Apply) -> str | None:
     """Why placement left ``node`` on the CPU: found by the node itself (whose inputs
-    a later rewrite may have replaced), or by op class and inputs (a node the
-    in-place rewrite rebuilt)."""
+    a later rewrite may have replaced), by op class and inputs (a node the in-place
+    rewrite rebuilt), or, for a node a later rewrite made of several (fusion), by
+    the dtype check that kept its parts on the CPU."""
     reasons = getattr(fgraph, "placement", {})
-    return reasons.get(node) or reasons.get(_key(node))
+    found = reasons.get(node) or reasons.get(_key(node))
+    ctx = getattr(fgraph, "placement_device", (None, None, None))[1]
+    if found is None and ctx is not None:
+        try:
+            _check_dtypes(ctx, node.outputs)
+        except StaysOnCpu as why:
+            found = str(why)
+    return found
 
 
 def _on_gpu(var: Variable) -> Variable:
@@ -190,6 +201,11 @@ register_lowering(Softmax)(_softmax(gpu.GpuSoftmax))
 register_lowering(LogSoftmax)(_softmax(gpu.GpuLogSoftmax))
 
 
+@register_lowering(ClassIndices)
+def _class_indices(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    raise StaysOnCpu("class indices are checked on the host, where index vectors live")
+
+
 def _check_dot(ctx: GpuContext, a: Variable, b: Variable) -> None:
     if a.type.dtype != b.type.dtype or a.type.dtype not in ("float32", "float64"):
         raise StaysOnCpu(f"GpuDot multiplies float32 or float64 of one dtype, got "
@@ -216,4 +232,5 @@ def _alloc(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
 rewrites.register(Placement(), "placement", "fast_run", "fast_compile", "gpu")
 
 # The op modules register their lowerings on import.
-from arignote.backends.gpu import ops_blas, ops_index, ops_join, ops_shape  # noqa: E402,F401
+from arignote.backends.gpu import (ops_blas, ops_conv, ops_index, ops_join, ops_pool,  # noqa: E402,F401
+                                   ops_shape)

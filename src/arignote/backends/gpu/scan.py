@@ -98,6 +98,7 @@ def _scan(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
             return outer
         for var in inner:
             moved[var] = GpuArrayType(var.type.dtype, var.type.broadcastable)(var.name)
+            moved[var].tag.trace = var.tag.trace  # errors in the step point at the outer variable
         return on_gpu(outer)
 
     outer = [n_steps]

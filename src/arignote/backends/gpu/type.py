@@ -182,6 +182,7 @@ class GpuFromHost(Op):
     """Copy a host array to the GPU context ``context_name``."""
 
     __props__ = ("context_name",)
+    passes_value = True
 
     def __init__(self, context_name: str | None = None):
         self.context_name = context_name
@@ -202,6 +203,8 @@ class GpuFromHost(Op):
 
 class HostFromGpu(Op):
     """Copy a GPU array to the host (a contiguous numpy array)."""
+
+    passes_value = True
 
     def make_node(self, x: Variable) -> Apply:
         if not isinstance(x.type, GpuArrayType):
@@ -227,6 +230,7 @@ class GpuToGpu(Op):
     """Copy an array from one GPU context to another (through the host)."""
 
     __props__ = ("context_name",)
+    passes_value = True
 
     def __init__(self, context_name: str | None):
         self.context_name = context_name

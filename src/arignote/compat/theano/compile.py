@@ -1,4 +1,5 @@
 """Names ``theano.compile`` carried that ``arignote.compile`` does not re-export."""
+from arignote.compile.builders import OpFromGraph
 from arignote.config import config
 
-__all__ = ["config"]
+__all__ = ["config", "OpFromGraph"]

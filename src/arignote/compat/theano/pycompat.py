@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from io import BytesIO, StringIO
 from typing import Any
 
 __all__ = ["PY3", "OrderedDict", "izip", "imap", "ifilter", "exc_message", "string_types",
-           "integer_types", "decode", "decode_iter", "get_unbound_function", "cmp"]
+           "integer_types", "decode", "decode_iter", "get_unbound_function", "cmp", "BytesIO",
+           "StringIO"]
 
 PY3 = True
 izip, imap, ifilter = zip, map, filter

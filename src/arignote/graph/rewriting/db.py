@@ -4,6 +4,7 @@ Phases run in a fixed order, each to equilibrium, with merging between them:
 ``canonicalize`` (put the graph in a standard form), ``stabilize`` (numerically
 safer forms), ``specialize`` (faster forms), ``fusion``, ``placement`` (moving
 nodes to the GPU device: after fusion, so a fused chain becomes one kernel),
+``late_fusion`` (fusions only the CPU runs, such as a map into its reduction),
 ``inplace``. A mode
 selects rewriters by tags (``fast_run``, ``fast_compile``, or a rewriter's
 own name) and can exclude any tag.
@@ -21,7 +22,7 @@ from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, 
 from arignote.graph.rewriting.constant_folding import constant_folding
 from arignote.graph.rewriting.merge import MergeRewriter
 
-PHASES = ("canonicalize", "stabilize", "specialize", "fusion", "placement", "inplace")
+PHASES = ("canonicalize", "stabilize", "specialize", "fusion", "placement", "late_fusion", "inplace")
 
 
 @dataclass
@@ -58,7 +59,7 @@ class RewriteDatabase:
                       and require <= e.tags and phase not in exclude]
             if not chosen:
                 continue
-            if phase in ("fusion", "placement", "inplace"):
+            if phase in ("fusion", "placement", "late_fusion", "inplace"):
                 phases.extend((phase, c) for c in chosen)  # whole-graph passes, run once
             else:
                 phases.append((phase, EquilibriumRewriter(

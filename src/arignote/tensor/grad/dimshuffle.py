@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from arignote.gradient import register_grad
+from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor.elemwise import DimShuffle
 from arignote.tensor.reduction import sum as _sum
 
@@ -9,6 +10,8 @@ from arignote.tensor.reduction import sum as _sum
 @register_grad(DimShuffle)
 def dimshuffle_grad(op, inputs, outputs, output_grads):
     x, gz = inputs[0], output_grads[0]
+    if x.dtype in DISCRETE:
+        return [None]  # Theano's rule: a dimshuffled integer gets no gradient
     added = [k for k, item in enumerate(op.new_order) if item == "x"]
     # The added axes have length 1; the gradient may not know it yet.
     unknown = [k for k in added if not gz.broadcastable[k]]

@@ -2,7 +2,10 @@
 
 Each rule takes the Elemwise node's inputs, its output and the output
 gradient (all tensors, broadcast as in the forward pass) and returns one
-gradient per input, or None where the input has none. The Elemwise rule
+gradient per input, or None where the input has none. As in Theano, an
+integer input of an op with a float result gets the float gradient (a
+division of two integers, a step function, gets none), and an op with an
+integer result passes none back. The Elemwise rule
 registered below looks the scalar op up here (casts and fused Composites
 have rules of their own) and sums each result back over the dimensions the
 input was broadcast along.
@@ -70,6 +73,8 @@ def _mul(inputs, out, gz):
 @rule("true_div")
 def _true_div(inputs, out, gz):
     x, y = inputs
+    if x.dtype in DISCRETE and y.dtype in DISCRETE:
+        return [None, None]
     return [gz / y, -gz * out / y]
 
 
@@ -326,8 +331,9 @@ def elemwise_grad(op, inputs, outputs, output_grads):
         raise NotImplementedError(f"no gradient is defined for the elementwise op {scalar.name} "
                                   f"(computing {out.describe()}); add a rule to "
                                   "arignote.tensor.grad.elemwise.RULES")
-    return [None if g is None or x.dtype in DISCRETE else sum_broadcast(g, x)
-            for g, x in zip(grads, inputs)]
+    if out.dtype in DISCRETE:
+        return [None] * len(inputs)
+    return [None if g is None else sum_broadcast(g, x) for g, x in zip(grads, inputs)]
 
 
 def sum_broadcast(g, x):
@@ -338,9 +344,9 @@ def sum_broadcast(g, x):
 
 def _cast(inputs, out, gz):
     x = inputs[0]
-    if x.dtype in DISCRETE or out.dtype in DISCRETE:
-        return [None]  # through an integer, a change of x changes nothing differentiably
-    return [tm.cast(gz, x.dtype)]
+    if out.dtype in DISCRETE:
+        return [None]  # an integer result is flat: it passes no gradient back
+    return [gz if x.dtype in DISCRETE else tm.cast(gz, x.dtype)]
 
 
 def _composite(scalar, inputs, out, gz):

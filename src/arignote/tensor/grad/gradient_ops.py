@@ -1,10 +1,10 @@
 """Gradients of the gradient-changing identities (``tensor/gradient_ops.py``)."""
 from __future__ import annotations
 
-from arignote.gradient import register_grad
+from arignote.gradient import grad_undefined, register_grad
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import zeros_like
-from arignote.tensor.gradient_ops import DisconnectedGrad, GradClip, GradScale, ZeroGrad
+from arignote.tensor.gradient_ops import DisconnectedGrad, GradClip, GradScale, UndefinedGrad, ZeroGrad
 from arignote.tensor.variable import constant
 
 
@@ -16,6 +16,11 @@ def zero_grad_grad(op, inputs, outputs, output_grads):
 @register_grad(DisconnectedGrad)
 def disconnected_grad_grad(op, inputs, outputs, output_grads):
     return [None]
+
+
+@register_grad(UndefinedGrad)
+def undefined_grad_grad(op, inputs, outputs, output_grads):
+    return [grad_undefined(op, 0, inputs[0], "(undefined_grad)")]
 
 
 @register_grad(GradClip)

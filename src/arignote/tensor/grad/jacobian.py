@@ -34,15 +34,16 @@ def jacobian(expression: Any, wrt: Variable | Sequence[Variable],
              disconnected_inputs: str = "raise") -> Any:
     """d``expression``/d``wrt``, of shape ``expression.shape + wrt.shape``.
 
-    ``wrt`` is one variable or a list (then the result is a list). A 0-d
-    expression gives its gradient.
+    ``wrt`` is one variable, a list or a tuple (the result has the same form).
+    A 0-d expression gives its gradient.
     """
+    as_tuple = isinstance(wrt, tuple)
     single = not isinstance(wrt, (list, tuple))
     wrts = [wrt] if single else list(wrt)
     expression = as_tensor_variable(expression)
     if expression.ndim == 0:
         result = grad(expression, wrts, consider_constant, disconnected_inputs)
-        return result[0] if single else result
+        return result[0] if single else tuple(result) if as_tuple else result
     # Connectivity (and the checks of grad) on the sum, whose graph is otherwise unused.
     grad(expression.sum(), wrts, consider_constant, disconnected_inputs)
     flat = flatten(expression) if expression.ndim > 1 else expression
@@ -56,7 +57,7 @@ def jacobian(expression: Any, wrt: Variable | Sequence[Variable],
         stacked = [reshape(s, [shape_i(expression, d) for d in range(expression.ndim)]
                            + [shape_i(w, d) for d in range(w.ndim)], ndim=expression.ndim + w.ndim)
                    for s, w in zip(stacked, wrts)]
-    return stacked[0] if single else stacked
+    return stacked[0] if single else tuple(stacked) if as_tuple else stacked
 
 
 def hessian(cost: Any, wrt: Variable | Sequence[Variable],
@@ -64,11 +65,12 @@ def hessian(cost: Any, wrt: Variable | Sequence[Variable],
             disconnected_inputs: str = "raise") -> Any:
     """The second derivatives of the scalar ``cost``: for each ``wrt``, of shape
     ``wrt.shape + wrt.shape`` (a matrix for a vector ``wrt``)."""
+    as_tuple = isinstance(wrt, tuple)
     single = not isinstance(wrt, (list, tuple))
     wrts = [wrt] if single else list(wrt)
     result = [jacobian(grad(cost, w, consider_constant, disconnected_inputs), w, consider_constant,
                        disconnected_inputs="ignore") for w in wrts]
-    return result[0] if single else result
+    return result[0] if single else tuple(result) if as_tuple else result
 
 
 def _jacobian_op(flat: Variable, wrts: list[Variable], consider_constant: Any) -> list[Variable]:

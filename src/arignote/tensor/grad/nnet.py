@@ -1,7 +1,8 @@
 """Gradients of softmax and log_softmax, and stable gradients of the log-losses.
 
 Neither softmax rule divides by a softmax, so saturated (0 or 1) probabilities
-give finite gradients. ``log(sigmoid(z))``, ``log(1 - sigmoid(z))`` and
+give finite gradients. ``log(sigmoid(z))``, ``log(1 - sigmoid(z))`` (the sigmoid
+also written out, as ``1 / (1 + exp(-z))``: ``rewrites.utils.sigmoid_argument``) and
 ``log(softmax(z))`` (also of an indexed softmax, as in the class-index form of
 categorical_crossentropy) are differentiated as ``-softplus(-z)``,
 ``-softplus(z)`` and ``log_softmax(z)``: the textbook chain would multiply an
@@ -9,16 +10,15 @@ infinite ``1 / p`` by a zero derivative where ``p`` rounds to 0 or 1.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from arignote.gradient import register_grad, register_stable_form
-from arignote.graph.basic import Constant
 from arignote.tensor import math as tm
 from arignote.tensor.nnet import basic as _nnet
-from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.grad.elemwise import c, rule
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.reduction import sum as _sum
+from arignote.tensor.rewrites.utils import is_scalar_constant, op_name, sigmoid_argument
 from arignote.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1, Subtensor
 
 
@@ -45,34 +45,21 @@ def _ultra_fast_sigmoid(inputs, out, gz):
 
 
 # ------------------------------------------------------------------ stable forms
-def _scalar_op_name(var) -> str | None:
-    node = var.owner
-    if node is None or not isinstance(node.op, Elemwise):
-        return None
-    return node.op.scalar_op.name
-
-
-def _is_scalar_one(var) -> bool:
-    """``var`` is the constant 1, possibly padded with broadcastable axes."""
-    if not all(var.broadcastable):
-        return False
-    while var.owner is not None and isinstance(var.owner.op, DimShuffle):
-        var = var.owner.inputs[0]
-    return isinstance(var, Constant) and np.all(var.data == 1)
-
-
 @register_stable_form
 def _log_of_probability(node):
-    if not isinstance(node.op, Elemwise) or node.op.scalar_op.name != "log":
+    if not isinstance(node.op, Elemwise) or node.op.scalar_op.name not in ("log", "log1p"):
         return None
     p = node.inputs[0]
-    if _scalar_op_name(p) == "sigmoid":
-        z = p.owner.inputs[0]
-        return tm.neg(tm.softplus(tm.neg(z))), [z]
-    if _scalar_op_name(p) == "sub" and _is_scalar_one(p.owner.inputs[0]) \
-            and _scalar_op_name(p.owner.inputs[1]) == "sigmoid":
-        z = p.owner.inputs[1].owner.inputs[0]
-        return tm.neg(tm.softplus(z)), [z]
+    if node.op.scalar_op.name == "log1p":  # log1p(-sigmoid(z)) = log(1 - sigmoid(z))
+        found = sigmoid_argument(p.owner.inputs[0]) if op_name(p) == "neg" else None
+        return None if found is None else _log_sigmoid(*found, complement=True)
+    found = sigmoid_argument(p)
+    if found is not None:
+        return _log_sigmoid(*found, complement=False)
+    if op_name(p) == "sub" and is_scalar_constant(p.owner.inputs[0], 1):
+        found = sigmoid_argument(p.owner.inputs[1])
+        if found is not None:
+            return _log_sigmoid(*found, complement=True)
     if p.owner is not None and isinstance(p.owner.op, Softmax):
         z = p.owner.inputs[0]
         return LogSoftmax(p.owner.op.axis)(z), [z]
@@ -83,3 +70,10 @@ def _log_of_probability(node):
             z = sm.owner.inputs[0]
             return index.op(LogSoftmax(sm.owner.op.axis)(z), *index.inputs[1:]), [z]
     return None
+
+
+def _log_sigmoid(w, negate: bool, complement: bool):
+    """``log(sigmoid(z))`` (``log(1 - sigmoid(z))`` if ``complement``), ``z = -w`` if ``negate``,
+    as ``-softplus(-z)`` (``-softplus(z)``), with ``w`` the source the gradient flows to."""
+    z = tm.neg(w) if negate else w
+    return tm.neg(tm.softplus(z if complement else tm.neg(z))), [w]

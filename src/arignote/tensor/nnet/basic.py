@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from arignote.graph.basic import Apply, Op, Variable
+from arignote.graph.basic import Apply, Op, Variable, user_variable
 from arignote.scalar.dtypes import COMPLEX, DISCRETE, FLOAT, upgrade_to_float
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor import math as _math
@@ -186,11 +186,43 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
                             f"must be integers, got {true_dist.dtype}: cast them with "
                             "tensor.cast(t, 'int64'), or pass one-hot rows of coding_dist's shape")
         rows = arange(shape_i(coding_dist, 0))
-        return _math.neg(log_coding[rows, true_dist])
+        labels = ClassIndices()(true_dist, shape_i(coding_dist, 1))
+        return _math.neg(log_coding[rows, labels])
     raise TypeError(f"categorical_crossentropy expects true_dist of coding_dist's dimensions "
                     f"({coding_dist.ndim}), or an integer vector of class indices with a matrix "
                     f"coding_dist; got {coding_dist.describe()} ({coding_dist.type.describe()}) "
                     f"and {true_dist.describe()} ({true_dist.type.describe()})")
+
+
+class ClassIndices(Op):
+    """The class indices ``y`` themselves, once checked to lie in ``[0, n_classes)``.
+
+    Indexing would read ``-1`` as the last class and fail on ``n_classes`` with a
+    message about an axis; a label out of range is the user's data, so it is named.
+    The check runs on the host, where index vectors live on every backend.
+    """
+
+    view_map = {0: [0]}
+
+    def make_node(self, y: Any, n_classes: Any) -> Apply:
+        y, n_classes = as_tensor_variable(y), as_tensor_variable(n_classes)
+        return Apply(self, [y, n_classes], [y.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        y, n = inputs
+        n = int(n)
+        if y.size and (y.min() < 0 or y.max() >= n):
+            i = int(np.argmax((y < 0) | (y >= n)))
+            labels = user_variable(node.inputs[0]).describe()
+            raise ValueError(
+                f"categorical_crossentropy: the class indices {labels} (shape {y.shape}) hold {y[i]} "
+                f"at position {i}, but coding_dist has {n} classes: each index must be in "
+                f"0 .. {n - 1}. Drop or mask the rows whose label is missing (such as -1) before "
+                "taking the loss")
+        output_storage[0][0] = y
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
 
 
 def binary_crossentropy(output: Any, target: Any) -> Variable:

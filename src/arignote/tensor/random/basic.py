@@ -77,6 +77,8 @@ def choice(rng: Variable, size: Any = None, a: Any = 2, replace: Any = True, p: 
     a = as_tensor_variable(a)
     replace = (constant(np.int8(replace)) if isinstance(replace, (bool, np.bool_))
                else as_tensor_variable(replace))
+    if not isinstance(p, (Variable, np.ndarray)) and not p:  # Theano's ``p or []``: 0, None, []
+        p = None
     p = as_tensor_variable(np.zeros(0, config.floatX) if p is None else p)
     ndim, size, bcast = infer_ndim_bcast(ndim, size)
     return _draw("choice", rng, size, [a, replace, p], dtype, bcast)

@@ -28,6 +28,7 @@ class MRGUniform(Op):
 
     __props__ = ("dtype", "ndim")
     foldable = False
+    random_draw = True  # its sample is a constant for gradients (scan_module/grad.py)
 
     def __init__(self, dtype: str, ndim: int):
         if dtype not in ("float16", "float32", "float64"):

@@ -33,6 +33,7 @@ class RandomFunction(Op):
 
     __props__ = ("fn", "outtype", "ndim_added")
     foldable = False
+    random_draw = True  # its sample is a constant for gradients (scan_module/grad.py)
     default_output = 1
 
     def __init__(self, fn: str, outtype: TensorType, ndim_added: int = 0):

@@ -17,6 +17,8 @@ import numpy as np
 
 from arignote.compile.sharedvalue import shared
 from arignote.graph.basic import Apply, Variable
+from arignote.tensor.variable import as_tensor_variable
+from arignote.tensor.extra_ops import permute_row_elements
 from arignote.tensor.random import basic
 from arignote.tensor.random.type import RandomStateSharedVariable
 
@@ -107,6 +109,15 @@ class RandomStreams:
                     dtype: str = "int64") -> Variable:
         """Permutations of ``range(n)``: shape ``size + (n,)``."""
         return self.gen(basic.permutation, size, n, ndim=ndim, dtype=dtype)
+
+    def shuffle_row_elements(self, input: Any) -> Variable:
+        """``input`` with the elements of each row (its last axis) shuffled, one permutation
+        per row (``.permutation`` holds them); a vector is shuffled as a whole."""
+        input = as_tensor_variable(input)
+        perm = self.permutation(size=input.shape[:-1], n=input.shape[-1], ndim=input.ndim - 1)
+        shuffled = permute_row_elements(input, perm)
+        shuffled.permutation = perm
+        return shuffled
 
     def multinomial(self, size: Any = None, n: Any = 1, pvals: Any = (0.5, 0.5),
                     ndim: int | None = None, dtype: str = "int64") -> Variable:

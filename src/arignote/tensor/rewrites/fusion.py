@@ -12,6 +12,8 @@ from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.fused_reduce import ElemwiseReduce
+from arignote.tensor.reduction import Argmax, Argmin, CAReduce
 
 MAX_INPUTS = 32  # beyond this, kernels with one argument per input get unwieldy on GPUs
 MAX_STEPS = 256  # longer chains become several fused nodes
@@ -106,3 +108,34 @@ def _inline(composite: Composite, refs: list[tuple], steps: list[tuple]) -> tupl
 
 
 rewrites.register(FusionRewriter(), "fusion", "fast_run")
+
+
+class ReduceFusion(GraphRewriter):
+    """A reduction (CAReduce, Argmax, Argmin) of an Elemwise that has no other client
+    becomes one ElemwiseReduce: the mapped array is never stored."""
+
+    name = "reduce_fusion"
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        changes = 0
+        outputs = set(fgraph.outputs)
+        for node in fgraph.toposort():
+            if node not in fgraph.apply_nodes or type(node.op) not in (CAReduce, Argmax, Argmin):
+                continue
+            mapped = node.inputs[0]
+            producer = mapped.owner
+            if (producer is None or not _fusable(producer) or mapped in outputs
+                    or len(fgraph.clients.get(mapped, [])) != 1):
+                continue
+            fused = ElemwiseReduce(producer.op.scalar_op, node.op)(*producer.inputs)
+            if fused.type == node.outputs[0].type:
+                # explain() keeps saying why the reduction stayed on the CPU (placement's record).
+                reasons = getattr(fgraph, "placement", None)
+                if reasons is not None and node in reasons:
+                    reasons[fused.owner] = reasons[node]
+                fgraph.replace(node.outputs[0], fused, reason=self.name)
+                changes += 1
+        return changes
+
+
+rewrites.register(ReduceFusion(), "late_fusion", "fast_run")

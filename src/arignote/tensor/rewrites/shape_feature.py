@@ -89,6 +89,8 @@ class ShapeFeature:
 
     # ---------------------------------------------------------- building
     def _own_shape(self, var: Variable) -> tuple[Entry, ...]:
+        if not hasattr(var.type, "broadcastable"):
+            return ()  # not an array (a random generator's state): no shape
         if isinstance(var, Constant):
             return tuple(int(n) for n in np.shape(var.data))
         entries: list[Entry] = []
@@ -119,6 +121,8 @@ class ShapeFeature:
 
     def _normalize(self, out: Variable, shp: Any) -> tuple[Entry, ...]:
         shp = tuple(shp)
+        if not hasattr(out.type, "broadcastable") and not shp:
+            return ()
         if len(shp) != out.ndim:
             raise ValueError(f"shape {shp} has {len(shp)} entries for {out.ndim}-d {out}")
         entries: list[Entry] = []

@@ -1,7 +1,10 @@
 """Stabilization: replace forms that lose precision or overflow by equal, safe ones.
 
 ``log(1 + x)`` rounds ``1 + 1e-20`` to 1 and returns 0; ``log1p(x)`` keeps
-it. ``log(sigmoid(x))`` is ``log(0) = -inf`` once the sigmoid saturates;
+it. ``1 / (1 + exp(-z))`` (and the other written-out sigmoids) become
+``sigmoid(z)``, so the forms below apply to them too: written out, ``log(1 -
+p)`` at ``z = 30`` is -30.001 and at ``z = 1000`` NaN. ``log(sigmoid(x))`` is
+``log(0) = -inf`` once the sigmoid saturates;
 ``-softplus(-x)`` is exact there. ``log(softmax(x))`` and ``log(sum(exp(x)))``
 overflow for large logits; ``log_softmax`` and the max-shifted sum do not.
 
@@ -22,7 +25,8 @@ from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.reduction import max as _max
-from arignote.tensor.rewrites.utils import is_scalar_constant, op_name, retype, typed_constant
+from arignote.tensor.rewrites.utils import (is_scalar_constant, op_name, retype, sigmoid_argument,
+                                            typed_constant)
 
 
 def _inner(var):
@@ -56,6 +60,17 @@ def local_expm1(fgraph: FunctionGraph, node: Apply):
     if name == "add" and op_name(b) == "exp" and is_scalar_constant(a, -1):
         return [retype(_math.expm1(_inner(b)), out)]
     return None
+
+
+@node_rewriter([Elemwise])
+def local_sigmoid(fgraph: FunctionGraph, node: Apply):
+    """``1 / (1 + exp(-z))``, ``exp(z) / (1 + exp(z))``, ``inv(1 + exp(-z))``... -> ``sigmoid(z)``."""
+    out = node.outputs[0]
+    found = sigmoid_argument(out) if op_name(out) != "sigmoid" else None
+    if found is None:
+        return None
+    w, negate = found
+    return [retype(_math.sigmoid(_math.neg(w) if negate else w), out)]
 
 
 @node_rewriter([Elemwise])
@@ -119,5 +134,6 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
     return [retype(_math.add(_math.log(shifted), dropped), out)]
 
 
-for _rewriter in (local_log1p, local_expm1, local_log_sigmoid, local_log_softmax, local_logsumexp):
+for _rewriter in (local_log1p, local_expm1, local_sigmoid, local_log_sigmoid, local_log_softmax,
+                  local_logsumexp):
     rewrites.register(_rewriter, "stabilize", "fast_run")

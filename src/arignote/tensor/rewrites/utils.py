@@ -29,8 +29,8 @@ def op_name(var: Variable) -> str | None:
 def scalar_constant(var: Variable) -> Any:
     """The value of a one-element constant (seen through DimShuffles), else None.
 
-    Only one-element constants count: removing ``x * ones(3)`` would change the
-    shape when ``x`` has length 1, removing ``x * 1`` never does.
+    Only one-element constants count: removing ``x * ones(3)`` would hide the
+    error a length other than 3 raises; removing ``x * 1`` never changes anything.
     """
     while var.owner is not None and isinstance(var.owner.op, DimShuffle):
         var = var.owner.inputs[0]
@@ -53,6 +53,42 @@ def scalar_of(var: Variable) -> Variable | None:
     if isinstance(var, Constant) and var.data.size == 1:
         return constant(var.data.reshape(()))
     return None
+
+
+def sigmoid_argument(var: Variable) -> tuple[Variable, bool] | None:
+    """``(w, negate)`` when ``var`` computes ``sigmoid(z)`` with ``z = -w`` if ``negate``
+    else ``w``, ``w`` a variable of the graph; None otherwise.
+
+    Besides the op itself this reads the forms people write (the tutorials'
+    ``1 / (1 + exp(-z))``): ``1 / (1 + exp(w))`` and ``inv(1 + exp(w))`` are
+    ``sigmoid(-w)``; ``exp(w) / (1 + exp(w))`` is ``sigmoid(w)``; the sum's terms
+    may come in either order, and ``exp(-u)`` gives ``w = u`` with the sign flipped.
+    """
+    name = op_name(var)
+    if name == "sigmoid":
+        return var.owner.inputs[0], False
+    if name == "inv":
+        numerator, denominator = None, var.owner.inputs[0]
+    elif name == "true_div":
+        numerator, denominator = var.owner.inputs
+    else:
+        return None
+    if op_name(denominator) != "add":
+        return None
+    a, b = denominator.owner.inputs
+    e = b if is_scalar_constant(a, 1) else a if is_scalar_constant(b, 1) else None
+    if e is None or op_name(e) != "exp":
+        return None
+    w = e.owner.inputs[0]
+    if numerator is None or is_scalar_constant(numerator, 1):
+        negate = True  # 1 / (1 + exp(w)) = sigmoid(-w)
+    elif op_name(numerator) == "exp" and numerator.owner.inputs[0] is w:
+        negate = False  # exp(w) / (1 + exp(w)) = sigmoid(w)
+    else:
+        return None
+    if op_name(w) == "neg":
+        return w.owner.inputs[0], not negate
+    return w, negate
 
 
 def single_client(fgraph: Any, var: Variable) -> bool:
