@@ -154,8 +154,15 @@ def test_data_parallel_refuses_what_it_cannot_train(client):
         trainer.step([X[:5], X[5:]], [Y[:4], Y[4:]])
     with pytest.raises(ValueError, match="argument 1 has 9 rows"):
         trainer.step(X, Y[:9])
-    with pytest.raises(Exception, match="'y'"):  # the worker's own message names the input
+    with pytest.raises(TypeError, match="'y'"):  # the worker's own message names the input
         trainer.step(X, Y.astype("float64"))
+    # A user's error is raised as it is, not retried, and leaves every replica as it was.
+    assert trainer.steps == 0 and trainer.recoveries == 0
+    assert_replicas_agree(trainer)
+    trainer.step(X, Y)
+    assert trainer.steps == 1 and trainer.recoveries == 0
+    assert_replicas_agree(trainer)
+    trainer.close()
 
 
 def test_the_data_parallel_example_trains_and_evaluates(client):
