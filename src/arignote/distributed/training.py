@@ -11,11 +11,13 @@ The step is one Dask graph, submitted at once and gathered once:
    shard's row count, cost and gradients, scaled to sums (``reduction="mean"``:
    times the shard's rows);
 2. a binary tree of *sum* tasks over the shards, in shard order (so the result does
-   not depend on where or when tasks ran);
-3. one *apply* task per worker, run only once the summed gradient exists: it divides
-   by the minibatch's rows (mean) and runs the update program on the replica, moving
-   it from step ``t`` to ``t + 1``. Applying is idempotent (a replica already at
-   ``t + 1`` is left alone), so an apply whose worker is gone may run on another.
+   not depend on where or when tasks ran), down to two partial sums;
+3. one *apply* task per worker, run only once those exist: it adds them (the tree's
+   root, computed on every worker alike: one hop less than a root task whose result
+   then travels to every worker), divides by the minibatch's rows (mean) and runs the
+   update program on the replica, moving it from step ``t`` to ``t + 1``. Applying is
+   idempotent (a replica already at ``t + 1`` is left alone), so an apply whose
+   worker is gone may run on another.
 
 A replica that is behind (its worker restarted, or joined late) makes a task raise
 :class:`OutOfStep`; a lost worker makes Dask recompute the tasks it held, or fails
@@ -176,18 +178,19 @@ class DataParallel:
 
     def _attempt(self, shards: list[list]) -> float:
         """The step as one Dask graph: shard pieces, gradients, the sum tree, one apply per
-        worker (pinned to it, or anywhere if it is gone); one submission, one gather."""
+        worker (pinned to it, or anywhere if it is gone) adding the tree's last two
+        partial sums itself; one submission, one gather."""
         t = self.steps
         definition, readonly = self._definition(), self._readonly_refs()
         level = [delayed(trainer_gradient, pure=False)(definition, t, readonly, shard) for shard in shards]
-        while len(level) > 1:
+        while len(level) > 2:
             pairs = [delayed(trainer_sum, pure=False)(level[i], level[i + 1])
                      for i in range(0, len(level) - 1, 2)]
             level = pairs + level[len(pairs) * 2:]
         applied = []
         for worker in self._workers:
             with dask.annotate(workers=[worker], allow_other_workers=True):
-                applied.append(delayed(trainer_apply, pure=False)(definition, t, readonly, level[0]))
+                applied.append(delayed(trainer_apply, pure=False)(definition, t, readonly, *level))
         futures = self.client.compute(applied, optimize_graph=False)
         try:
             results = self.client.gather(futures)
@@ -348,13 +351,14 @@ def trainer_sum(a: tuple, b: tuple) -> tuple:
     return tuple(x + y for x, y in zip(a, b))
 
 
-def trainer_apply(definition: Definition, step: int, readonly: tuple, total: tuple) -> tuple[int, float]:
-    """Move this worker's replica from ``step`` to ``step + 1`` with the summed gradient."""
+def trainer_apply(definition: Definition, step: int, readonly: tuple, *parts: tuple) -> tuple[int, float]:
+    """Move this worker's replica from ``step`` to ``step + 1`` with the gradient summed
+    from ``parts`` (the sum tree's last one or two partial sums, in shard order)."""
     here = _replica(definition, None)
     with here.hold(readonly, alone=True):
         if here.step != step + 1:
             _replica(definition, step)
-            rows, cost, *grads = total
+            rows, cost, *grads = parts[0] if len(parts) == 1 else trainer_sum(*parts)
             if definition.mean:
                 cost, grads = cost / rows, [g / rows for g in grads]
             here.program(definition.update)(*grads)
