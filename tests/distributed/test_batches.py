@@ -90,3 +90,4 @@ def test_a_function_whose_rows_depend_on_the_chunk_is_caught_on_the_worker(clien
     out = map_batches(f, da.from_array(rng.normal(size=(6, 2)), chunks=3))
     with pytest.raises(ValueError, match="not per-example"):
         out.compute()
+

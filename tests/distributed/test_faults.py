@@ -2,7 +2,8 @@
 left, no replica is half-updated, training goes on, and the result is still that of
 single-process training. The kill is real: SIGKILL from inside the worker, as a task of
 the step starts (tests/distributed/killer.py); the nanny then starts a fresh worker,
-which joins with no replica and is re-synchronised from a survivor."""
+which joins with no replica and is re-synchronised from a survivor. The same worker
+processes also run what travels to other processes: programs, and a second client's."""
 import os
 
 import numpy as np
@@ -11,8 +12,10 @@ import pytest
 da = pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
 
+from distributed import Client  # noqa: E402
+
 from arignote import function, shared, tensor as T  # noqa: E402
-from arignote.distributed import DataParallel, map_batches, momentum  # noqa: E402
+from arignote.distributed import DataParallel, map_batches, momentum, release  # noqa: E402
 from tests.distributed.killer import KillOnce  # noqa: E402
 from tests.distributed.models import data, minibatch, mlp, train_single_process  # noqa: E402
 
@@ -57,3 +60,21 @@ def test_map_batches_ships_the_function_to_other_processes(process_client, rng):
     f = function([x], T.nnet.sigmoid(T.dot(x, W)))
     X = rng.normal(size=(12, 3))
     np.testing.assert_allclose(map_batches(f, da.from_array(X, chunks=4)).compute(), f(X), rtol=1e-14)
+
+
+def test_any_client_of_the_cluster_by_its_scheduler_address(process_client, rng):
+    """A second client, connected by address as in real use (worker processes, each
+    with its own client): the workers already hold arignote's state for the first;
+    both keep working."""
+    W = shared(rng.normal(size=(3, 2)), name="W_address")
+    x = T.matrix("x")
+    f = function([x], T.dot(x, W))
+    X = rng.normal(size=(9, 3))
+    other = Client(process_client.scheduler.address, set_as_default=False)
+    try:
+        got = other.compute(map_batches(f, da.from_array(X, chunks=4), client=other)).result()
+        np.testing.assert_allclose(got, X @ W.get_value())
+    finally:
+        release(other)
+        other.close()
+    np.testing.assert_allclose(map_batches(f, da.from_array(X, chunks=5)).compute(), X @ W.get_value())

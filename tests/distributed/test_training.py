@@ -43,8 +43,12 @@ def test_logistic_regression_equals_single_process_training(client):
     want, costs = train_single_process(logistic_regression, sgd(0.5), X, Y, STEPS, BATCH)
     params, inputs, cost = logistic_regression()
     trainer = DataParallel(cost, params, inputs, sgd(0.5))
+    halfway, _ = train_single_process(logistic_regression, sgd(0.5), X, Y, STEPS // 2, BATCH)
     got_costs = []
     for k in range(STEPS):
+        if k == STEPS // 2:  # on request, mid-training: the client's variables at step 10
+            trainer.pull()
+            assert_same_state(trainer, halfway)
         xb, yb = minibatch(X, Y, k, BATCH)
         got_costs.append(trainer.step([xb[:11], xb[11:]], [yb[:11], yb[11:]]))  # shards of 11 and 19
     assert_replicas_agree(trainer)
