@@ -2,9 +2,9 @@
 
 Every worker keeps a replica of the training state (the parameters and the update
 rule's own shared variables) in its trainer space (worker.py), at a step count.
-One step, all through Dask (no scheduler, transport or RPC of our own):
-
-The step is one Dask graph, submitted at once and gathered once:
+One step, all through Dask (no scheduler, transport or RPC of our own), is tasks
+submitted at once (futures: a delayed graph would optimise every block's graph again
+for each task using it) and gathered once:
 
 1. one *gradient* task per shard of the minibatch, wherever Dask places it (near the
    shard's data): it checks its worker's replica is at step ``t`` and returns the
@@ -35,10 +35,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-import dask
 import dask.array as da
 import numpy as np
-from dask import delayed
+from dask.delayed import Delayed
 from distributed import default_client, get_worker
 from distributed.comm import CommClosedError
 from distributed.scheduler import KilledWorker
@@ -177,25 +176,31 @@ class DataParallel:
                            f"failure: {failure}") from failure
 
     def _attempt(self, shards: list[list]) -> float:
-        """The step as one Dask graph: shard pieces, gradients, the sum tree, one apply per
-        worker (pinned to it, or anywhere if it is gone) adding the tree's last two
-        partial sums itself; one submission, one gather."""
-        t = self.steps
+        """The step as tasks submitted at once (the dask arrays' blocks, gradients, the sum
+        tree, one apply per worker, pinned to it or anywhere if it is gone, adding the
+        tree's last two partial sums itself) and gathered once. Futures, not a delayed
+        graph: building one re-optimises every block's graph for each task using it."""
+        t, client = self.steps, self.client
         definition, readonly = self._definition(), self._readonly_refs()
-        level = [delayed(trainer_gradient, pure=False)(definition, t, readonly, shard) for shard in shards]
-        while len(level) > 2:
-            pairs = [delayed(trainer_sum, pure=False)(level[i], level[i + 1])
-                     for i in range(0, len(level) - 1, 2)]
-            level = pairs + level[len(pairs) * 2:]
-        applied = []
-        for worker in self._workers:
-            with dask.annotate(workers=[worker], allow_other_workers=True):
-                applied.append(delayed(trainer_apply, pure=False)(definition, t, readonly, *level))
-        futures = self.client.compute(applied, optimize_graph=False)
+        lazy = [piece for shard in shards for piece in shard if isinstance(piece, Delayed)]
+        futures = dict(zip(map(id, lazy), client.compute(lazy))) if lazy else {}
+        submitted = list(futures.values())
+
+        def submit(fn: Any, *args: Any, **placement: Any) -> Any:
+            submitted.append(client.submit(fn, *args, pure=False, **placement))
+            return submitted[-1]
+
         try:
-            results = self.client.gather(futures)
+            level = [submit(trainer_gradient, definition, t, readonly, [futures.get(id(p), p) for p in shard])
+                     for shard in shards]
+            while len(level) > 2:
+                pairs = [submit(trainer_sum, level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+                level = pairs + level[len(pairs) * 2:]
+            applied = [submit(trainer_apply, definition, t, readonly, *level, workers=[w], allow_other_workers=True)
+                       for w in self._workers]
+            results = client.gather(applied)
         except BaseException:
-            self.client.cancel(futures)
+            client.cancel(submitted)
             raise
         self.steps = t + 1
         return results[0][1]
