@@ -138,6 +138,15 @@ def main() -> None:
         two.epoch()
         traced = time.perf_counter() - start
     shares = stream_shares(ts.data, workers=2, shards=2)
+    # The same shard's gradient in this process: against the gradient tasks' mean, how much
+    # the workers were slowed by sharing the cores (with each other and with the machine).
+    params, inputs, cost = model(*shape)
+    shard_grad = function(inputs, grad(cost, params))
+    local = []
+    for _ in range(5):
+        start = time.perf_counter()
+        shard_grad(X[:BATCH // 2], Y[:BATCH // 2])
+        local.append(time.perf_counter() - start)
 
     # The fixed cost of a step: a model of 10 parameters on the same 2 workers.
     import dask.array as da
@@ -187,6 +196,8 @@ def main() -> None:
               f"each on average (mostly gradient sums of {param_bytes / 1e6:.2f} MB: "
               f"{param_bytes / 1e6 / max(shares['transfer'] / max(shares['transfers'], 1), 1e-9):.0f} MB/s).",
               "Task compute seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(shares["tasks"].items())),
+              f"A {BATCH // 2}-row shard's gradient: {1000 * shares['tasks']['trainer_gradient'] / (2 * steps):.1f} ms "
+              f"as a task on a worker (mean), {1000 * statistics.median(local):.1f} ms in this process (median of 5).",
               f"Fixed cost of a step ({sum(p.get_value().size for p in params)}-parameter model, 2 workers): "
               f"{1000 * latency:.1f} ms; the client's round trip of one empty task: "
               f"{1000 * statistics.median(trips):.1f} ms (median of 20)."]
