@@ -180,3 +180,12 @@ def test_the_data_parallel_example_trains_and_evaluates(client):
                              log=lines.append)
     assert len(lines) == 2 and "8 steps" in lines[0]
     assert accuracy > 0.9
+
+
+def test_a_cluster_without_workers_is_refused_clearly():
+    from distributed import Client, LocalCluster
+    params, inputs, cost = logistic_regression()
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty, \
+            Client(empty, set_as_default=False) as bare:
+        with pytest.raises(RuntimeError, match="has no workers.*wait_for_workers"):
+            DataParallel(cost, params, inputs, sgd(0.1), client=bare)

@@ -119,6 +119,8 @@ class DataParallel:
         self.client = client or default_client()
         self.name = name or "trainer"
         self.retries = retries
+        self._workers: list[str] = []
+        self._live_workers()
         self._n_inputs = len(inputs)
         grads = grad(cost, params)
         gradient_fn = function(list(inputs), [cost] + list(grads), name=f"{self.name} gradients")
@@ -143,7 +145,6 @@ class DataParallel:
         self._space = f"{self.name}-{uuid.uuid4().hex[:12]}"
         self._mean = reduction == "mean"
         self._recipes = tuple(describe(v) for v in self.state)
-        self._workers = list(self.client.scheduler_info()["workers"])
         self.steps = 0
         self.recoveries = 0
         self._client_step = 0
@@ -181,6 +182,7 @@ class DataParallel:
         tree's last two partial sums itself) and gathered once. Futures, not a delayed
         graph: building one re-optimises every block's graph for each task using it."""
         t, client = self.steps, self.client
+        self._live_workers()
         definition, readonly = self._definition(), self._readonly_refs()
         lazy = [piece for shard in shards for piece in shard if isinstance(piece, Delayed)]
         futures = dict(zip(map(id, lazy), client.compute(lazy))) if lazy else {}
@@ -205,9 +207,18 @@ class DataParallel:
         self.steps = t + 1
         return results[0][1]
 
+    def _live_workers(self) -> list[str]:
+        """The workers replicas are kept on (the cluster's, when none are known)."""
+        if not self._workers:
+            self._workers = list(self.client.scheduler_info()["workers"])
+        if not self._workers:
+            raise RuntimeError(f"{self.name}: the cluster has no workers: start some, or wait for them "
+                               "(client.wait_for_workers(n)) before training")
+        return self._workers
+
     def _shards(self, data: tuple) -> list[list]:
         """The minibatch as shards: for each, one piece per input (an array, which travels in
-        the step's graph, or a dask array's block, computed where Dask places it)."""
+        a task, or a dask array's block, computed where Dask places it)."""
         if len(data) != self._n_inputs:
             raise TypeError(f"{self.name}.step takes {self._n_inputs} arguments (one per input), "
                             f"got {len(data)}")
@@ -217,7 +228,7 @@ class DataParallel:
         elif isinstance(first, (list, tuple)):
             rows = tuple(len(piece) for piece in first)
         else:
-            rows = tuple(len(piece) for piece in np.array_split(np.asarray(first), len(self._workers)))
+            rows = tuple(len(piece) for piece in np.array_split(np.asarray(first), len(self._live_workers())))
         bounds = np.cumsum((0,) + rows)
         pieces = []
         for k, arg in enumerate(data):

@@ -38,8 +38,7 @@ class WorkerState(WorkerPlugin):
     name = "arignote"
 
     def setup(self, worker: Any) -> None:
-        self.spaces: dict[str, Space] = worker.extensions.setdefault(self.name, {})
-        self.lock = threading.Lock()
+        worker.extensions.setdefault(self.name, {})
 
     def teardown(self, worker: Any) -> None:
         worker.extensions.pop(self.name, None)
