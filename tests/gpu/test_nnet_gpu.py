@@ -1,5 +1,5 @@
-"""The convolution, pooling and batch-normalization gradients on a device: verify_grad
-once per gradient op (the op-suite runs the value tables; its finite-difference
+"""The convolution, pooling, batch-normalization and activation gradients on a device:
+verify_grad once per gradient op (the op-suite runs the value tables; its finite-difference
 sweeps run on the CPU only), Rop, the GPU ops' placement, and the cuDNN plumbing
 with a stand-in for cuDNN computed on the host."""
 from __future__ import annotations
@@ -16,7 +16,8 @@ from arignote.gradient import verify_grad
 from arignote.tensor.nnet import abstract_conv as ac
 from arignote.tensor.nnet import bn, im2col
 from arignote.tensor.signal import pool
-from tests.tensor.nnet.test_abstract_conv import CASES, reference_conv, reference_grad_inputs, values
+from tests.tensor.nnet.test_abstract_conv import CASES, conv, reference_conv, reference_grad_inputs, values
+from tests.tensor.nnet.test_activations import ACTIVATIONS
 from tests.utils import assert_matches, run
 
 CONV = CASES[15]  # pads, strides, dilation, groups, correlation
@@ -31,13 +32,16 @@ def _gpu_ops(f) -> set[str]:
     return {type(n.op).__name__ for n in f.maker.fgraph.toposort() if "Gpu" in type(n.op).__name__}
 
 
-def test_conv_gradients_verify_on_the_device(device):
-    img, kern, top = values(CONV, "float64", seed=5)
-    verify_grad(_conv, [img, kern], n_tests=1)
-    kw = dict(border_mode=CONV.border_mode, subsample=CONV.subsample, filter_flip=CONV.flip,
-              filter_dilation=CONV.dilation, num_groups=CONV.groups)
-    verify_grad(lambda w, g: ac.conv2d_grad_wrt_inputs(g, w, CONV.img, **kw), [kern, top], n_tests=1)
-    verify_grad(lambda x, g: ac.conv2d_grad_wrt_weights(x, g, CONV.kern, **kw), [img, top], n_tests=1)
+@pytest.mark.parametrize("case", [CONV, CASES[18]], ids=lambda c: c.name)
+def test_conv_gradients_verify_on_the_device(device, case):
+    img, kern, top = values(case, "float64", seed=5)
+    verify_grad(lambda x, w: conv(case, x, w), [img, kern], n_tests=1)
+    kw = dict(border_mode=case.border_mode, subsample=case.subsample, filter_flip=case.flip,
+              filter_dilation=case.dilation, num_groups=case.groups)
+    grad_inputs, grad_weights = ((ac.conv2d_grad_wrt_inputs, ac.conv2d_grad_wrt_weights) if case.nd == 2
+                                 else (ac.conv3d_grad_wrt_inputs, ac.conv3d_grad_wrt_weights))
+    verify_grad(lambda w, g: grad_inputs(g, w, case.img, **kw), [kern, top], n_tests=1)
+    verify_grad(lambda x, g: grad_weights(x, g, case.kern, **kw), [img, top], n_tests=1)
 
 
 def test_conv_rop_and_placement(device):
@@ -53,7 +57,7 @@ def test_conv_rop_and_placement(device):
         assert {"GpuCorrMM", "GpuCorrMM_gradWeights"} <= _gpu_ops(f)
 
 
-@pytest.mark.parametrize("mode", ["max", "average_exc_pad"])
+@pytest.mark.parametrize("mode", pool.MODES)
 def test_pool_gradients_verify_on_the_device(device, mode):
     rng = np.random.default_rng(7)
     xv = rng.standard_normal((2, 2, 6, 5))
@@ -80,8 +84,9 @@ def test_views_with_offsets_pool_and_convolve(device):
     kern = rng.standard_normal((2, 2, 3, 3))
     view = data[1:]  # contiguous, from an offset into the buffer
     pooled = pool.pool_2d(view, (2, 2), ignore_border=True)
-    conv = T.nnet.conv2d(view, kern)
-    got_pool, got_conv, got_grad = arignote.function([], [pooled, conv, arignote.grad(conv.sum(), data)])()
+    convolved = T.nnet.conv2d(view, kern)
+    outputs = [pooled, convolved, arignote.grad(convolved.sum(), data)]
+    got_pool, got_conv, got_grad = arignote.function([], outputs)()
     value = data.get_value()[1:]
     blocks = value[:, :, :6, :4].reshape(2, 2, 3, 2, 2, 2)
     assert_matches(got_pool, blocks.max(axis=(3, 5)))
@@ -96,6 +101,18 @@ def test_batch_norm_gradient_verifies_on_the_device(device):
     rng = np.random.default_rng(8)
     xv, gv, bv = rng.standard_normal((4, 3, 2, 2)), rng.standard_normal(3), rng.standard_normal(3)
     verify_grad(lambda x, g, b: bn.batch_normalization_train(x, g, b, "spatial")[0], [xv, gv, bv], n_tests=1)
+    mv, vv = rng.standard_normal(3), rng.random(3) + 0.5
+    verify_grad(lambda x, g, b, m, v: bn.batch_normalization_test(x, g, b, m, v, "spatial"),
+                [xv, gv, bv, mv, vv], n_tests=1)
+    verify_grad(lambda x, g, b, m, s: bn.batch_normalization(x, g, b, m, s),
+                [xv.reshape(16, 3), gv, bv, mv, vv], n_tests=1)
+
+
+def test_activation_gradients_verify_on_the_device(device):
+    """Every activation of tensor.nnet at once: one random projection of their joined
+    outputs, so a wrong gradient in any of them shows."""
+    v = np.array([-3.1, -0.7, -0.2, 0.3, 0.9, 2.6])  # away from the kinks
+    verify_grad(lambda x: T.concatenate([fn(x) for fn, _ in ACTIVATIONS.values()]), [v], n_tests=1)
 
 
 def test_neighbours_stay_on_the_cpu_with_a_reason(device):

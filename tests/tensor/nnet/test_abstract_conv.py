@@ -190,7 +190,7 @@ def test_shapes_are_inferred_without_running(case):
     assert tuple(shape(img, kern)) == out_shape(case)
 
 
-@pytest.mark.parametrize("case", CASES[1::3], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", CASES[1::3] + [CASES[14]], ids=lambda c: c.name)
 def test_verify_grad_through_conv(case):
     img, kern, _ = values(case, "float64")
     verify_grad(lambda x, w: conv(case, x, w), [img, kern], n_tests=1)
@@ -273,6 +273,10 @@ def test_separable_convolution_is_depthwise_then_pointwise(nd):
     out = fn(x, d, p, 3, img.shape, depthwise.shape, pointwise.shape, "half", (2,) * nd)
     assert out.owner.op.imshp == middle.shape
     assert_matches(run([x, d, p], out, img, depthwise, pointwise), expected)
+    verify_grad(lambda *a: fn(*a, 3, img.shape, depthwise.shape, pointwise.shape, "half", (2,) * nd),
+                [img, depthwise, pointwise], n_tests=1)
+    if nd == 2:
+        assert T.nnet.separable_conv2d is ac.separable_conv2d
 
 
 # ------------------------------------------------------------------ shape helpers
@@ -325,6 +329,7 @@ def test_conv2d_keywords_and_deprecations():
     assert op.border_mode == (1, 0)
     assert T.nnet.conv2d(x, w, border_mode=(0, 0)).owner.op.border_mode == "valid"
     assert type(T.nnet.conv2d(x, w).owner.op).__name__ == "AbstractConv2d"
+    assert T.nnet.abstract_conv2d is ac.conv2d  # Theano's name for the keyword-strict one
 
 
 @pytest.mark.parametrize("kwargs, error, match", [

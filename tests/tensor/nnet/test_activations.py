@@ -47,10 +47,25 @@ def test_activations_match_numpy(name, dtype):
     assert_matches(run([x], y, v), reference(v.astype(np.float64)).astype(dtype), 1e-5 if dtype == "float32" else None)
 
 
-@pytest.mark.parametrize("name", ["relu-leaky", "elu", "elu-alpha", "selu", "softsign"])
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
 def test_verify_grad_of_activations(name):
     v = np.array([-3.1, -0.7, -0.2, 0.3, 0.9, 2.6])  # away from the kinks
     verify_grad(ACTIVATIONS[name][0], [v], n_tests=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("alpha", [0, 0.1, 0.3])
+def test_relu_gradient_at_zero_is_theanos(alpha, dtype):
+    """Theano writes relu as (1 + a) / 2 * x + (1 - a) / 2 * |x|: at exactly 0 its gradient
+    is (1 + a) / 2 (0.5 for the plain rectifier), the slopes on either side elsewhere."""
+    x = T.vector("x", dtype=dtype)
+    y = nnet.relu(x, alpha)
+    assert y.dtype == dtype
+    grad = run([x], arignote.grad(y.sum(), x), np.array([-2.0, 0.0, 3.0], dtype))
+    assert_matches(grad, np.array([alpha, (1 + alpha) / 2, 1.0], dtype))
+    ints = T.ivector("i")
+    assert nnet.relu(ints).dtype == "int32"
+    assert_matches(run([ints], nnet.relu(ints), np.array([-3, 0, 4], "int32")), np.array([0, 0, 4], "int32"))
 
 
 def test_activation_gradients_stay_finite_for_huge_inputs():

@@ -158,12 +158,27 @@ def test_pool_matches_explicit_loops(case, mode, dtype):
 
 
 @pytest.mark.parametrize("case", CASES + CASES_3D, ids=lambda c: c.name)
-def test_max_pool_gradient_matches_explicit_loops(case):
-    xv = sample(case, "float64", 1)
-    x, gz = var(case.shape, "float64", "x"), var(out_shape(case), "float64", "gz")
-    gzv = np.random.default_rng(2).standard_normal(out_shape(case))
+def test_pool_2d_and_pool_3d_take_the_table_by_keyword(case):
+    """Theano's entry points, every mode, with ws/ignore_border/stride/pad as keywords."""
+    nd = len(case.ws)
+    xv = sample(case, "float64", 11)
+    x = var(case.shape, "float64", "x")
+    entry = pool.pool_2d if nd == 2 else pool.pool_3d
+    outs = [entry(x, ws=case.ws, ignore_border=case.ignore_border, stride=case.stride,
+                  pad=case.pad or (0,) * nd, mode=mode) for mode in MODES]
+    for mode, got in zip(MODES, run([x], outs, xv)):
+        assert_matches(got, reference_pool(case, xv, mode))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CASES + CASES_3D, ids=lambda c: c.name)
+def test_max_pool_gradient_matches_explicit_loops(case, dtype):
+    xv = sample(case, dtype, 1)
+    x, gz = var(case.shape, dtype, "x"), var(out_shape(case), dtype, "gz")
+    gzv = np.random.default_rng(2).standard_normal(out_shape(case)).astype(dtype)
     y = pooled(case, x, "max")
     grad = arignote.grad(None, x, known_grads={y: gz})
+    assert grad.dtype == dtype
     assert_matches(run([x, gz], grad, xv, gzv), reference_max_grad(case, xv, gzv))
 
 
@@ -261,6 +276,16 @@ def test_max_pool_2d_same_size():
         patch = xv[b, c, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
         expected[b, c, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = np.where(patch == patch.max(), patch, 0)
     assert_matches(out, expected)
+    odd = rng.standard_normal((1, 2, 7, 5)).astype("float32")  # the ragged border is dropped
+    f = T.ftensor4("f")
+    got = run([f], pool.max_pool_2d_same_size(f, (3, 2)), odd)
+    assert got.dtype == "float32" and got.shape == odd.shape
+    keep = np.zeros_like(odd)
+    for c, i, j in itertools.product(range(2), range(2), range(2)):
+        patch = odd[0, c, 3 * i:3 * i + 3, 2 * j:2 * j + 2]
+        keep[0, c, 3 * i:3 * i + 3, 2 * j:2 * j + 2] = np.where(patch == patch.max(), patch, 0)
+    assert_matches(got, keep)
+    verify_grad(lambda v: pool.max_pool_2d_same_size(v, (2, 3)), [xv], n_tests=1)
 
 
 def test_theano_keywords_and_warnings():
@@ -287,6 +312,10 @@ def test_theano_keywords_and_warnings():
     with pytest.raises(NotImplementedError, match="pool_3d requires a dimension >= 3"):
         pool.pool_3d(T.matrix("m"), (2, 2, 2), ignore_border=True)
     assert pool.Pool(True, "max_deterministic").mode == "max"
+    # Theano's constructors take openmp (a switch for its C loops); the ops are the same.
+    assert pool.Pool(True, "sum", 2, openmp=False) == pool.Pool(True, "sum", 2)
+    assert pool.MaxPoolGrad(True, 3, openmp=True) == pool.MaxPoolGrad(True, 3)
+    assert pool.DownsampleFactorMaxGradGrad(True, "max", 2, openmp=None).ndim == 2
 
 
 def test_run_time_errors_name_the_problem():

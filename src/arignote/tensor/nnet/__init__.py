@@ -18,7 +18,9 @@ from arignote.tensor.nnet.convolution import *  # noqa: F401,F403
 from arignote.tensor.nnet.convolution import __all__ as _convolution
 from arignote.tensor.nnet import abstract_conv, bn, neighbours  # noqa: F401
 from arignote.tensor.nnet.abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # noqa: F401
+from arignote.tensor.nnet.abstract_conv import conv2d as abstract_conv2d, separable_conv2d  # noqa: F401
 from arignote.tensor.nnet.bn import batch_normalization  # noqa: F401
 
 __all__ = (_basic + _activations + _losses + _convolution
-           + ["h_softmax", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights", "batch_normalization"])
+           + ["h_softmax", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights", "abstract_conv2d",
+              "separable_conv2d", "batch_normalization"])

@@ -117,14 +117,25 @@ def softmax_with_bias(x: Any, b: Any) -> Variable:
 def relu(x: Any, alpha: Any = 0) -> Variable:
     """``x`` where positive, ``alpha * x`` elsewhere (alpha=0: the plain rectifier).
 
-    A Python ``alpha`` takes ``x``'s dtype, so a float32 graph stays float32.
+    Written as Theano writes it, ``(1 + alpha) / 2 * x + (1 - alpha) / 2 * |x|``, so that the
+    gradient at exactly 0 is Theano's ``(1 + alpha) / 2`` (0.5 for the plain rectifier) rather
+    than one side's slope (and, as there, ``relu(-inf)`` is NaN). A Python ``alpha`` takes
+    ``x``'s dtype, so a float32 graph stays float32; integer inputs stay integers (maximum/switch).
     """
     x = as_tensor_variable(x)
-    if isinstance(alpha, (int, float)) and alpha == 0:
-        return _math.maximum(x, _like(0, x.dtype))
-    if not isinstance(alpha, Variable) and x.dtype in FLOAT:
+    plain = isinstance(alpha, (int, float)) and alpha == 0
+    if x.dtype not in FLOAT:
+        if plain:
+            return _math.maximum(x, _like(0, x.dtype))
+        return _math.switch(_math.gt(x, _like(0, x.dtype)), x, _math.mul(alpha, x))
+    half = _like(0.5, x.dtype)
+    if plain:
+        return _math.mul(half, _math.add(x, _math.abs(x)))
+    if not isinstance(alpha, Variable):
         alpha = _like(alpha, x.dtype)
-    return _math.switch(_math.gt(x, _like(0, x.dtype)), x, _math.mul(alpha, x))
+    one = _like(1, x.dtype)
+    rising, folded = _math.mul(half, _math.add(one, alpha)), _math.mul(half, _math.sub(one, alpha))
+    return _math.add(_math.mul(rising, x), _math.mul(folded, _math.abs(x)))
 
 
 def hard_sigmoid(x: Any) -> Variable:

@@ -131,7 +131,10 @@ def _plain(values: Any, ndim: int) -> list:
 class _PoolBase(Op):
     __props__ = ("ignore_border", "mode", "ndim")
 
-    def __init__(self, ignore_border: bool = False, mode: str = "max", ndim: int = 2):
+    def __init__(self, ignore_border: bool = False, mode: str = "max", ndim: int = 2,
+                 openmp: bool | None = None):
+        # ``openmp`` is Theano's switch for its C loops, kept so that its calls still work;
+        # the vectorised numpy perform has no such loops to switch.
         if mode == "max_deterministic":
             mode = "max"
         if mode not in MODES:
@@ -244,7 +247,7 @@ class MaxPoolGrad(PoolGrad):
     """The gradient of max pooling: inputs ``x``, its pooled ``maxout``, the gradient
     ``gz`` of ``maxout``, and the pooling parameters."""
 
-    def __init__(self, ignore_border: bool, ndim: int = 2):
+    def __init__(self, ignore_border: bool, ndim: int = 2, openmp: bool | None = None):
         super().__init__(ignore_border, "max", ndim)
 
     def make_node(self, x: Any, maxout: Any, gz: Any, ws: Any, stride: Any = None,
@@ -292,7 +295,8 @@ class DownsampleFactorMaxGradGrad(_PoolBase):
     """The gradient of MaxPoolGrad with respect to its ``gz``: inputs ``x``, ``maxout``, and
     ``ggx`` (of ``x``'s shape); the result has ``maxout``'s shape."""
 
-    def __init__(self, ignore_border: bool, mode: str = "max", ndim: int = 2):
+    def __init__(self, ignore_border: bool, mode: str = "max", ndim: int = 2,
+                 openmp: bool | None = None):
         super().__init__(ignore_border, "max", ndim)
 
     def make_node(self, x: Any, maxout: Any, gz: Any, ws: Any, stride: Any = None,
