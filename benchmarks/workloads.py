@@ -174,13 +174,21 @@ def w3_jax(dtype):
 
 
 # ------------------------------------------------------ W4 one MLP SGD step
+_W4_DATA: dict = {}
+
+
 def _w4_data(dtype):
-    rng = np.random.RandomState(4)
-    x = rng.rand(128, 784).astype(dtype)
-    y = rng.randint(0, 10, size=128)
-    params = [(rng.randn(784, 500) * 0.01).astype(dtype), np.zeros(500, dtype),
-              (rng.randn(500, 10) * 0.01).astype(dtype), np.zeros(10, dtype)]
-    return x, y, params
+    """Fresh copies of the batch and initial parameters (drawn once: W5 times the step's
+    build and first call, not the random draws)."""
+    if dtype not in _W4_DATA:
+        rng = np.random.RandomState(4)
+        x = rng.rand(128, 784).astype(dtype)
+        y = rng.randint(0, 10, size=128)
+        params = [(rng.randn(784, 500) * 0.01).astype(dtype), np.zeros(500, dtype),
+                  (rng.randn(500, 10) * 0.01).astype(dtype), np.zeros(10, dtype)]
+        _W4_DATA[dtype] = x, y, params
+    x, y, params = _W4_DATA[dtype]
+    return x.copy(), y.copy(), [p.copy() for p in params]
 
 
 LR = 0.1

@@ -98,7 +98,7 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     body.append(f"        r = {'F' if fast else 'IMPL'}({call})")
     body.append("        if type(r) is not ndarray:")
     body.append("            r = asarray(r)")
-    body.append("        if r.dtype != DT:")
+    body.append("        if r.dtype is not DT:")  # numpy's builtin dtypes are singletons
     body.append("            r = r.astype(DT)")
     body.append("        OUT[0] = r")
     return _compile(body, op, ns)

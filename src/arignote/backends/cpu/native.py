@@ -34,7 +34,7 @@ import numpy as np
 
 from arignote.backends.cpu import native_compiler
 from arignote.backends.cpu.native_compiler import Toolchain, Unavailable
-from arignote.backends.kernels import cache
+from arignote.backends.kernels import c_math, cache
 from arignote.backends.kernels.render import C_PREAMBLE
 from arignote.config import config
 
@@ -181,9 +181,10 @@ def _layout_problem() -> str:
 
 
 def preamble(chain: Toolchain) -> str:
-    """The start of every module: C helpers, vector math declarations, numpy's layout."""
-    return (C_PREAMBLE + chain.declarations() + "\n#include <tgmath.h>\n"
-            + _GLUE.format(maxd=MAXD, parallel_min=config.openmp_elemwise_minsize, head=HEAD))
+    """The start of every module: C helpers, vector math declarations, our own exp and tanh,
+    numpy's layout."""
+    return (C_PREAMBLE + chain.declarations() + "\n#include <tgmath.h>\n" + c_math.SOURCE
+            + c_math.mapping() + _GLUE.format(maxd=MAXD, parallel_min=config.openmp_elemwise_minsize, head=HEAD))
 
 
 @contextlib.contextmanager

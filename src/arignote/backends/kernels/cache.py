@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import uuid
 from pathlib import Path
 
 from arignote.config import config
@@ -38,7 +37,7 @@ def digest(*parts: str | bytes) -> str:
 
 def temporary(path: Path) -> Path:
     """A name beside ``path`` that no other process or thread uses."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}.tmp")
+    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{os.urandom(4).hex()}.tmp")
 
 
 def write_atomic(path: Path, data: bytes) -> None:
