@@ -3,14 +3,14 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: check test venv bench bench-gpu gpu-check clean
+.PHONY: check test venv bench bench-gpu gpu-check bench-distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 venv: $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[test,opencl,graphviz]"
+	$(BIN)/python -m pip install -q -e ".[test,opencl,graphviz,distributed]"
 
 check: venv
 	$(BIN)/arignote info
@@ -43,6 +43,10 @@ bench-gpu: venv
 # benchmarks in one run, written to gpu_check_report.txt.
 gpu-check:
 	bash benchmarks/gpu_check.sh
+
+# Data-parallel training on a LocalCluster: one MLP epoch in one process, on 1 and on 2 workers.
+bench-distributed: venv
+	$(BIN)/python benchmarks/distributed_mlp.py
 
 clean:
 	rm -rf $(VENV) $(BENCH) build src/*.egg-info .pytest_cache .hypothesis
