@@ -155,8 +155,10 @@ _FLAGS = [
          _boolean),
     Flag("openmp_elemwise_minsize", 200000, "elements an array needs before a native kernel "
          "spreads it over threads", _count),
-    Flag("native_min_size", 2048, "elements below which an op runs numpy's kernel instead of "
-         "a native one (0: always native)", _count),
+    Flag("native_min_size", 2048, "elements below which an elementwise op runs numpy's kernel "
+         "instead of a native one (0: always native)", _count),
+    Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
+         "runs numpy's path instead of a native kernel (0: always native)", _count),
 ]
 
 # Theano 1.0's flags under the ``theano`` alias: the flag of ours each one sets, or None
