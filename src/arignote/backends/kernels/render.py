@@ -454,9 +454,9 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
     walked = list(range(1, n_in + 1)) if not ndim or last_reduced else list(range(n_in + 1))
 
     def at(k: int, inner: str) -> str:
-        """Array ``k``'s element at the current indices: ``bK`` (the outer axes' part,
+        """Array ``k``'s element at the current indices: ``posK`` (the outer axes' part,
         hoisted) plus ``inner`` for the last axis; ``0`` on a 0-d kernel."""
-        return f"b{k}{inner.format(k=k)}" if ndim else "0"
+        return f"pos{k}{inner.format(k=k)}" if ndim else "0"
 
     def step(inner: str) -> list[str]:
         lines_ = [f"const {d.ctype(dt)} x{k} = a{k + 1}[{at(k + 1, inner)}];" for k, dt in enumerate(in_dtypes)]
@@ -489,9 +489,9 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
         last = ndim - 1
         for k in walked:
             outer = " + ".join([f"i{i} * st[{k} * MAXD + {i}]" for i in range(last)] or ["0"])
-            body.append(pad + f"const index_t b{k} = {outer}, s{k} = st[{k} * MAXD + {last}];")
-        unit = " && ".join(f"s{k} == 1" for k in walked)
-        for test, inner in ((f"if ({unit}) {{", f" + i{last}"), ("} else {", f" + i{last} * s{{k}}")):
+            body.append(pad + f"const index_t pos{k} = {outer}, inc{k} = st[{k} * MAXD + {last}];")
+        unit = " && ".join(f"inc{k} == 1" for k in walked)
+        for test, inner in ((f"if ({unit}) {{", f" + i{last}"), ("} else {", f" + i{last} * inc{{k}}")):
             body.append(pad + test)
             if pragma:
                 body.append(pad + "  " + pragma)
@@ -549,10 +549,10 @@ def softmax_nest(d: Dialect, in_dtype: str, out_dtype: str, ndim: int, axis: int
             body.append('_Pragma("omp parallel for if(total >= PARALLEL_MIN) schedule(static)")')
         body.append(f"for (index_t i{i} = 0; i{i} < n[{i}]; i{i}++) {{")
     at = " + ".join([f"i{i} * st[{{k}} * MAXD + {i}]" for i in kept] or ["0"])
-    write = "(v - m) - log(total)" if log else "exp(v - m) / total"
+    write = "(v - m) - log(sum)" if log else "exp(v - m) / sum"
     body += [f"const index_t ob = {at.format(k=0)}, xb = {at.format(k=1)};",
              f"const index_t os = st[{axis}], xs = st[MAXD + {axis}], len = n[{axis}];",
-             f"{t} m = -{d.inf[out_dtype]};", f"{t} total = 0;", "int nan = 0;"]
+             f"{t} m = -{d.inf[out_dtype]};", f"{t} sum = 0;", "int nan = 0;"]
     # Contiguous slices get unit-stride loops (a run-time stride makes the vectoriser gather).
     for test, xs, os in (("if (xs == 1 && os == 1) {", "", ""), ("} else {", " * xs", " * os")):
         value = f"(({t})a1[xb + j{xs}])"
@@ -560,8 +560,8 @@ def softmax_nest(d: Dialect, in_dtype: str, out_dtype: str, ndim: int, axis: int
                  '  _Pragma("omp simd reduction(max:m) reduction(|:nan)")',  # a NaN wins, as in numpy
                  f"  for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; m = v > m ? v : m; nan |= v != v; }}",
                  "  if (nan) m = NAN;",
-                 '  _Pragma("omp simd reduction(+:total)")',
-                 f"  for (index_t j = 0; j < len; j++) total += exp({value} - m);",
+                 '  _Pragma("omp simd reduction(+:sum)")',
+                 f"  for (index_t j = 0; j < len; j++) sum += exp({value} - m);",
                  '  _Pragma("omp simd")',
                  f"  for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; a0[ob + j{os}] = {write}; }}"]
     body += ["}"] + ["}"] * len(kept)
