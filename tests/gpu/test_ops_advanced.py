@@ -116,3 +116,12 @@ def test_an_index_node_outside_a_function_checks_its_own_status(opencl):
     np.testing.assert_array_equal(cell[0].get(), [[3, 4, 5], [0, 1, 2]])
     with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
         node.op.perform(node, [table, to_gpu(ctx, np.array([0, 2]))], [cell])
+
+
+def test_a_call_failing_after_a_bad_index_leaves_nothing_for_the_next(opencl):
+    x = shared(np.arange(12, dtype="float32").reshape(4, 3), name="table")
+    i, v = T.lvector("i"), T.fvector("v")
+    f = function([i, v], x[i * 2, i * 0] + v)  # device-computed indices, then an addition
+    with pytest.raises(ValueError):
+        f(np.array([5, 0]), np.zeros(3, "float32"))  # the bad index seen, then shapes refused
+    np.testing.assert_array_equal(f(np.array([1, 0]), np.zeros(2, "float32")), [6, 0])

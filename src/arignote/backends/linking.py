@@ -28,10 +28,11 @@ def register(hook: Callable[[], contextlib.AbstractContextManager]) -> Callable[
     return hook
 
 
-def add_call_check(node: Apply, check: Callable[[], None]) -> None:
+def add_call_check(node: Apply, check: Callable[[], None], discard: Callable[[], None]) -> None:
     """Have the Function linking in this thread call ``check()`` after its thunks on each
-    call (its errors reported as ``node``'s)."""
-    _checks.found.append((node, check))
+    call (its errors reported as ``node``'s), and ``discard()`` when a call fails (what it
+    left for the check belongs to no later call)."""
+    _checks.found.append((node, check, discard))
 
 
 def link_memo() -> dict | None:
@@ -41,7 +42,7 @@ def link_memo() -> dict | None:
 
 
 @contextlib.contextmanager
-def link_batch() -> Iterator[list[tuple[Apply, Callable[[], None]]]]:
+def link_batch() -> Iterator[list[tuple[Apply, Callable[[], None], Callable[[], None]]]]:
     """Around the thunks of one Function: every registered backend's batch. Yields the
     call checks the thunk factories add."""
     outer = getattr(_checks, "found", None), getattr(_checks, "memo", None)

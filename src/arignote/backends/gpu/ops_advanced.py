@@ -11,6 +11,7 @@ a status the checking form of the kernel writes and the op reads back.
 """
 from __future__ import annotations
 
+from typing import Any
 from collections.abc import Callable
 
 import numpy as np
@@ -168,11 +169,20 @@ class Statuses:
         self.size += 2 * (len(node.inputs) - node.op.first_index)
         return slot
 
-    def buffer(self) -> GpuArray:
+    def buffer(self) -> Any:
         if self.status is None:
             self.status = GpuArray(self.ctx, (self.size,), "int64")
-            self.ctx.copy_into(self.status, np.zeros((), "int64"))
+            self._reset()
         return self.status.buffer
+
+    def _reset(self) -> None:
+        self.ctx.copy_into(self.status, np.zeros((), "int64"))
+
+    def discard(self) -> None:
+        """Forget a failed call's launches: flags they may have set are no later call's."""
+        if self.launched:
+            self.launched = []
+            self._reset()
 
     def check(self) -> None:
         """Raise numpy's IndexError for the first bad index this call's kernels met."""
@@ -183,7 +193,7 @@ class Statuses:
         bad = np.flatnonzero(found[0::2])
         if not bad.size:
             return
-        self.ctx.copy_into(self.status, np.zeros((), "int64"))
+        self._reset()
         k = int(np.searchsorted(self.slots, 2 * bad[0], side="right")) - 1
         node, slot = self.nodes[k], self.slots[k]
         x = next(x for s, x in reversed(launched) if s == slot)
@@ -199,7 +209,7 @@ def _index_thunk(op: _IndexArrays, node: Apply, input_cells: list[list], output_
         statuses = memo.get(("gpu statuses", ctx))
         if statuses is None:
             statuses = memo["gpu statuses", ctx] = Statuses(ctx)
-            linking.add_call_check(node, statuses.check)
+            linking.add_call_check(node, statuses.check, statuses.discard)
         node.tag.statuses = (statuses, statuses.add(node), True)
     return _gpu_thunk(op, node, input_cells, output_cells)
 
