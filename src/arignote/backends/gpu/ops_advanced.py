@@ -90,8 +90,8 @@ class _IndexArrays(GpuOp):
 
     Where the host knows the range of every index array (``GpuArray.bounds``)
     the check is done there, before the launch, and the kernel checks nothing;
-    otherwise the checking form writes the first bad index into a status the
-    op reads back after the launch (sixteen bytes)."""
+    otherwise the checking form writes a bad index into the status (``Statuses``)
+    read back once per call."""
 
     def _host_check(self, node: Apply, x: GpuArray, indices: list[GpuArray]) -> bool:
         """True when the host proves every index in range; IndexError when it proves one
