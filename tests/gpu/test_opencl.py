@@ -81,3 +81,14 @@ def test_a_node_launching_again_on_the_same_arrays_gets_its_own_arguments(opencl
         np.testing.assert_allclose(got[1], np.exp(t.get_value()), rtol=1e-6)
         np.testing.assert_allclose(np.asarray(g()), np.exp(s.get_value()), rtol=1e-6)
         s.set_value(s.get_value() + 1)
+
+
+def test_an_output_handed_out_and_dropped_is_not_launched_into_again(opencl):
+    # The caller owns each result (no borrow): the next call must not take the dropped
+    # result's freed buffer for the same launch.
+    s = shared(np.float32([0, 1, 2]), "s")
+    f = function([], T.exp(s).transfer(None))
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(f()), np.exp([0, 1, 2]), rtol=1e-6)
+    kept = [f() for _ in range(2)]
+    assert kept[0] is not kept[1]

@@ -108,11 +108,11 @@ class GpuElemwise(GpuOp):
         cell = output_storage[0]
         memo = _kernels(node)
         again = memo.get("again")
-        if (again is not None and again[0]() is cell[0] and _same(again[1], inputs)
+        out = cell[0]
+        if (again is not None and out is not None and again[0]() is out and _same(again[1], inputs)
                 and context_of(node).device.relaunch(*again[2])):
             # The same arrays as the last call (a GpuArray never changes its shape, strides
             # or buffer), and the kernel still holds that call's arguments.
-            out = cell[0]
             out.bounds = None
         else:
             first = inputs[0].shape
