@@ -20,7 +20,7 @@ from arignote.graph.basic import Apply
 
 
 _HOOKS: list[Callable[[], contextlib.AbstractContextManager]] = []
-_checks = threading.local()
+_linking = threading.local()  # the linking Function's call checks and memo, per thread
 
 
 def register(hook: Callable[[], contextlib.AbstractContextManager]) -> Callable[[], contextlib.AbstractContextManager]:
@@ -32,25 +32,26 @@ def add_call_check(node: Apply, check: Callable[[], None], discard: Callable[[],
     """Have the Function linking in this thread call ``check()`` after its thunks on each
     call (its errors reported as ``node``'s), and ``discard()`` when a call fails (what it
     left for the check belongs to no later call)."""
-    _checks.found.append((node, check, discard))
+    _linking.found.append((node, check, discard))
 
 
 def link_memo() -> dict | None:
     """A dict for this thread's linking Function (what its thunk factories share), or None
     when no Function is linking."""
-    return getattr(_checks, "memo", None)
+    return getattr(_linking, "memo", None)
 
 
 @contextlib.contextmanager
 def link_batch() -> Iterator[list[tuple[Apply, Callable[[], None], Callable[[], None]]]]:
     """Around the thunks of one Function: every registered backend's batch. Yields the
     call checks the thunk factories add."""
-    outer = getattr(_checks, "found", None), getattr(_checks, "memo", None)
-    _checks.found, _checks.memo = found, _ = [], {}
+    outer = getattr(_linking, "found", None), getattr(_linking, "memo", None)
+    found: list = []
+    _linking.found, _linking.memo = found, {}
     try:
         with contextlib.ExitStack() as stack:
             for hook in _HOOKS:
                 stack.enter_context(hook())
             yield found
     finally:
-        _checks.found, _checks.memo = outer
+        _linking.found, _linking.memo = outer
