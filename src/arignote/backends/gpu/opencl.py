@@ -183,8 +183,9 @@ class Device:
             built = cl.Program(self.context, source).build(options=options)
             if self.cache_binaries:
                 binaries.store(name, built.get_info(cl.program_info.BINARIES)[0])
+        found = {kernel.function_name: kernel for kernel in built.all_kernels()}  # one driver call
         for k in group:
-            kernel = getattr(built, program.entry_name(k))
+            kernel = found[program.entry_name(k)]
             kernel.set_scalar_arg_dtypes([None if t is None else np.dtype(t)
                                           for t in program.arg_dtypes(OPENCL, k)])
             self._kernels[self._key(k)] = kernel

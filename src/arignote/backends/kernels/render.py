@@ -21,6 +21,7 @@ from arignote.scalar.ops import ScalarOp, c_convert
 
 LOCAL_SIZE = 256  # work-group size of the reduction kernels (a power of two)
 TILE = 16  # GEMM tile edge
+GEMM_ROW = 64  # work-items per group of the GEMM's row form (OpenCL on a CPU device)
 
 
 class UnsupportedDtype(TypeError):
@@ -363,12 +364,18 @@ def softmax(d: Dialect, in_dtype: str, out_dtype: str, n_kept: int, log: bool) -
     return Kernel("softmax", source, (in_dtype, out_dtype))
 
 
-def gemm(d: Dialect, dtype: str, n_batch: int = 0) -> Kernel:
+def gemm(d: Dialect, dtype: str, n_batch: int = 0, tiled: bool = True) -> Kernel:
     """``C[M,N] = alpha * A[M,K] @ B[K,N] + beta * C`` in TILE x TILE tiles staged in
     local memory (C is not read when beta is 0). A and B are read through their
     strides, so transposed views cost nothing. ``n_batch`` leading dimensions
     (lengths ``nb0..``, strides ``ab0.. bb0.. cb0..``, 0 where an operand
-    broadcasts) are the third launch dimension: one kernel for a batched matmul."""
+    broadcasts) are the third launch dimension: one kernel for a batched matmul.
+
+    ``tiled=False`` (OpenCL only) is the row form for a CPU device: a work-item per
+    output element, GEMM_ROW of a row in a group, no local memory or barriers. On
+    PoCL its first launch compiles in a fifth of the tiled form's time (0.25 s against
+    1.2 s) and it runs 1.5-2x faster (a CPU's caches do what the tiles do on a GPU);
+    both sum over k in the same order."""
     t = d.ctype(dtype)
     params = [_ptr(d, dtype, "c"), "const index_t c_off", "const index_t cs0", "const index_t cs1",
               _ptr(d, dtype, "a", True), "const index_t a_off", "const index_t as0", "const index_t as1",
@@ -378,6 +385,24 @@ def gemm(d: Dialect, dtype: str, n_batch: int = 0) -> Kernel:
     params += [f"const index_t nb{i}, const index_t ab{i}, const index_t bb{i}, const index_t cb{i}"
                for i in range(n_batch)]
     total = " * ".join(f"nb{i}" for i in range(n_batch)) or "1"
+    batch_lines = ["index_t g = get_group_id(2);" if not tiled else "index_t g = bz;"] if n_batch else []
+    for i in reversed(range(n_batch)):
+        batch_lines.append(f"{{ const index_t q = g % nb{i}; g /= nb{i}; ao += q * ab{i}; "
+                           f"bo += q * bb{i}; co += q * cb{i}; }}")
+    if not tiled:
+        if d is not OPENCL:
+            raise ValueError("the GEMM's row form is OpenCL's (for a CPU device)")
+        return Kernel("gemm", (
+            f"{d.prelude((dtype,))}{d.kernel} gemm({', '.join(params)}) {{\n"
+            "  const index_t col = get_global_id(0), row = get_global_id(1);\n"
+            "  if (row >= M || col >= N) return;\n"
+            "  index_t ao = a_off, bo = b_off, co = c_off;\n"
+            + "".join(f"  {line}\n" for line in batch_lines)
+            + f"  const {d.global_}{t} *ar = a + ao + row * as0, *bc = b + bo + col * bs1;\n"
+            f"  {t} acc = 0;\n"
+            "  for (index_t k = 0; k < K; ++k) acc += ar[k * as1] * bc[k * bs0];\n"
+            "  const index_t at = co + row * cs0 + col * cs1;\n"
+            "  c[at] = beta == 0 ? alpha * acc : alpha * acc + beta * c[at];\n}\n"), (dtype,))
     if d is CUDA:
         # Row blocks and batches loop over the grid (CUDA caps grid.y and grid.z at 65,535);
         # the loops are uniform over a block, so the barriers inside them are safe.
@@ -389,10 +414,6 @@ def gemm(d: Dialect, dtype: str, n_batch: int = 0) -> Kernel:
         # slower code (1.3x on a 128x784x500 product): one row block and batch a group.
         col, ly, lx = "get_global_id(0)", "get_local_id(1)", "get_local_id(0)"
         blocks = "  { const index_t by = get_group_id(1);\n  { const index_t bz = get_group_id(2);\n"
-    batch_lines = ["index_t g = bz;"] if n_batch else []
-    for i in reversed(range(n_batch)):
-        batch_lines.append(f"{{ const index_t q = g % nb{i}; g /= nb{i}; ao += q * ab{i}; "
-                           f"bo += q * bb{i}; co += q * cb{i}; }}")
     source = (
         f"{d.prelude((dtype,))}#define TILE {TILE}\n{d.kernel} gemm({', '.join(params)}) {{\n"
         f"  {d.local}{t} ta[TILE][TILE];\n  {d.local}{t} tb[TILE][TILE];\n"
