@@ -371,11 +371,11 @@ def gemm(d: Dialect, dtype: str, n_batch: int = 0, tiled: bool = True) -> Kernel
     (lengths ``nb0..``, strides ``ab0.. bb0.. cb0..``, 0 where an operand
     broadcasts) are the third launch dimension: one kernel for a batched matmul.
 
-    ``tiled=False`` (OpenCL only) is the row form for a CPU device: a work-item per
-    output element, GEMM_ROW of a row in a group, no local memory or barriers. On
-    PoCL its first launch compiles in a fifth of the tiled form's time (0.25 s against
-    1.2 s) and it runs 1.5-2x faster (a CPU's caches do what the tiles do on a GPU);
-    both sum over k in the same order."""
+    ``tiled=False`` is OpenCL's row form for a CPU device (CUDA, always a GPU, has only
+    the tiled form): a work-item per output element, GEMM_ROW of a row in a group, no
+    local memory or barriers. On PoCL its first launch compiles in a fifth of the tiled
+    form's time (0.25 s against 1.2 s) and it runs 1.5-2x faster (a CPU's caches do what
+    the tiles do on a GPU); both sum over k in the same order."""
     t = d.ctype(dtype)
     params = [_ptr(d, dtype, "c"), "const index_t c_off", "const index_t cs0", "const index_t cs1",
               _ptr(d, dtype, "a", True), "const index_t a_off", "const index_t as0", "const index_t as1",
@@ -385,13 +385,12 @@ def gemm(d: Dialect, dtype: str, n_batch: int = 0, tiled: bool = True) -> Kernel
     params += [f"const index_t nb{i}, const index_t ab{i}, const index_t bb{i}, const index_t cb{i}"
                for i in range(n_batch)]
     total = " * ".join(f"nb{i}" for i in range(n_batch)) or "1"
-    batch_lines = ["index_t g = get_group_id(2);" if not tiled else "index_t g = bz;"] if n_batch else []
+    tiled = tiled or d is not OPENCL
+    batch_lines = ["index_t g = bz;" if tiled else "index_t g = get_group_id(2);"] if n_batch else []
     for i in reversed(range(n_batch)):
         batch_lines.append(f"{{ const index_t q = g % nb{i}; g /= nb{i}; ao += q * ab{i}; "
                            f"bo += q * bb{i}; co += q * cb{i}; }}")
     if not tiled:
-        if d is not OPENCL:
-            raise ValueError("the GEMM's row form is OpenCL's (for a CPU device)")
         return Kernel("gemm", (
             f"{d.prelude((dtype,))}{d.kernel} gemm({', '.join(params)}) {{\n"
             "  const index_t col = get_global_id(0), row = get_global_id(1);\n"
