@@ -4,10 +4,16 @@ Usage: python benchmarks/gpu.py [--device opencl0:0] [--quick] [--baseline FILE 
 --baseline-src DIR] [--save FILE]. Each figure is the median of several rounds, timed with the
 device synchronised before the clock stops. The peers run in the same process
 and the same rounds: pyopencl's own typed ``ElementwiseKernel`` (CuPy's on
-CUDA) for the launch, numpy for the reductions. The kernel builds of a
-12-kernel graph are timed in fresh processes: cold (empty arignote, PoCL and
-pyopencl caches) and warm (the same caches, filled). Every figure is then the
-median over three worker processes. ``--baseline-src`` measures another
+CUDA) for the launch, numpy for the reductions. G4 times a 12-kernel graph in
+fresh processes: cold (arignote's, PoCL's and pyopencl's caches empty: a new
+XDG_CACHE_HOME and POCL_CACHE_DIR) and warm (a new process on the caches the
+cold run filled): opening the device (pyopencl's import, the context),
+``function()`` (and the kernel builds in it) and the first call (where PoCL
+compiles each kernel's work-group function), the issue's figure being
+``function()`` + first call. Its peer, on OpenCL: pyopencl alone building the
+same kernels as one program and launching each as our first call did, in a
+fresh process with caches of its own (the experiment issue 14 reported).
+Every figure is then the median over three worker processes. ``--baseline-src`` measures another
 checkout's ``src/`` in the same run, its workers taking turns with ours so the
 load of a shared machine drifts over both alike, and shows it as a column
 (``--baseline``: the figures an earlier ``--save`` wrote; those of main before
