@@ -279,6 +279,12 @@ def reduce_into(op: GpuCAReduce, node: Apply, ctx: Any, out: GpuArray, x: GpuArr
            splits, 1, 0)
 
 
+def softmax_per_thread(ctx: Any) -> bool:
+    """Whether (log)softmax runs a work-item per slice (an OpenCL device that is the CPU,
+    PoCL: see ``render.softmax``) rather than a work-group per slice (a GPU)."""
+    return bool(ctx.device.on_cpu)
+
+
 class _GpuSoftmaxBase(GpuOp):
     __props__ = ("axis", "context_name")
     log = False
@@ -293,7 +299,7 @@ class _GpuSoftmaxBase(GpuOp):
     def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
         out = node.outputs[0].type
         return [render.softmax(out.context.dialect, node.inputs[0].type.dtype, out.dtype, out.ndim - 1,
-                               self.log)]
+                               self.log, per_thread=softmax_per_thread(out.context))]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
@@ -311,7 +317,11 @@ class _GpuSoftmaxBase(GpuOp):
                     np.int64(out.strides[self.axis])]
             for i in kept:
                 args += [np.int64(x.shape[i]), np.int64(x.strides[i]), np.int64(out.strides[i])]
-            ctx.launch(memo["softmax"], (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+            if softmax_per_thread(ctx):
+                row = render.CPU_GROUP
+                ctx.launch(memo["softmax"], (-(-groups // row) * row,), (row,), args + [np.int64(groups)])
+            else:
+                ctx.launch(memo["softmax"], (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
         output_storage[0][0] = out
 
 
@@ -339,7 +349,7 @@ def launch_gemm_kernel(ctx: Any, kernel: Any, m: int, n: int, count: int, args: 
         tile = render.TILE
         ctx.launch(kernel, (-(-n // tile) * tile, -(-m // tile) * tile, count), (tile, tile, 1), args)
     else:
-        row = render.GEMM_ROW
+        row = render.CPU_GROUP
         ctx.launch(kernel, (-(-n // row) * row, m, count), (row, 1, 1), args)
 
 

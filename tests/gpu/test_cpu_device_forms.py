@@ -1,6 +1,7 @@
-"""Both forms of the GEMM kernel (tiled for a GPU, the row form for an OpenCL device that
-is the CPU) against numpy on the OpenCL device here: transposed operands, edges that are
-not a multiple of the tile or row, batches, and beta."""
+"""Both forms of the kernels that have one for a GPU and one for an OpenCL device that is
+the CPU, against numpy on the OpenCL device here: the GEMM (tiled, or a row form:
+transposed operands, edges that are not a multiple of the tile or row, batches, beta) and
+(log)softmax (a work-group or a work-item per slice)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,16 +13,20 @@ from arignote.backends.kernels import render
 from arignote.tensor.gemm import gemm
 
 
-@pytest.fixture(params=[True, False], ids=["tiled", "row"])
+@pytest.fixture(params=[True, False], ids=["gpu form", "cpu form"])
 def form(request, opencl, monkeypatch):
     monkeypatch.setattr(ops, "gemm_tiled", lambda ctx: request.param)
+    monkeypatch.setattr(ops, "softmax_per_thread", lambda ctx: not request.param)
     return request.param
 
 
 def test_the_form_follows_the_device(opencl):
     ctx = get_context(None)
-    kernel = ops.gemm_kernel(ctx, "float32")
-    assert ("__local" in kernel.source) == (not ctx.device.on_cpu)
+    x = T.fmatrix("x")
+    f = function([x], [T.dot(x, x), T.nnet.softmax(x)])
+    sources = [k.source for node in f.maker.fgraph.toposort() if hasattr(node.op, "gpu_kernels")
+               for k in node.op.gpu_kernels(node)]
+    assert len(sources) == 2 and all(("__local" in s) == (not ctx.device.on_cpu) for s in sources)
     assert render.gemm(render.CUDA, "float32", tiled=False) == render.gemm(render.CUDA, "float32")
 
 
@@ -45,3 +50,16 @@ def test_batches_and_beta(form):
     vz, vu, vv = (rng.normal(size=s).astype("float32") for s in ((9, 70), (9, 4), (4, 70)))
     g = function([z, u, v], gemm(z, np.float32(2), u, v, np.float32(0.5)))
     np.testing.assert_allclose(g(vz, vu, vv), 0.5 * vz + 2 * vu @ vv, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape, axis", [((5, 300), -1), ((70, 3), -1), ((4, 6, 9), 1)])
+def test_softmax_and_logsoftmax(form, shape, axis):
+    rng = np.random.default_rng(len(shape))
+    v = (rng.normal(size=shape) * 10).astype("float32")
+    x = T.tensor("float32", (False,) * len(shape))
+    f = function([x], [T.nnet.softmax(x, axis=axis), T.nnet.log_softmax(x, axis=axis)])
+    e = np.exp(v - v.max(axis=axis, keepdims=True))
+    expected = e / e.sum(axis=axis, keepdims=True)
+    got, got_log = f(v)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got_log, np.log(expected), rtol=1e-5, atol=1e-5)
