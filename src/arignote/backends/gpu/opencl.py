@@ -111,8 +111,9 @@ class Device:
         self._identity = "|".join([self.description, self.cl_device.driver_version,
                                    self.cl_device.version, cl.VERSION_TEXT])
         # Program binaries in our disk cache, except on a CPU device: PoCL serialises a
-        # program only after compiling every kernel's work-group function (24 s for 12
-        # kernels, measured), and keeps built programs in its own cache, keyed by source.
+        # program only after compiling a generic work-group function for every kernel
+        # (9-14 s for benchmark G4's 11 kernels, measured), and keeps built programs and
+        # the work-group functions of their launches in its own cache, keyed by source.
         self.cache_binaries = not self.on_cpu
         self._kernels: dict[str, cl.Kernel] = {}
         self._build_lock = threading.Lock()

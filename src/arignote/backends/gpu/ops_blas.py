@@ -2,8 +2,8 @@
 numpy.matmul with broadcast batches, and BLAS's Gemm.
 
 All run the one GEMM kernel of ``render.py`` (tiled; its row form on a CPU device)
-with its batch dimension: each product is a stack of ``C = alpha * A @ B + beta * C`` over matrix views,
-whose batch strides are 0 where an operand is shared or broadcast. (cuBLAS
+with its batch dimension: each product is a stack of ``C = alpha * A @ B + beta * C``
+over matrix views, whose batch strides are 0 where an operand is shared or broadcast. (cuBLAS
 serves GpuDot's single products on CUDA; these use the kernel on both runtimes.)
 """
 from __future__ import annotations
