@@ -33,6 +33,8 @@ PROGRAM = textwrap.dedent("""
     z = T.sum(T.sqrt(T.abs(x) + 2) * T.log1p(T.abs(x)), axis=0)
     f = function([x], [y, T.exp(T.sin(x) * 2) - x * 5, z])
     v = np.linspace(-3, 3, 5000)
+    f(v)  # numpy's kernels, while the native ones build in the background
+    assert f.wait_native() == "native", f.native_status
     r = f(v)
     np.testing.assert_allclose(r[0], np.arctan(np.cosh(v) * 3 - 1) / 7, rtol=1e-13)
     np.testing.assert_allclose(r[1], np.exp(np.sin(v) * 2) - v * 5, rtol=1e-13, atol=1e-12)

@@ -27,11 +27,14 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from arignote.backends import linking
 from arignote.backends.cpu import native_compiler
 from arignote.backends.cpu.native_compiler import Toolchain, Unavailable
 from arignote.backends.kernels import c_math, cache
@@ -117,27 +120,101 @@ class Request:
         self.fn: Callable = refuse
 
 
-class Batch:
-    """The requests of one Function, resolved together on the first call of any of them."""
+# A batch's states: "new" (no call has needed a kernel yet), "building" (the compiler
+# runs in the background; numpy's kernels run), "built" (in place from the owner's next
+# call), "native" (in place), "failed: ..." and "off: ..." (numpy's kernels run).
+NEW, BUILDING, BUILT, NATIVE = "not needed yet", "building", "built", "native"
 
-    def __init__(self) -> None:
+
+class Batch:
+    """The requests of one Function (its ``owner``), resolved together the first time any
+    of them is needed, and swapped in together between two of the owner's calls."""
+
+    def __init__(self, owner: Any = None) -> None:
         self.requests: list[Request] = []
         self.lock = threading.Lock()
-        self.done = False
+        self.owner = None if owner is None else weakref.ref(owner)
+        self.state = NEW
+        self.build: Build | None = None
 
     def add(self, req: Request) -> None:
         self.requests.append(req)
 
         def first_call(*args: object) -> int:
-            self.resolve()
+            self.need(in_call=True)
             return req.fn(*args)
         req.ready(first_call)
 
-    def resolve(self) -> None:
-        with self.lock:  # a second thread calling meanwhile waits for this build, once
-            if not self.done:
-                resolve(self.requests)
-                self.done = True
+    def need(self, in_call: bool = False) -> Build | None:
+        """Find the entry points, or start their build; ``in_call``: from a thunk of the
+        owner's call (which holds its turn), so entry points found now are put in place
+        at once. The background build, if one runs, is returned."""
+        with self.lock:  # a second thread needing them meanwhile waits for the lookup, once
+            if self.state == NEW:
+                wait = config.native_build == "wait" or self.owner is None
+                self.state = _resolve(self, wait)
+            if in_call and self.state != BUILDING:
+                self.install()
+            return self.build if self.state == BUILDING else None
+
+    def built(self, error: str) -> None:
+        """The background build is over: swap the entry points in between two calls."""
+        with self.lock:
+            for req in self.requests:
+                req.fn = _memo.get(req.key, refuse)
+            self.state = f"failed: {summary(error)}" if error else BUILT
+        owner = self.owner and self.owner()
+        if owner is not None and not error:
+            owner._between_calls(self.install)
+
+    def install(self) -> None:
+        """Put every request's entry point in its thunk (all of them, between two calls)."""
+        for req in self.requests:
+            req.ready(req.fn)
+        if self.state == BUILT:
+            self.state = NATIVE
+
+
+class Build:
+    """One compiler run in a background thread; a batch that needs exactly its kernels
+    (a copy or an unpickled twin of the function) joins it instead of starting another."""
+
+    def __init__(self, chain: Toolchain, source: str, path: Path, requests: list[Request]):
+        self.chain, self.source, self.path, self.requests = chain, source, path, requests
+        self.batches: list[Batch] = []
+        self.done = threading.Event()
+        # Not a daemon: a process that ends during a build waits for it, so no compiler
+        # is left running and the next process finds the kernels in the cache.
+        self.thread = threading.Thread(target=self.run, name=f"arignote-native-build {path.stem[:12]}")
+
+    def run(self) -> None:
+        error = ""
+        try:
+            _build(self.chain, self.source, self.path, self.requests)
+        except Exception as err:  # noqa: BLE001 - no caller to raise to: recorded, warned, numpy runs
+            error = str(err) if isinstance(err, native_compiler.CompileError) else f"{type(err).__name__}: {err}"
+        _finish(self, error)
+
+
+def _finish(build: Build, error: str) -> None:
+    with _lock:
+        if _building.get(build.path) is build:
+            del _building[build.path]
+        batches = list(build.batches)
+        _history["failed" if error else "built"] += 1
+        if error:
+            _history["last error"] = summary(error)
+    if error:
+        warnings.warn(f"{error}\nnumpy's kernels run instead", RuntimeWarning, stacklevel=2)
+    for batch in batches:
+        batch.built(error)
+    build.done.set()
+
+
+def summary(error: str) -> str:
+    """A build error in one line: its first and its last (the compiler's own words)."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()] or ["?"]
+    return (lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}")[:400]
 
 
 def refuse(*args: object) -> int:
@@ -147,9 +224,21 @@ def refuse(*args: object) -> int:
 
 _memo: dict[str, Callable] = {}  # kernel key -> entry point
 _modules: dict[str, ctypes.CDLL] = {}  # shared-object path -> loaded library
+_building: dict[Path, Build] = {}  # shared-object path -> the background build writing it
+_owned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Function -> its Batch
+_history = {"built": 0, "failed": 0, "last error": ""}  # background builds of this process
 _lock = threading.Lock()
 _batches = threading.local()
 _layout_checked: list[str] = []
+
+
+def _forget_builds_in_child() -> None:
+    """After ``fork`` the child has no build threads: the builds it inherited fail there."""
+    for build in list(_building.values()):
+        _finish(build, "the process forked while the kernels were being built")
+
+
+os.register_at_fork(after_in_child=_forget_builds_in_child)
 
 
 def toolchain() -> Toolchain | Unavailable:
@@ -189,30 +278,65 @@ def preamble(chain: Toolchain) -> str:
 
 @contextlib.contextmanager
 def link_batch() -> Iterator[None]:
-    """Gather the kernel requests of the thunks made inside into one batch."""
+    """Gather the kernel requests of the thunks made inside into one batch, owned by the
+    Function linking (``linking.owner()``)."""
+    owner = linking.owner()
+    batch = Batch(owner)
     stack = _batches.__dict__.setdefault("stack", [])
-    stack.append(Batch())
+    stack.append(batch)
     try:
         yield
     finally:
         stack.pop()
+    if batch.requests and owner is not None:
+        with _lock:
+            _owned[owner] = batch
 
 
 def request(render: Callable[[str], str], n_args: int, ready: Callable[[Callable], None]) -> None:
-    """Ask for a kernel, built with the rest of its batch the first time it is called."""
+    """Ask for a kernel, built with the rest of its batch the first time it is needed."""
     stack = _batches.__dict__.get("stack")
     (stack[-1] if stack else Batch()).add(Request(render, n_args, ready))
 
 
-def resolve(requests: list[Request]) -> None:
-    """Hand every request its entry point: from the memo, the disk cache, or one new build."""
-    if not requests:
-        return
+def status(fn: Any) -> str:
+    """Where function ``fn``'s native kernels stand (see ``Function.native_status``)."""
+    with _lock:
+        batch = _owned.get(fn)
+    if batch is None:
+        chain = toolchain()
+        return "none" if isinstance(chain, Toolchain) else f"off: {chain.reason}"
+    return batch.state
+
+
+def wait(fn: Any, timeout: float | None = None) -> str:
+    """Build ``fn``'s native kernels now if no call has needed them yet, wait for the build
+    (at most ``timeout`` seconds) and put them in place; then :func:`status`."""
+    with _lock:
+        batch = _owned.get(fn)
+    if batch is not None:
+        build = batch.need()
+        if build is not None:
+            build.done.wait(timeout)
+        with fn._turn.held(), batch.lock:  # between two calls
+            if batch.state != BUILDING:
+                batch.install()
+    return status(fn)
+
+
+def history() -> dict:
+    """How many background builds this process finished and failed, and the last error."""
+    with _lock:
+        return dict(_history)
+
+
+def _resolve(batch: Batch, wait: bool) -> str:
+    """Give every request of ``batch`` its entry point from the memo, the disk cache or a new
+    build (in this thread when ``wait``, else in the background); the batch's new state."""
+    requests = batch.requests
     chain = toolchain()
     if not isinstance(chain, Toolchain):
-        for req in requests:
-            req.ready(refuse)
-        return
+        return f"off: {chain.reason}"
     head = preamble(chain)
     base = cache.digest(chain.key(), head)
     missing: dict[str, Request] = {}
@@ -222,14 +346,34 @@ def resolve(requests: list[Request]) -> None:
         fn = _memo.get(req.key) or _from_disk(req)
         if fn is None:
             missing.setdefault(req.key, req)
+    state = BUILT
     if missing:
-        try:
-            _build(chain, head, list(missing.values()))
-        except native_compiler.CompileError as err:
-            warnings.warn(f"{err}\nnumpy's kernels run instead", RuntimeWarning, stacklevel=2)
+        todo = list(missing.values())
+        source = head + "".join(req.render(req.symbol) for req in todo)
+        path = cache.directory() / f"{cache.digest(chain.key(), source)[:40]}.so"
+        if wait:
+            try:
+                _build(chain, source, path, todo)
+            except native_compiler.CompileError as err:
+                warnings.warn(f"{err}\nnumpy's kernels run instead", RuntimeWarning, stacklevel=4)
+                state = f"failed: {summary(str(err))}"
+        else:
+            with _lock:
+                build = _building.get(path)
+                start = build is None
+                if start:
+                    build = _building[path] = Build(chain, source, path, todo)
+                build.batches.append(batch)
+            batch.build = build
+            for req in requests:  # numpy's kernels until the swap (the stand-ins did the same)
+                req.fn = refuse
+                req.ready(refuse)
+            if start:
+                build.thread.start()
+            return BUILDING
     for req in requests:
         req.fn = _memo.get(req.key, refuse)
-        req.ready(req.fn)
+    return state
 
 
 def _from_disk(req: Request) -> Callable | None:
@@ -241,16 +385,14 @@ def _from_disk(req: Request) -> Callable | None:
     return _load(directory / module, sha, [req])
 
 
-def _build(chain: Toolchain, head: str, requests: list[Request]) -> None:
-    source = head + "".join(req.render(req.symbol) for req in requests)
-    directory = cache.directory()
-    path = directory / f"{cache.digest(chain.key(), source)[:40]}.so"
+def _build(chain: Toolchain, source: str, path: Path, requests: list[Request]) -> None:
+    """Compile ``requests`` (whose module ``source`` is) into ``path``, load and index them."""
     native_compiler.build(chain, source, path)
     sha = cache.digest_file(path)
     if _load(path, sha, requests) is None:
         raise native_compiler.CompileError(f"the module {path} that was just built does not load")
     for req in requests:
-        cache.write_atomic(directory / f"{req.key}.idx", f"{path.name} {sha}\n".encode())
+        cache.write_atomic(path.parent / f"{req.key}.idx", f"{path.name} {sha}\n".encode())
 
 
 def _load(path: Path, sha: str, requests: list[Request]) -> Callable | None:
