@@ -128,3 +128,20 @@ def test_without_a_compiler_numpy_runs(tmp_path):
         v = np.linspace(0, 1, 10)
         np.testing.assert_array_equal(f(v), np.exp(v) * 2)
     assert not list(tmp_path.glob("*.so"))
+
+
+def test_generated_python_is_cached_compiled(tmp_path):
+    source = "def thunk():\n    return 6 * 7\n"
+    with config.change_flags(compiledir=str(tmp_path)):
+        code = native.cache.python_code(source, "<thunk test>")
+        (entry,) = (tmp_path / "py").iterdir()
+        again = native.cache.python_code(source, "<thunk test>")  # loaded from the entry
+        entry.write_bytes(b"\x00garbage")  # a corrupt entry is compiled again and rewritten
+        repaired = native.cache.python_code(source, "<thunk test>")
+        assert native.cache.python_code(source + "\n", "<thunk test>") is not None
+    for c in (code, again, repaired):
+        ns: dict = {}
+        exec(c, ns)
+        assert ns["thunk"]() == 42 and c.co_filename == "<thunk test>"
+    assert again is not code and entry.read_bytes() != b"\x00garbage"
+    assert len(list((tmp_path / "py").iterdir())) == 2

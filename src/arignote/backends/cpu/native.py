@@ -120,9 +120,9 @@ class Request:
         self.fn: Callable = refuse
 
 
-# A batch's states: "new" (no call has needed a kernel yet), "building" (the compiler
-# runs in the background; numpy's kernels run), "built" (in place from the owner's next
-# call), "native" (in place), "failed: ..." and "off: ..." (numpy's kernels run).
+# A batch's states: "not needed yet" (no call has needed a kernel), "building" (the
+# probe and compiler run in the background; numpy's kernels run), "built" (in place from
+# the owner's next call), "native" (in place), "failed: ..." and "off: ..." (numpy's run).
 NEW, BUILDING, BUILT, NATIVE = "not needed yet", "building", "built", "native"
 
 
@@ -135,7 +135,7 @@ class Batch:
         self.lock = threading.Lock()
         self.owner = None if owner is None else weakref.ref(owner)
         self.state = NEW
-        self.build: Build | None = None
+        self.resolved = threading.Event()  # set once the state is none of NEW, BUILDING
 
     def add(self, req: Request) -> None:
         self.requests.append(req)
@@ -145,27 +145,58 @@ class Batch:
             return req.fn(*args)
         req.ready(first_call)
 
-    def need(self, in_call: bool = False) -> Build | None:
-        """Find the entry points, or start their build; ``in_call``: from a thunk of the
-        owner's call (which holds its turn), so entry points found now are put in place
-        at once. The background build, if one runs, is returned."""
+    def need(self, in_call: bool = False) -> None:
+        """Find the entry points (memo, disk) or have them built: in this thread under
+        ``native_build=wait``, else in a background thread. ``in_call``: from a thunk of
+        the owner's call, which holds its turn, so entry points found are put in place now."""
         with self.lock:  # a second thread needing them meanwhile waits for the lookup, once
             if self.state == NEW:
-                wait = config.native_build == "wait" or self.owner is None
-                self.state = _resolve(self, wait)
+                if config.native_build == "wait" or self.owner is None:
+                    self.state = _resolve(self.requests)
+                else:
+                    self.state = _resolve(self.requests, cached_only=True) or BUILDING
+                if self.state == BUILDING:
+                    for req in self.requests:  # numpy's kernels until the swap, as the stand-ins
+                        req.fn = refuse
+                        req.ready(refuse)
+                    with _lock:
+                        _pending.add(self)
+                    # Not a daemon: a process that ends during a build waits for it, so no
+                    # compiler is cut off and the next process finds the kernels cached.
+                    threading.Thread(target=self._build, name="arignote native build").start()
+                else:
+                    self.resolved.set()
             if in_call and self.state != BUILDING:
                 self.install()
-            return self.build if self.state == BUILDING else None
 
-    def built(self, error: str) -> None:
+    def _build(self) -> None:
+        try:
+            state = _resolve(self.requests)
+        except Exception as err:  # noqa: BLE001 - no caller to raise to: said, and numpy runs
+            state = f"failed: {type(err).__name__}: {err}"
+            warnings.warn(f"building native kernels: {state}; numpy's kernels run instead",
+                          RuntimeWarning, stacklevel=1)
+        self.built(state)
+
+    def built(self, state: str) -> None:
         """The background build is over: swap the entry points in between two calls."""
+        with _lock:
+            if self not in _pending:
+                return  # a fork marked it failed meanwhile
+            _pending.discard(self)
+            _history["built" if state == BUILT else "failed"] += 1
+            if state != BUILT:
+                _history["last error"] = state.split(": ", 1)[-1]
         with self.lock:
-            for req in self.requests:
-                req.fn = _memo.get(req.key, refuse)
-            self.state = f"failed: {summary(error)}" if error else BUILT
+            self.state = state
         owner = self.owner and self.owner()
-        if owner is not None and not error:
-            owner._between_calls(self.install)
+        if owner is not None and state == BUILT:
+            owner._between_calls(self.swap)
+        self.resolved.set()
+
+    def swap(self) -> None:
+        with self.lock:
+            self.install()
 
     def install(self) -> None:
         """Put every request's entry point in its thunk (all of them, between two calls)."""
@@ -175,40 +206,13 @@ class Batch:
             self.state = NATIVE
 
 
-class Build:
-    """One compiler run in a background thread; a batch that needs exactly its kernels
-    (a copy or an unpickled twin of the function) joins it instead of starting another."""
+class Running:
+    """A module some thread is compiling: others needing exactly it wait for it (a copy or
+    an unpickled twin of a function, another thread's function of the same graph)."""
 
-    def __init__(self, chain: Toolchain, source: str, path: Path, requests: list[Request]):
-        self.chain, self.source, self.path, self.requests = chain, source, path, requests
-        self.batches: list[Batch] = []
+    def __init__(self) -> None:
         self.done = threading.Event()
-        # Not a daemon: a process that ends during a build waits for it, so no compiler
-        # is left running and the next process finds the kernels in the cache.
-        self.thread = threading.Thread(target=self.run, name=f"arignote-native-build {path.stem[:12]}")
-
-    def run(self) -> None:
-        error = ""
-        try:
-            _build(self.chain, self.source, self.path, self.requests)
-        except Exception as err:  # noqa: BLE001 - no caller to raise to: recorded, warned, numpy runs
-            error = str(err) if isinstance(err, native_compiler.CompileError) else f"{type(err).__name__}: {err}"
-        _finish(self, error)
-
-
-def _finish(build: Build, error: str) -> None:
-    with _lock:
-        if _building.get(build.path) is build:
-            del _building[build.path]
-        batches = list(build.batches)
-        _history["failed" if error else "built"] += 1
-        if error:
-            _history["last error"] = summary(error)
-    if error:
-        warnings.warn(f"{error}\nnumpy's kernels run instead", RuntimeWarning, stacklevel=2)
-    for batch in batches:
-        batch.built(error)
-    build.done.set()
+        self.error = ""
 
 
 def summary(error: str) -> str:
@@ -224,7 +228,8 @@ def refuse(*args: object) -> int:
 
 _memo: dict[str, Callable] = {}  # kernel key -> entry point
 _modules: dict[str, ctypes.CDLL] = {}  # shared-object path -> loaded library
-_building: dict[Path, Build] = {}  # shared-object path -> the background build writing it
+_building: dict[Path, Running] = {}  # shared-object path -> the build writing it
+_pending: set[Batch] = set()  # batches whose background build runs
 _owned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Function -> its Batch
 _history = {"built": 0, "failed": 0, "last error": ""}  # background builds of this process
 _lock = threading.Lock()
@@ -233,17 +238,28 @@ _layout_checked: list[str] = []
 
 
 def _forget_builds_in_child() -> None:
-    """After ``fork`` the child has no build threads: the builds it inherited fail there."""
-    for build in list(_building.values()):
-        _finish(build, "the process forked while the kernels were being built")
+    """After ``fork`` the child has none of the build threads: what they were doing failed
+    there (no lock is taken: another thread may have held one at the fork)."""
+    for batch in list(_pending):
+        batch.state = "failed: the process forked while its kernels were being built"
+        batch.resolved.set()
+    _pending.clear()
+    for running in _building.values():
+        running.error = "the process forked during the build"
+        running.done.set()
+    _building.clear()
 
 
 os.register_at_fork(after_in_child=_forget_builds_in_child)
 
 
 def toolchain() -> Toolchain | Unavailable:
-    """The compiler native kernels use, or why there is none (numpy's kernels run then)."""
-    chain = native_compiler.toolchain()
+    """The compiler native kernels use, or why there is none (numpy's kernels run then);
+    runs the probe if neither this process nor the disk cache knows its result."""
+    return _checked(native_compiler.toolchain())
+
+
+def _checked(chain: Toolchain | Unavailable | None) -> Toolchain | Unavailable | None:
     if isinstance(chain, Toolchain):
         problem = _layout_problem()
         if problem:
@@ -252,7 +268,16 @@ def toolchain() -> Toolchain | Unavailable:
 
 
 def available() -> bool:
+    """Whether native kernels run here (runs the compiler's probe if it is not cached)."""
     return isinstance(toolchain(), Toolchain)
+
+
+def wanted() -> bool:
+    """Whether thunks should ask for native kernels, decided without running a compiler: a
+    compiler is configured and not known to fail (one not probed yet is tried with the
+    first build, in the background)."""
+    chain = _checked(native_compiler.known())
+    return isinstance(chain, Toolchain) if chain is not None else bool(config.cxx.strip())
 
 
 def _layout_problem() -> str:
@@ -303,10 +328,10 @@ def status(fn: Any) -> str:
     """Where function ``fn``'s native kernels stand (see ``Function.native_status``)."""
     with _lock:
         batch = _owned.get(fn)
-    if batch is None:
-        chain = toolchain()
-        return "none" if isinstance(chain, Toolchain) else f"off: {chain.reason}"
-    return batch.state
+    if batch is not None:
+        return batch.state
+    chain = _checked(native_compiler.known())
+    return f"off: {chain.reason}" if isinstance(chain, Unavailable) else "none"
 
 
 def wait(fn: Any, timeout: float | None = None) -> str:
@@ -315,9 +340,8 @@ def wait(fn: Any, timeout: float | None = None) -> str:
     with _lock:
         batch = _owned.get(fn)
     if batch is not None:
-        build = batch.need()
-        if build is not None:
-            build.done.wait(timeout)
+        batch.need()
+        batch.resolved.wait(timeout)
         with fn._turn.held(), batch.lock:  # between two calls
             if batch.state != BUILDING:
                 batch.install()
@@ -330,11 +354,13 @@ def history() -> dict:
         return dict(_history)
 
 
-def _resolve(batch: Batch, wait: bool) -> str:
-    """Give every request of ``batch`` its entry point from the memo, the disk cache or a new
-    build (in this thread when ``wait``, else in the background); the batch's new state."""
-    requests = batch.requests
-    chain = toolchain()
+def _resolve(requests: list[Request], cached_only: bool = False) -> str | None:
+    """Give every request its entry point, from the memo, the disk cache or one compiler
+    run, and say how that went (BUILT, "failed: ...", "off: ..."); ``cached_only``: None
+    instead of running the probe or the compiler."""
+    chain = _checked(native_compiler.known() if cached_only else native_compiler.toolchain())
+    if chain is None:
+        return None
     if not isinstance(chain, Toolchain):
         return f"off: {chain.reason}"
     head = preamble(chain)
@@ -346,34 +372,40 @@ def _resolve(batch: Batch, wait: bool) -> str:
         fn = _memo.get(req.key) or _from_disk(req)
         if fn is None:
             missing.setdefault(req.key, req)
-    state = BUILT
-    if missing:
-        todo = list(missing.values())
-        source = head + "".join(req.render(req.symbol) for req in todo)
-        path = cache.directory() / f"{cache.digest(chain.key(), source)[:40]}.so"
-        if wait:
-            try:
-                _build(chain, source, path, todo)
-            except native_compiler.CompileError as err:
-                warnings.warn(f"{err}\nnumpy's kernels run instead", RuntimeWarning, stacklevel=4)
-                state = f"failed: {summary(str(err))}"
-        else:
-            with _lock:
-                build = _building.get(path)
-                start = build is None
-                if start:
-                    build = _building[path] = Build(chain, source, path, todo)
-                build.batches.append(batch)
-            batch.build = build
-            for req in requests:  # numpy's kernels until the swap (the stand-ins did the same)
-                req.fn = refuse
-                req.ready(refuse)
-            if start:
-                build.thread.start()
-            return BUILDING
+    if missing and cached_only:
+        return None
+    error = _build_once(chain, head, list(missing.values())) if missing else ""
     for req in requests:
         req.fn = _memo.get(req.key, refuse)
-    return state
+    return f"failed: {summary(error)}" if error else BUILT
+
+
+def _build_once(chain: Toolchain, head: str, requests: list[Request]) -> str:
+    """Build ``requests`` into one module, or wait for the thread already building exactly
+    that module; the compiler's error, or ''."""
+    source = head + "".join(req.render(req.symbol) for req in requests)
+    path = cache.directory() / f"{cache.digest(chain.key(), source)[:40]}.so"
+    with _lock:
+        running = _building.get(path)
+        mine = running is None
+        if mine:
+            running = _building[path] = Running()
+    if not mine:
+        running.done.wait()
+        return running.error
+    try:
+        _build(chain, source, path, requests)
+    except native_compiler.CompileError as err:
+        running.error = str(err)
+        warnings.warn(f"{err}\nnumpy's kernels run instead", RuntimeWarning, stacklevel=2)
+    except BaseException as err:
+        running.error = f"{type(err).__name__}: {err}"
+        raise
+    finally:
+        with _lock:
+            _building.pop(path, None)
+        running.done.set()
+    return running.error
 
 
 def _from_disk(req: Request) -> Callable | None:

@@ -18,6 +18,7 @@ which is what vectorises ``x > 10 ? 10 : x`` in a loop.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import platform
@@ -105,24 +106,53 @@ def toolchain() -> Toolchain | Unavailable:
     return found
 
 
-def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
+def known() -> Toolchain | Unavailable | None:
+    """What :func:`toolchain` would say, if that is known without running the compiler
+    (memoized, on disk, or no compiler to run); else None."""
+    wanted = (config.cxx, config.openmp)
+    found = _probed.get(wanted)
+    if found is None:
+        found = _without_running(*wanted)
+        if found is not None:
+            with _lock:
+                found = _probed.setdefault(wanted, found)
+    return found
+
+
+def _without_running(cxx: str, openmp: bool) -> Toolchain | Unavailable | None:
+    """The probe's answer from the disk cache, or for a compiler that is not there; None
+    when only running it will tell."""
     if not cxx.strip():
         return Unavailable("config.cxx is empty, so native kernels are off",
                            "set cxx to a C compiler (e.g. cxx=gcc) to turn them on")
     path = shutil.which(cxx)
     if path is None:
         return Unavailable(f"config.cxx={cxx!r} is not an executable on PATH")
-    stat = os.stat(path)
-    features = cache.digest(_cpu_features(), platform.machine())
-    # Keyed by the compiler's file, the CPU and what the probe itself tries (flags, source).
-    key = cache.digest(path, str(stat.st_size), str(stat.st_mtime_ns), features, str(openmp),
-                       json.dumps([BASE_FLAGS, GCC_FLAGS, VECTOR_MATH]), _PROBE_SOURCE)
-    entry = cache.directory() / f"probe-{key[:32]}.json"
     try:
         return Toolchain(**{k: tuple(v) if isinstance(v, list) else v
-                            for k, v in json.loads(entry.read_text()).items()})
+                            for k, v in json.loads(_entry(path, openmp).read_text()).items()})
     except (OSError, ValueError, TypeError):
-        pass
+        return None
+
+
+def _entry(path: str, openmp: bool) -> Path:
+    """The probe's disk entry, keyed by the compiler's file, the CPU and what the probe
+    itself tries (flags, source)."""
+    stat = os.stat(path)
+    key = cache.digest(path, str(stat.st_size), str(stat.st_mtime_ns), _features(), str(openmp),
+                       json.dumps([BASE_FLAGS, GCC_FLAGS, VECTOR_MATH]), _PROBE_SOURCE)
+    return cache.directory() / f"probe-{key[:32]}.json"
+
+
+def _features() -> str:
+    return cache.digest(_cpu_features(), platform.machine())
+
+
+def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
+    found = _without_running(cxx, openmp)
+    if found is not None:
+        return found
+    path = shutil.which(cxx) or cxx
     import subprocess
     try:
         identity = subprocess.run([path, "--version"], capture_output=True, text=True,
@@ -137,14 +167,15 @@ def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
         flags = [*BASE_FLAGS, *target, "-fopenmp" if use_openmp else "-fopenmp-simd"]
         chain = Toolchain(path, identity, tuple(flags),
                           ("-lmvec", "-lm") if names else ("-lm",), use_openmp,
-                          "libmvec" if names else "", tuple(names), features)
+                          "libmvec" if names else "", tuple(names), _features())
         error = _try(chain)
         if not error:
-            cache.write_atomic(entry, json.dumps(asdict(chain)).encode())
+            cache.write_atomic(_entry(path, openmp), json.dumps(asdict(chain)).encode())
             return chain
     return Unavailable(f"{identity or cxx} cannot build a shared object here: {error.strip()[-400:]}")
 
 
+@functools.cache
 def _cpu_features() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

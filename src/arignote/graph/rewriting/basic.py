@@ -133,10 +133,11 @@ class WalkingRewriter(GraphRewriter):
             if node not in fgraph.apply_nodes:
                 continue  # pruned by an earlier replacement in this pass
             for rw, ask in self._candidates(type(node.op)):
-                if (not ask or rw.applies_to(node)) and apply_replacement(
-                        fgraph, node, rw.transform(fgraph, node), repr(rw)):
-                    changes += 1
-                    break
+                if not ask or rw.applies_to(node):
+                    result = rw.transform(fgraph, node)
+                    if result is not None and apply_replacement(fgraph, node, result, repr(rw)):
+                        changes += 1
+                        break
         return changes
 
 
