@@ -202,6 +202,16 @@ def test_copies_and_unpickled_functions_share_the_build(held):
     assert pickle.loads(pickle.dumps(f)).wait_native() == native.NATIVE  # from the memo
 
 
+def test_the_build_keeps_the_flags_of_the_call_that_needed_it(held, tmp_path):
+    x, outs = _graph(tensor.tan, tensor.arccos)
+    f = function([x], outs)
+    with config.change_flags(compiledir=str(tmp_path / "elsewhere")):
+        f(np.linspace(-0.9, 0.9, 10_000).astype("float32"))
+    held.hold.unlink()  # the build runs on after the flags changed back
+    assert f.wait_native() == native.NATIVE
+    assert list((tmp_path / "elsewhere").glob("*.so")) and not list(tmp_path.glob("*.so"))
+
+
 def test_wait_native_builds_before_any_call(held):
     held.hold.unlink()
     x, outs = _graph(tensor.cos, tensor.sin)

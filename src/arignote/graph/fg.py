@@ -20,6 +20,7 @@ class FunctionGraph:
     def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable],
                  clone: bool = True, features: Sequence[Any] = ()):
         self._order: list[Apply] | None = None  # the toposort, until the next edit
+        self.edits = 0  # counts the edits: a pass can tell that nothing changed since it ran
         if clone:
             self.equiv = clone_get_equiv(inputs, outputs, copy_inputs=True)
             inputs = [self.equiv[i] for i in inputs]
@@ -77,6 +78,7 @@ class FunctionGraph:
                         and not isinstance(inp, Constant) and inp not in self._input_set):
                     raise MissingInputError(inp, needed_by=new)
         self._order = None
+        self.edits += 1
         for new in new_nodes:
             for inp in new.inputs:
                 if inp.owner is None:
@@ -122,6 +124,7 @@ class FunctionGraph:
                 continue
             self.apply_nodes.discard(node)
             self._order = None
+            self.edits += 1
             for out in node.outputs:
                 self.variables.discard(out)
                 self.clients.pop(out, None)
@@ -138,6 +141,7 @@ class FunctionGraph:
         self._check_type(old, new)
         self._import_var(new)  # first: a missing input must leave the graph unchanged
         self._order = None
+        self.edits += 1
         if node == "output":
             self.outputs[i] = new
         else:

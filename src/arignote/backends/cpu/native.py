@@ -151,10 +151,11 @@ class Batch:
         the owner's call, which holds its turn, so entry points found are put in place now."""
         with self.lock:  # a second thread needing them meanwhile waits for the lookup, once
             if self.state == NEW:
+                flags = native_compiler.settings()
                 if config.native_build == "wait" or self.owner is None:
-                    self.state = _resolve(self.requests)
+                    self.state = _resolve(self.requests, flags)
                 else:
-                    self.state = _resolve(self.requests, cached_only=True) or BUILDING
+                    self.state = _resolve(self.requests, flags, cached_only=True) or BUILDING
                 if self.state == BUILDING:
                     for req in self.requests:  # numpy's kernels until the swap, as the stand-ins
                         req.fn = refuse
@@ -163,15 +164,15 @@ class Batch:
                         _pending.add(self)
                     # Not a daemon: a process that ends during a build waits for it, so no
                     # compiler is cut off and the next process finds the kernels cached.
-                    threading.Thread(target=self._build, name="arignote native build").start()
+                    threading.Thread(target=self._build, args=(flags,), name="arignote native build").start()
                 else:
                     self.resolved.set()
             if in_call and self.state != BUILDING:
                 self.install()
 
-    def _build(self) -> None:
+    def _build(self, flags: native_compiler.Settings) -> None:
         try:
-            state = _resolve(self.requests)
+            state = _resolve(self.requests, flags)
         except Exception as err:  # noqa: BLE001 - no caller to raise to: said, and numpy runs
             state = f"failed: {type(err).__name__}: {err}"
             warnings.warn(f"building native kernels: {state}; numpy's kernels run instead",
@@ -235,6 +236,7 @@ _history = {"built": 0, "failed": 0, "last error": ""}  # background builds of t
 _lock = threading.Lock()
 _batches = threading.local()
 _layout_checked: list[str] = []
+_preambles: dict[tuple, tuple[str, str]] = {}  # (toolchain, OpenMP threshold) -> head, digest
 
 
 def _forget_builds_in_child() -> None:
@@ -294,11 +296,17 @@ def _layout_problem() -> str:
     return _layout_checked[0]
 
 
-def preamble(chain: Toolchain) -> str:
-    """The start of every module: C helpers, vector math declarations, our own exp and tanh,
-    numpy's layout."""
-    return (C_PREAMBLE + chain.declarations() + "\n#include <tgmath.h>\n" + c_math.SOURCE
-            + c_math.mapping() + _GLUE.format(maxd=MAXD, parallel_min=config.openmp_elemwise_minsize, head=HEAD))
+def preamble(chain: Toolchain, parallel_min: int) -> tuple[str, str]:
+    """The start of every module (C helpers, vector math declarations, our own exp and
+    tanh, numpy's layout; OpenMP from ``parallel_min`` elements) and the digest its
+    kernels' keys start from (memoized)."""
+    wanted = (chain, parallel_min)
+    found = _preambles.get(wanted)
+    if found is None:
+        head = (C_PREAMBLE + chain.declarations() + "\n#include <tgmath.h>\n" + c_math.SOURCE
+                + c_math.mapping() + _GLUE.format(maxd=MAXD, parallel_min=wanted[1], head=HEAD))
+        found = _preambles[wanted] = (head, cache.digest(chain.key(), head))
+    return found
 
 
 @contextlib.contextmanager
@@ -354,37 +362,38 @@ def history() -> dict:
         return dict(_history)
 
 
-def _resolve(requests: list[Request], cached_only: bool = False) -> str | None:
+def _resolve(requests: list[Request], flags: native_compiler.Settings,
+             cached_only: bool = False) -> str | None:
     """Give every request its entry point, from the memo, the disk cache or one compiler
     run, and say how that went (BUILT, "failed: ...", "off: ..."); ``cached_only``: None
     instead of running the probe or the compiler."""
-    chain = _checked(native_compiler.known() if cached_only else native_compiler.toolchain())
+    chain = _checked((native_compiler.known if cached_only else native_compiler.toolchain)(flags))
     if chain is None:
         return None
     if not isinstance(chain, Toolchain):
         return f"off: {chain.reason}"
-    head = preamble(chain)
-    base = cache.digest(chain.key(), head)
+    head, base = preamble(chain, flags.openmp_elemwise_minsize)
+    directory = cache.directory(flags.compiledir)
     missing: dict[str, Request] = {}
     for req in requests:
         req.key = cache.digest(base, req.render("KERNEL"))
         req.symbol = f"ak_{req.key[:24]}"
-        fn = _memo.get(req.key) or _from_disk(req)
+        fn = _memo.get(req.key) or _from_disk(req, directory)
         if fn is None:
             missing.setdefault(req.key, req)
     if missing and cached_only:
         return None
-    error = _build_once(chain, head, list(missing.values())) if missing else ""
+    error = _build_once(chain, head, list(missing.values()), directory) if missing else ""
     for req in requests:
         req.fn = _memo.get(req.key, refuse)
     return f"failed: {summary(error)}" if error else BUILT
 
 
-def _build_once(chain: Toolchain, head: str, requests: list[Request]) -> str:
+def _build_once(chain: Toolchain, head: str, requests: list[Request], directory: Path) -> str:
     """Build ``requests`` into one module, or wait for the thread already building exactly
     that module; the compiler's error, or ''."""
     source = head + "".join(req.render(req.symbol) for req in requests)
-    path = cache.directory() / f"{cache.digest(chain.key(), source)[:40]}.so"
+    path = directory / f"{cache.digest(chain.key(), source)[:40]}.so"
     with _lock:
         running = _building.get(path)
         mine = running is None
@@ -408,8 +417,7 @@ def _build_once(chain: Toolchain, head: str, requests: list[Request]) -> str:
     return running.error
 
 
-def _from_disk(req: Request) -> Callable | None:
-    directory = cache.directory()
+def _from_disk(req: Request, directory: Path) -> Callable | None:
     try:
         module, sha = (directory / f"{req.key}.idx").read_text().split()
     except (OSError, ValueError):

@@ -26,6 +26,7 @@ import shutil
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from arignote.backends.kernels import cache
 from arignote.config import config
@@ -93,35 +94,51 @@ _lock = threading.Lock()
 _probed: dict[tuple, Toolchain | Unavailable] = {}
 
 
-def toolchain() -> Toolchain | Unavailable:
-    """The probed compiler for the current ``config.cxx`` and ``config.openmp`` (memoized;
-    not per ``compiledir``, which holds the probe's disk entry but does not change it)."""
-    wanted = (config.cxx, config.openmp)
+class Settings(NamedTuple):
+    """The flags a build reads, read once when a call needs the kernels: a build in the
+    background must not see the flags changed after that."""
+    cxx: str
+    openmp: bool
+    compiledir: str
+    openmp_elemwise_minsize: int
+
+
+def settings() -> Settings:
+    return Settings(config.cxx, config.openmp, config.compiledir, config.openmp_elemwise_minsize)
+
+
+def toolchain(flags: Settings | None = None) -> Toolchain | Unavailable:
+    """The probed compiler for ``cxx`` and ``openmp`` (default: ``config``'s; memoized, not
+    per ``compiledir``, which holds the probe's disk entry but does not change it)."""
+    flags = flags or settings()
+    wanted = (flags.cxx, flags.openmp)
     found = _probed.get(wanted)
     if found is None:
         with _lock:
             found = _probed.get(wanted)
             if found is None:
-                found = _probed[wanted] = _probe(*wanted)
+                found = _probed[wanted] = _probe(flags)
     return found
 
 
-def known() -> Toolchain | Unavailable | None:
+def known(flags: Settings | None = None) -> Toolchain | Unavailable | None:
     """What :func:`toolchain` would say, if that is known without running the compiler
     (memoized, on disk, or no compiler to run); else None."""
-    wanted = (config.cxx, config.openmp)
+    flags = flags or settings()
+    wanted = (flags.cxx, flags.openmp)
     found = _probed.get(wanted)
     if found is None:
-        found = _without_running(*wanted)
+        found = _without_running(flags)
         if found is not None:
             with _lock:
                 found = _probed.setdefault(wanted, found)
     return found
 
 
-def _without_running(cxx: str, openmp: bool) -> Toolchain | Unavailable | None:
+def _without_running(flags: Settings) -> Toolchain | Unavailable | None:
     """The probe's answer from the disk cache, or for a compiler that is not there; None
     when only running it will tell."""
+    cxx = flags.cxx
     if not cxx.strip():
         return Unavailable("config.cxx is empty, so native kernels are off",
                            "set cxx to a C compiler (e.g. cxx=gcc) to turn them on")
@@ -130,28 +147,29 @@ def _without_running(cxx: str, openmp: bool) -> Toolchain | Unavailable | None:
         return Unavailable(f"config.cxx={cxx!r} is not an executable on PATH")
     try:
         return Toolchain(**{k: tuple(v) if isinstance(v, list) else v
-                            for k, v in json.loads(_entry(path, openmp).read_text()).items()})
+                            for k, v in json.loads(_entry(path, flags).read_text()).items()})
     except (OSError, ValueError, TypeError):
         return None
 
 
-def _entry(path: str, openmp: bool) -> Path:
+def _entry(path: str, flags: Settings) -> Path:
     """The probe's disk entry, keyed by the compiler's file, the CPU and what the probe
     itself tries (flags, source)."""
     stat = os.stat(path)
-    key = cache.digest(path, str(stat.st_size), str(stat.st_mtime_ns), _features(), str(openmp),
+    key = cache.digest(path, str(stat.st_size), str(stat.st_mtime_ns), _features(), str(flags.openmp),
                        json.dumps([BASE_FLAGS, GCC_FLAGS, VECTOR_MATH]), _PROBE_SOURCE)
-    return cache.directory() / f"probe-{key[:32]}.json"
+    return cache.directory(flags.compiledir) / f"probe-{key[:32]}.json"
 
 
 def _features() -> str:
     return cache.digest(_cpu_features(), platform.machine())
 
 
-def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
-    found = _without_running(cxx, openmp)
+def _probe(flags: Settings) -> Toolchain | Unavailable:
+    found = _without_running(flags)
     if found is not None:
         return found
+    cxx, openmp = flags.cxx, flags.openmp
     path = shutil.which(cxx) or cxx
     import subprocess
     try:
@@ -164,13 +182,13 @@ def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
     error = ""
     targets = (_target_flags() + list(GCC_FLAGS), _target_flags(), [])
     for target, (use_openmp, names) in [(t, a) for t in targets for a in attempts]:
-        flags = [*BASE_FLAGS, *target, "-fopenmp" if use_openmp else "-fopenmp-simd"]
-        chain = Toolchain(path, identity, tuple(flags),
+        options = [*BASE_FLAGS, *target, "-fopenmp" if use_openmp else "-fopenmp-simd"]
+        chain = Toolchain(path, identity, tuple(options),
                           ("-lmvec", "-lm") if names else ("-lm",), use_openmp,
                           "libmvec" if names else "", tuple(names), _features())
         error = _try(chain)
         if not error:
-            cache.write_atomic(_entry(path, openmp), json.dumps(asdict(chain)).encode())
+            cache.write_atomic(_entry(path, flags), json.dumps(asdict(chain)).encode())
             return chain
     return Unavailable(f"{identity or cxx} cannot build a shared object here: {error.strip()[-400:]}")
 

@@ -26,9 +26,9 @@ from types import CodeType
 from arignote.config import config
 
 
-def directory() -> Path:
-    """``config.compiledir``, created on first use."""
-    path = Path(config.compiledir).expanduser()
+def directory(compiledir: str | None = None) -> Path:
+    """``compiledir`` (default ``config.compiledir``), created on first use."""
+    path = Path(config.compiledir if compiledir is None else compiledir).expanduser()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
