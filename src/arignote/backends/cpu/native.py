@@ -5,7 +5,10 @@ A thunk asks for a kernel with :func:`request`; while a Function links
 any of them is called (an array of ``native_min_size`` elements or more),
 every kernel of the batch not already in the memo or on disk is compiled in
 one compiler run, into one shared object. A function that only ever sees
-small arrays compiles nothing.
+small arrays compiles nothing. That run happens in a background thread
+(``config.native_build='background'``): numpy's kernels run until it is done,
+then the batch's entry points are swapped in together between two of the
+function's calls (``Function._between_calls``); see docs/architecture.md.
 Each kernel's entry point takes numpy's array objects themselves
 (``ctypes.py_object``: no pointer is extracted in Python, measured faster than
 passing data pointers or using cffi) and reads data, shape, strides and dtype

@@ -5,7 +5,8 @@ which functions of the vector math library (glibc's libmvec on x86_64 and
 aarch64) can be declared SIMD-callable, and fixes the target flags. Its result
 is cached on disk under a hash of the compiler's path, size and mtime and the
 CPU's features, so a new process runs no compiler until it needs a kernel (nor
-imports ``subprocess`` and ``tempfile``: they are imported where a compiler runs).
+imports ``subprocess`` and ``tempfile``: they are imported where a compiler runs);
+:func:`known` says what is known without running one.
 
 The flags keep numpy's results: no ``-ffast-math`` (NaN, inf, -0.0 and
 overflow behave as IEEE says), ``-ffp-contract=off`` (no fused multiply-adds
