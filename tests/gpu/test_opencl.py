@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arignote import function, shared
+from arignote import Out, function, shared
 from arignote import tensor as T
 from arignote.backends.gpu import get_context
 from arignote.backends.gpu.type import GpuArrayType
@@ -67,3 +67,28 @@ def test_a_negative_zero_argument_is_not_taken_for_a_zero(opencl):
     with np.errstate(divide="ignore"):
         assert list(f(0, 1)) == [np.inf, np.inf]
         assert list(f(0, -1)) == [-np.inf, -np.inf]
+
+
+def test_a_node_launching_again_on_the_same_arrays_gets_its_own_arguments(opencl):
+    # Two nodes of one kernel object on the same arrays each call: a node relaunches with
+    # nothing set only when its launch was the kernel's last; new values come in.
+    s, t = shared(np.float32([1, 2, 3]), "s"), shared(np.float32([-1, 0, 1]), "t")
+    outs = [Out(T.exp(v).transfer(None), borrow=True) for v in (s, t)]
+    f, g = function([], outs), function([], outs[0])
+    for _ in range(3):
+        got = [np.asarray(a) for a in f()]
+        np.testing.assert_allclose(got[0], np.exp(s.get_value()), rtol=1e-6)
+        np.testing.assert_allclose(got[1], np.exp(t.get_value()), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(g()), np.exp(s.get_value()), rtol=1e-6)
+        s.set_value(s.get_value() + 1)
+
+
+def test_an_output_handed_out_and_dropped_is_not_launched_into_again(opencl):
+    # The caller owns each result (no borrow): the next call must not take the dropped
+    # result's freed buffer for the same launch.
+    s = shared(np.float32([0, 1, 2]), "s")
+    f = function([], T.exp(s).transfer(None))
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(f()), np.exp([0, 1, 2]), rtol=1e-6)
+    kept = [f() for _ in range(2)]
+    assert kept[0] is not kept[1]

@@ -83,3 +83,45 @@ def test_the_log_likelihood_gradient_runs_on_the_device_and_checks_numerically(o
         g = function([z], arignote.grad(nll(z), z))
         assert _on_device(g, GpuAdvancedIncSubtensor)
         arignote.verify_grad(nll, [np.random.RandomState(3).randn(4, 3)], rng=np.random.RandomState(4))
+
+
+def test_device_computed_indices_are_checked_on_the_device_and_name_their_axis(opencl):
+    """Indices a kernel computes (no range known on the host) take the checking kernels;
+    two index nodes of one function share one status, read once per call."""
+    x = shared(np.arange(12, dtype="float32").reshape(4, 3), name="table")
+    i, j = T.lvector("i"), T.lvector("j")
+    rows, cols = i * 2, j + 1  # computed on the device
+    f = function([i, j], [x[rows, cols], T.inc_subtensor(x[rows, cols], np.float32(1))])
+    assert _on_device(f, GpuAdvancedSubtensor, GpuAdvancedIncSubtensor)
+    got, added = f(np.array([0, 1, -1]), np.array([0, 1, 0]))
+    np.testing.assert_array_equal(got, [1, 8, 7])
+    with pytest.raises(IndexError, match=r"'table'.*index 3 is out of bounds for axis 1 with size 3"):
+        f(np.array([0, 1]), np.array([0, 2]))
+    with pytest.raises(IndexError, match=r"'table'.*index 4 is out of bounds for axis 0 with size 4"):
+        f(np.array([2, 1]), np.array([0, 0]))
+    np.testing.assert_array_equal(f(np.array([1]), np.array([-2]))[0], [8])  # the status was reset
+
+
+def test_an_index_node_outside_a_function_checks_its_own_status(opencl):
+    """perform called directly (no Function linked it): the node reads its status itself."""
+    from arignote.backends.gpu import get_context
+    from arignote.backends.gpu.array import to_gpu
+    from arignote.backends.gpu.type import GpuArrayType
+    ctx = get_context(None)
+    x, i = GpuArrayType("float32", (False, False))(), GpuArrayType("int64", (False,))()
+    node = GpuAdvancedSubtensor().make_node(x, T.vector().type, i)
+    table = to_gpu(ctx, np.arange(6, dtype="float32").reshape(2, 3))
+    cell = [None]
+    node.op.perform(node, [table, to_gpu(ctx, np.array([1, -2]))], [cell])  # no range known
+    np.testing.assert_array_equal(cell[0].get(), [[3, 4, 5], [0, 1, 2]])
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        node.op.perform(node, [table, to_gpu(ctx, np.array([0, 2]))], [cell])
+
+
+def test_a_call_failing_after_a_bad_index_leaves_nothing_for_the_next(opencl):
+    x = shared(np.arange(12, dtype="float32").reshape(4, 3), name="table")
+    i, v = T.lvector("i"), T.fvector("v")
+    f = function([i, v], x[i * 2, i * 0] + v)  # device-computed indices, then an addition
+    with pytest.raises(ValueError):
+        f(np.array([5, 0]), np.zeros(3, "float32"))  # the bad index seen, then shapes refused
+    np.testing.assert_array_equal(f(np.array([1, 0]), np.zeros(2, "float32")), [6, 0])

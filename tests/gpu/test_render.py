@@ -48,8 +48,9 @@ def kernels(d: render.Dialect) -> list[render.Kernel]:
                 found += [render_conv.pool(d, dtype, nd, mode), render_conv.pool_grad(d, dtype, nd, mode)]
     found += [render_check.finite_check(d, dtype) for dtype in ("float32", "float64", "int64", "uint64")]
     for dtype in render_index.ATOMIC_DTYPES:
-        found.append(render_index.scatter_add(d, dtype, dtype, ["int64", "int32"], 2, 3))
-        found.append(render_index.gather(d, dtype, ["int64", "uint8"], 1, 2))
+        for checked in (True, False):
+            found.append(render_index.scatter_add(d, dtype, dtype, ["int64", "int32"], 2, 3, checked))
+            found.append(render_index.gather(d, dtype, ["int64", "uint8"], 1, 2, checked))
     found += [render_index.arange(d, dtype) for dtype in ("int32", "int64")]
     return found
 

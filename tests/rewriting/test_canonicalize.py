@@ -187,3 +187,24 @@ def test_a_cast_to_the_same_dtype_is_removed():
     from arignote.tensor.elemwise import Elemwise
     f = check_same_values([a], T.exp(Elemwise(Cast("float64"))(a)), CANON, [_vec()])
     assert op_names(f) == ["exp"]
+
+
+def test_a_slice_of_a_cast_casts_only_the_slice():
+    """DLT's givens: ``T.cast(labels, 'int32')[i*n:(i+1)*n]`` converts n labels, not all."""
+    labels, i = T.dvector("labels"), T.lscalar("i")
+    f = check_same_values([labels, i], T.cast(labels, "int32")[i * 3:(i + 1) * 3], CANON,
+                          [np.arange(12.0), np.int64(2)])
+    names = op_names(f)
+    assert names.index("Subtensor") < names.index("convert_to_int32")
+
+
+def test_a_subtensor_is_lifted_through_unary_ops_only_when_it_is_their_one_use():
+    x = T.dmatrix("x")
+    value = rng.standard_normal((4, 5))
+    f = check_same_values([x], T.exp(T.tanh(x))[1:, 2], CANON, [value])
+    assert op_names(f) == ["Subtensor", "tanh", "exp"]
+    e = T.exp(x)
+    f = check_same_values([x], [e[1:], e], CANON, [value])
+    assert op_names(f) == ["exp", "Subtensor"]
+    f = check_same_values([x], (x + x.T)[0], CANON, [rng.standard_normal((4, 4))])
+    assert op_names(f)[-1] == "Subtensor"

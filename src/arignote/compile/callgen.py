@@ -7,7 +7,8 @@ the link-time decisions in executor.py say: fill and check inputs, read the
 shared values, run the thunks, copy what must be copied, write the updates
 (handing each spare-buffered update its target's previous buffer),
 release handed-out buffers; for a profiled Function, also time each thunk and
-the whole call (``_profiled_thunk``), with nothing of that otherwise. ``_body``
+the whole call (``_profiled_thunk``), with nothing of that otherwise; then the
+backends' call checks (``backends.linking.add_call_check``), before anything is written. ``_body``
 writes those steps; ``generate_call``
 wraps them in the locks of the thread model (docs/architecture.md, "Threads"):
 the Function's turn (compile/turn.py, inlined), then the locks of the shared
@@ -96,6 +97,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         for k, thunk in enumerate(fn._thunks):
             ns[f"T{k}"] = thunk
         lines += _indent(_run(fn._schedule, fn, ns, record))
+        for k, (index, check) in enumerate(fn._call_checks):  # backends.linking.add_call_check
+            ns[f"K{k}"] = check
+            lines += [f"    i = {index}", f"    K{k}()"]
         lines.append("except Exception as err:")
         lines.append("    fail(err, i)")
         lines.append("    raise")

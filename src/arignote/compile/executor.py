@@ -83,10 +83,13 @@ class Function(InputState):
         self._nodes = nodes
         self._schedule = lazy.schedule(nodes, fgraph.outputs)
         self._turn = Turn()
-        with link_batch(self):  # each backend builds this function's kernels together
+        with link_batch(self) as checks:  # each backend builds this function's kernels together
             self._thunks = maker.mode.wrap_thunks(self, nodes, [
                 make_thunk(node.op, node, [storage[v] for v in node.inputs],
                            [storage[v] for v in node.outputs]) for node in nodes])
+        position = {node: k for k, node in enumerate(nodes)}
+        self._call_checks = [(position[node], check) for node, check, _ in checks]
+        self._discards = [discard for _, _, discard in checks]
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
@@ -239,6 +242,8 @@ class Function(InputState):
         """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""
         if not getattr(err, "names_its_node", False):  # DebugMode's errors say more themselves
             _describe_failure(err, self._nodes[index], self.storage_map)
+        for discard in self._discards:
+            discard()
         self._clear()
 
     def _clear(self) -> None:

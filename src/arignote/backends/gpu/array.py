@@ -5,6 +5,15 @@ strides. Views (transposes, slices, broadcast dimensions) share the buffer;
 ``copy()`` and the transfer to the host make contiguous copies with a kernel
 when the view is strided. The runtime (``opencl.py``, ``cuda.py``) only moves
 bytes and launches kernels.
+
+``bounds`` is what the host knows of the values without reading them back:
+``(lo, hi, exact)`` with every value in ``[lo, hi]`` (``exact``: both occur),
+or None. It comes from host arrays as they are uploaded (``to_gpu(...,
+bounds=True)``), from ``arange`` and integer casts of arrays that have it,
+and loosely (not exact) through views; every other write into a buffer
+leaves None (``GpuOp.output`` clears it on a reused buffer, and a DLPack
+export, through which the host may write, clears it). The index ops use it to
+skip their device-side bounds check (docs/architecture.md, "GPU transfers").
 """
 from __future__ import annotations
 
@@ -29,7 +38,8 @@ def c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 class GpuArray:
     """An array on a GPU context. ``get()`` (or ``numpy.asarray``) copies it to the host."""
 
-    __slots__ = ("context", "shape", "dtype", "strides", "offset", "buffer", "_contiguous", "__weakref__")
+    __slots__ = ("context", "shape", "dtype", "strides", "offset", "buffer", "_contiguous", "bounds",
+                 "__weakref__")
 
     def __init__(self, context: GpuContext, shape: Sequence[int], dtype: Any, buffer: Any = None,
                  offset: int = 0, strides: Sequence[int] | None = None):
@@ -40,6 +50,7 @@ class GpuArray:
         self.offset = int(offset)
         self._contiguous = None if strides is not None else True
         self.buffer = context.device.alloc(self.size * self.dtype.itemsize) if buffer is None else buffer
+        self.bounds: tuple | None = None
 
     @property
     def ndim(self) -> int:
@@ -58,7 +69,11 @@ class GpuArray:
         return found
 
     def view(self, shape: Sequence[int], strides: Sequence[int], offset: int) -> GpuArray:
-        return GpuArray(self.context, shape, self.dtype, self.buffer, offset, strides)
+        """A window on the same buffer; its values lie within this array's ``bounds``."""
+        out = GpuArray(self.context, shape, self.dtype, self.buffer, offset, strides)
+        if self.bounds is not None:
+            out.bounds = (self.bounds[0], self.bounds[1], False)
+        return out
 
     def copy(self) -> GpuArray:
         """A new contiguous array with the same values, made on the device."""
@@ -91,6 +106,7 @@ class GpuArray:
         """A DLPack capsule of this array's memory (the device's pending work finished
         first): CUDA memory on a CUDA device; host memory on an OpenCL device that is the
         CPU (PoCL), whose buffers the host can map; BufferError on an OpenCL GPU."""
+        self.bounds = None  # the other side may write into it
         return self.context.device.export(self).__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
@@ -113,9 +129,25 @@ def from_dlpack(context: GpuContext, value: Any) -> GpuArray:
     return GpuArray(context, shape, dtype, buffer, 0, strides)
 
 
-def to_gpu(context: GpuContext, host: np.ndarray) -> GpuArray:
+def to_gpu(context: GpuContext, host: np.ndarray, bounds: bool = False) -> GpuArray:
+    """``host`` uploaded; with ``bounds``, its minimum and maximum recorded (a pass over
+    it on the host: asked for where values may index)."""
     host = host if host.flags.c_contiguous else host.copy(order="C")  # keeps 0-d as 0-d
     out = GpuArray(context, host.shape, host.dtype)
     if host.size:
         context.device.upload(out.buffer, host)
+        if bounds:
+            out.bounds = host_bounds(host)
     return out
+
+
+def host_bounds(host: np.ndarray) -> tuple | None:
+    """``(min, max, True)`` of a non-empty real array as Python numbers; None with a NaN."""
+    if host.dtype.kind not in "iuf":
+        return None
+    lo, hi = host.min(), host.max()
+    if host.dtype.kind == "f":
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return None
+        return float(lo), float(hi), True
+    return int(lo), int(hi), True

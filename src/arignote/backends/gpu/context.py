@@ -111,9 +111,17 @@ class GpuContext:
     def run_elemwise(self, kernels: dict, scalar_op: Any, out: GpuArray, inputs: Sequence[Any]) -> None:
         """Launch ``out = scalar_op(*inputs)``; ``kernels`` memoizes the forms per node. An
         input that is not a GpuArray is a host 0-d array, passed to the kernel by value."""
+        launch = self.elemwise_launch(kernels, scalar_op, out, inputs)
+        if launch is not None:
+            self.device.launch(*launch)
+
+    def elemwise_launch(self, kernels: dict, scalar_op: Any, out: GpuArray,
+                        inputs: Sequence[Any]) -> tuple | None:
+        """The arguments of ``device.launch`` for ``out = scalar_op(*inputs)`` (None: no
+        elements)."""
         size = out.size
         if not size:
-            return
+            return None
         scalars = tuple(type(i) is not GpuArray for i in inputs)
         contiguous = out.is_c_contiguous and all(
             s or (i.shape == out.shape and i.is_c_contiguous) for i, s in zip(inputs, scalars))
@@ -138,7 +146,7 @@ class GpuContext:
                     args += [0 if d < pad or a.shape[d - pad] == 1 else a.strides[d - pad]
                              for d in range(ndim)]
         groups = min(-(-size // render.LOCAL_SIZE), 4096)
-        self.device.launch(kernel, (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+        return kernel, (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args
 
     def read_status(self, status: GpuArray) -> np.ndarray:
         """A kernel's small status array (bad indices found), read back after its launch."""

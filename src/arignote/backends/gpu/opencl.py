@@ -117,7 +117,7 @@ class Device:
         self._kernels: dict[str, cl.Kernel] = {}
         self._build_lock = threading.Lock()
         self._launch_lock = threading.Lock()
-        self._last_args: dict[int, tuple[cl.Kernel, list]] = {}  # id(kernel) -> (kernel, arguments)
+        self._last_args: dict[int, tuple] = {}  # id(kernel) -> (kernel, arguments seen, the list)
 
     def alloc(self, nbytes: int) -> cl.Buffer:
         """A device buffer; MemoryError (with the size, the device and its limits) when
@@ -190,18 +190,31 @@ class Device:
             self._kernels[self._key(k)] = kernel
 
     def launch(self, kernel: cl.Kernel, global_size: tuple[int, ...],
-               local_size: tuple[int, ...] | None, args: list) -> None:
+               local_size: tuple[int, ...] | None, args: list, token: object = None) -> None:
         """Enqueue ``kernel``, setting its arguments only when they differ from its last
         launch's: a node's next call mostly passes the same buffers and sizes, and
         setting them is most of a small launch's cost. Buffers compare by handle (a
-        kernel keeps handles, not buffers: holding them would keep freed memory)."""
+        kernel keeps handles, not buffers: holding them would keep freed memory).
+        ``token``: what :meth:`relaunch` names this launch by."""
         seen = [_seen(a) for a in args]
         with self._launch_lock:
             last = self._last_args.get(id(kernel))
             if last is None or last[0] is not kernel or last[1] != seen:
                 kernel.set_args(*args)
-                self._last_args[id(kernel)] = (kernel, seen)
+            self._last_args[id(kernel)] = (kernel, seen, token)
             cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+
+    def relaunch(self, kernel: cl.Kernel, global_size: tuple[int, ...],
+                 local_size: tuple[int, ...] | None, token: object) -> bool:
+        """Enqueue ``kernel`` again with the arguments of the launch given ``token`` if that
+        was its last launch (a node running again on the same arrays: nothing to convert
+        or compare); False, enqueuing nothing, otherwise."""
+        with self._launch_lock:
+            last = self._last_args.get(id(kernel))
+            if last is None or last[0] is not kernel or last[2] is not token:
+                return False
+            cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+        return True
 
     def synchronize(self) -> None:
         self.queue.finish()

@@ -7,6 +7,7 @@ on the next call when the executor left them in their cell; views
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 from collections.abc import Sequence
 
@@ -16,7 +17,7 @@ from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray, c_strides
 from arignote.backends.gpu.type import GpuArrayType, context_of
 from arignote.graph.basic import Apply, Op, Variable, user_variable
-from arignote.scalar.ops import TABLE, ScalarOp
+from arignote.scalar.ops import TABLE, Cast, ScalarOp
 from arignote.tensor.blas import _mismatch
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.subtensor import _index_error, _numpy_index
@@ -45,10 +46,12 @@ class GpuOp(Op):
 
     @staticmethod
     def output(cell: list, context: Any, shape: tuple, dtype: np.dtype) -> GpuArray:
-        """The previous call's buffer when it fits, else a new one."""
+        """The previous call's buffer when it fits (what the host knew of its values
+        forgotten: the op writes new ones), else a new one."""
         out = cell[0]
         if (isinstance(out, GpuArray) and out.shape == shape and out.dtype == dtype
                 and out.is_c_contiguous):
+            out.bounds = None
             return out
         return GpuArray(context, shape, dtype)
 
@@ -102,13 +105,58 @@ class GpuElemwise(GpuOp):
                                     out.ndim, contiguous, scalars) for contiguous in forms]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        first = inputs[0].shape
-        shape = first if all(i.shape == first for i in inputs) else Elemwise.shape_rule(node)(
-            *[i.shape for i in inputs])
-        ctx = context_of(node)
-        out = self.output(output_storage[0], ctx, shape, np.dtype(node.outputs[0].type.dtype))
-        ctx.run_elemwise(_kernels(node), self.scalar_op, out, inputs)
-        output_storage[0][0] = out
+        cell = output_storage[0]
+        memo = _kernels(node)
+        again = memo.get("again")
+        out = cell[0]
+        if (again is not None and out is not None and again[0]() is out and _same(again[1], inputs)
+                and context_of(node).device.relaunch(*again[2])):
+            # The same arrays as the last call (a GpuArray never changes its shape, strides
+            # or buffer), and the kernel still holds that call's arguments.
+            out.bounds = None
+        else:
+            first = inputs[0].shape
+            shape = first if all(i.shape == first for i in inputs) else Elemwise.shape_rule(node)(
+                *[i.shape for i in inputs])
+            ctx = context_of(node)
+            out = self.output(cell, ctx, shape, np.dtype(node.outputs[0].type.dtype))
+            launch = ctx.elemwise_launch(memo, self.scalar_op, out, inputs)
+            if launch is not None:
+                kernel, global_size, local_size, args = launch
+                # Host values (passed by value) may change in place: only arrays are known again.
+                if ctx.device.relaunch is not None and all(type(i) is GpuArray for i in inputs):
+                    token = object()
+                    memo["again"] = (weakref.ref(out), [weakref.ref(i) for i in inputs],
+                                     (kernel, global_size, local_size, token))
+                    ctx.device.launch(kernel, global_size, local_size, args, token)
+                else:
+                    ctx.device.launch(*launch)
+        if type(self.scalar_op) is Cast and type(inputs[0]) is GpuArray and inputs[0].bounds:
+            out.bounds = cast_bounds(inputs[0].bounds, out.dtype)
+        cell[0] = out
+
+
+def _same(refs: list, inputs: list) -> bool:
+    """Whether ``inputs`` are the very arrays ``refs`` point to (weak: a launch remembered
+    keeps no array alive)."""
+    if len(refs) != len(inputs):
+        return False
+    for ref, value in zip(refs, inputs):
+        if ref() is not value:
+            return False
+    return True
+
+
+def cast_bounds(bounds: tuple, dtype: np.dtype) -> tuple | None:
+    """The bounds of values in ``bounds`` cast to integer ``dtype`` (C truncates toward
+    zero, as numpy: monotone), or None where a value may not fit (C leaves it undefined)."""
+    if dtype.kind not in "iu":
+        return None
+    info = np.iinfo(dtype)
+    lo, hi, exact = bounds
+    if not info.min <= lo <= hi <= info.max:
+        return None
+    return int(lo), int(hi), exact
 
 
 class GpuDimShuffle(GpuOp):

@@ -65,7 +65,10 @@ class GpuArrayType(Type):
         return HostFromGpu()(var)
 
     def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None,
-               name: str = "value", relax: str = "compile with allow_input_downcast=True") -> GpuArray:
+               name: str = "value", relax: str = "compile with allow_input_downcast=True",
+               bounds: bool = False) -> GpuArray:
+        """``value`` on this type's device; ``bounds``: a host value's range recorded
+        (``GpuArray.bounds``)."""
         if (isinstance(value, GpuArray) and value.context is self.context
                 and value.dtype == self.dtype and value.ndim == self.ndim):
             return value
@@ -73,7 +76,7 @@ class GpuArrayType(Type):
             value = value.get()
         host = self.host_type().filter(value, strict=strict, allow_downcast=allow_downcast,
                                        name=name, relax=relax)
-        return to_gpu(self.context, host)
+        return to_gpu(self.context, host, bounds)
 
     def convert_variable(self, var: Variable) -> Variable | None:
         if var.type == self:
@@ -134,6 +137,12 @@ class GpuArraySharedVariable(_TensorOperators, SharedVariable):
     is copied on the device: two shared variables never share a buffer).
     """
 
+    def _filter(self, value: Any) -> Any:
+        return self.type.filter(value, strict=self.strict, allow_downcast=self.allow_downcast,
+                                name=f"shared variable {self.describe()}",
+                                relax="make the shared variable with allow_downcast=True",
+                                bounds=_bounds_worth(self.type))
+
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         value = self.storage[0]
         if return_internal_type:
@@ -182,11 +191,18 @@ def gpu_constructor(value: Any, name: str | None = None, strict: bool = False,
         broadcastable = tuple(s == 1 for s in shape)
     gtype = GpuArrayType(value.dtype.name, broadcastable or (False,) * value.ndim, target)
     data = gtype.filter(value, strict=strict, allow_downcast=allow_downcast,
-                        name=f"shared variable {name!r}")
+                        name=f"shared variable {name!r}", bounds=_bounds_worth(gtype))
     adopted = data is value  # else the filter uploaded a fresh buffer
     return GpuArraySharedVariable(gtype, data.copy() if adopted and not borrow else data, name=name,
                                   strict=strict, allow_downcast=allow_downcast,
                                   borrowed=adopted and borrow)
+
+
+def _bounds_worth(gtype: GpuArrayType) -> bool:
+    """Whether a shared value set from the host records its range: integers and float
+    vectors (labels, as the tutorials store them), which may index; not float matrices
+    (data, weights), where the pass over them would cost as much as the upload."""
+    return gtype.dtype[0] in "iu" or (gtype.dtype.startswith("float") and gtype.ndim <= 1)
 
 
 # ----------------------------------------------------------------- transfers
@@ -207,7 +223,8 @@ class GpuFromHost(Op):
         return Apply(self, [x], [GpuArrayType(x.dtype, x.broadcastable, self.context_name)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        output_storage[0][0] = to_gpu(context_of(node), inputs[0])
+        x = inputs[0]
+        output_storage[0][0] = to_gpu(context_of(node), x, x.dtype.kind in "iu")
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return input_shapes

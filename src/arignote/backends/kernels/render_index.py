@@ -110,29 +110,37 @@ def inc_rows(d: Dialect, dtype: str, y_dtype: str, ndim: int, set_: bool) -> Ker
     return Kernel("inc_rows", source, (dtype, y_dtype))
 
 
-def _index_walk(d: Dialect, n_idx: int, b_ndim: int, x_ndim: int, arrays: list[str]) -> list[str]:
+def _index_walk(d: Dialect, n_idx: int, b_ndim: int, x_ndim: int, arrays: list[str],
+                checked: bool) -> list[str]:
     """Statements for flat index ``i`` of ``B + x.shape[n_idx:]`` (``B``: the index arrays'
     broadcast shape ``b0..``): each index array's element (strides ``ist{m}_{dim}``), the
     offset ``<a>o`` into each of ``arrays`` (whose strides over the rest are ``<a>s{dim}``),
-    the x offset ``xo`` chosen by the indices, and ``bad`` when one is out of range."""
-    lines = ["index_t p = i / inner;", "index_t rem = i % inner;", "int bad = 0;"]
+    the x offset ``xo`` chosen by the indices, and (``checked``) ``bad`` when one is out of
+    range; unchecked, the host has proved them all in range."""
+    lines = ["index_t p = i / inner;", "index_t rem = i % inner;"] + (["int bad = 0;"] if checked else [])
     lines += [f"index_t io{m} = ioff{m};" for m in range(n_idx)]
     for dim in reversed(range(b_ndim)):
         lines.append(f"{{ const index_t c = p % b{dim}; p /= b{dim};"
                      + "".join(f" io{m} += c * ist{m}_{dim};" for m in range(n_idx)) + " }")
     lines.append("index_t xo = x_off;")
     for m in range(n_idx):
-        lines += [f"{{ index_t v = (index_t)idx{m}[io{m}]; if (v < 0) v += xn{m};",
-                  f"  if (v < 0 || v >= xn{m}) {{ bad = 1; status[0] = {m + 1}; status[1] = (index_t)idx{m}[io{m}]; }}",
-                  f"  else xo += v * xs{m}; }}"]
+        lines.append(f"{{ index_t v = (index_t)idx{m}[io{m}]; if (v < 0) v += xn{m};")
+        if checked:
+            lines += [f"  if (v < 0 || v >= xn{m}) {{ bad = 1; status[status_off + {2 * m}] = 1; "
+                      f"status[status_off + {2 * m + 1}] = (index_t)idx{m}[io{m}]; }}",
+                      f"  else xo += v * xs{m}; }}"]
+        else:
+            lines.append(f"  xo += v * xs{m}; }}")
     for dim in reversed(range(n_idx, x_ndim)):
         lines.append(f"{{ const index_t c = rem % n{dim}; rem /= n{dim}; xo += c * xs{dim};"
                      + "".join(f" {a}o += c * {a}s{dim};" for a in arrays) + " }")
     return lines
 
 
-def _index_params(d: Dialect, idx_dtypes: list[str], b_ndim: int, x_ndim: int) -> list[str]:
-    params = [_ptr(d, "int64", "status"), "const index_t size", "const index_t inner"]
+def _index_params(d: Dialect, idx_dtypes: list[str], b_ndim: int, x_ndim: int,
+                  checked: bool) -> list[str]:
+    params = [_ptr(d, "int64", "status"), "const index_t status_off"] if checked else []
+    params += ["const index_t size", "const index_t inner"]
     for m, dtype in enumerate(idx_dtypes):
         params += [_ptr(d, dtype, f"idx{m}", True), f"const index_t ioff{m}"]
         params += [f"const index_t ist{m}_{dim}" for dim in range(b_ndim)]
@@ -142,16 +150,19 @@ def _index_params(d: Dialect, idx_dtypes: list[str], b_ndim: int, x_ndim: int) -
     return params
 
 
-def gather(d: Dialect, dtype: str, idx_dtypes: list[str], b_ndim: int, x_ndim: int) -> Kernel:
+def gather(d: Dialect, dtype: str, idx_dtypes: list[str], b_ndim: int, x_ndim: int,
+           checked: bool = True) -> Kernel:
     """``out = x[idx0, idx1, ...]`` for integer index arrays (device arrays, broadcast
     together to ``B``) on the leading axes of ``x``; ``out`` (shape ``B + rest``) is
-    contiguous. Negative indices count from the end; an index out of range writes
-    its array's number (from 1) and value into ``status`` (read by the host, which
-    raises numpy's IndexError) and leaves that element 0."""
+    contiguous. Negative indices count from the end. ``checked``: an index out of
+    range of array ``m`` sets ``status[status_off + 2m]`` and writes itself into the
+    next element (read by the host, which raises numpy's IndexError) and leaves that
+    element of ``out`` 0; unchecked (the host proved the indices in range), no status."""
     n_idx = len(idx_dtypes)
     params = [_ptr(d, dtype, "out"), "const index_t out_off", _ptr(d, dtype, "x", True),
-              "const index_t x_off"] + _index_params(d, idx_dtypes, b_ndim, x_ndim)
-    body = _index_walk(d, n_idx, b_ndim, x_ndim, []) + ["out[out_off + i] = bad ? 0 : x[xo];"]
+              "const index_t x_off"] + _index_params(d, idx_dtypes, b_ndim, x_ndim, checked)
+    body = _index_walk(d, n_idx, b_ndim, x_ndim, [], checked)
+    body.append(f"out[out_off + i] = {'bad ? 0 : ' if checked else ''}x[xo];")
     source = (f"{d.prelude((dtype, 'int64', *idx_dtypes))}{d.kernel} gather({', '.join(params)}) {{\n"
               f"  for (index_t i = {d.global_id}; i < size; i += {d.global_size}) {{\n"
               + "".join(f"    {line}\n" for line in body) + "  }\n}\n")
@@ -180,25 +191,26 @@ ATOMIC_DTYPES = tuple(_ATOMIC_OPENCL)
 
 
 def scatter_add(d: Dialect, dtype: str, y_dtype: str, idx_dtypes: list[str], b_ndim: int,
-                x_ndim: int) -> Kernel:
+                x_ndim: int, checked: bool = True) -> Kernel:
     """``out[idx0, idx1, ...] += y`` (``numpy.add.at``: repeated indices add up) with
     atomic additions, ``out`` holding a copy of ``x`` already; ``y`` is read through
     strides over ``B + rest`` (0 where it broadcasts: ``yb{dim}`` over ``B``,
-    ``ys{dim}`` over the rest). Bad indices are reported as :func:`gather` does."""
+    ``ys{dim}`` over the rest). Bad indices are reported (``checked``) as :func:`gather`
+    does."""
     n_idx = len(idx_dtypes)
     table = _ATOMIC_OPENCL if d.name == "OpenCL C" else _ATOMIC_CUDA
     atomic = table[dtype].replace("P", "(x + xo)").replace("V", f"(({d.ctype(dtype)})y[yo])")
     params = [_ptr(d, dtype, "x"), "const index_t x_off", _ptr(d, y_dtype, "y", True), "const index_t y_off"]
-    params += _index_params(d, idx_dtypes, b_ndim, x_ndim)
+    params += _index_params(d, idx_dtypes, b_ndim, x_ndim, checked)
     params += [f"const index_t yb{dim}" for dim in range(b_ndim)]
     params += [f"const index_t ys{dim}" for dim in range(n_idx, x_ndim)]
-    walk = _index_walk(d, n_idx, b_ndim, x_ndim, ["y"])
+    walk = _index_walk(d, n_idx, b_ndim, x_ndim, ["y"], checked)
     # y's offset over B: the same decomposition of the position, with y's strides.
     ypos = ["index_t yo = y_off;", "{ index_t q = i / inner;"]
     for dim in reversed(range(b_ndim)):
         ypos.append(f"  {{ const index_t c = q % b{dim}; q /= b{dim}; yo += c * yb{dim}; }}")
     ypos.append("}")
-    body = ypos + walk + [f"if (!bad) {atomic};"]
+    body = ypos + walk + [f"if (!bad) {atomic};" if checked else f"{atomic};"]
     pragma = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
               if d.name == "OpenCL C" and dtype in ("int64", "uint64", "float64") else "")
     source = (f"{d.prelude((dtype, y_dtype, 'int64', *idx_dtypes))}{pragma}"

@@ -1,4 +1,4 @@
-"""Canonicalization: algebraic identities, DimShuffle merging and lifting, useless reshapes and casts.
+"""Canonicalization: algebraic identities, DimShuffle and Subtensor lifting, useless reshapes and casts.
 
 These put a graph in a standard, smaller form that later phases match
 against. Each replacement has exactly its original's type (see ``retype``);
@@ -23,6 +23,7 @@ from arignote.tensor.rewrites.shape_feature import shape_feature
 from arignote.tensor.rewrites.utils import (is_scalar_constant, op_name, retype, single_client,
                                             typed_constant)
 from arignote.tensor.shape import Reshape, Shape_i, static_value, vector_entry, vector_length
+from arignote.tensor.subtensor.read import Subtensor
 
 
 def _filled(fgraph: FunctionGraph, value: float, out) -> object:
@@ -228,6 +229,23 @@ def _lifted(fgraph: FunctionGraph, order: tuple, root):
     return done[root]
 
 
+@node_rewriter([Subtensor])
+def local_subtensor_of_unary(fgraph: FunctionGraph, node: Apply):
+    """``f(x)[idx]`` -> ``f(x[idx])`` for a one-input elementwise ``f``.
+
+    Only the part that is read gets computed: Theano-era code slices a cast of
+    the whole label vector in its ``givens`` (``T.cast(y, 'int32')[i*n:(i+1)*n]``),
+    which otherwise converts every label on every call. Only through results the
+    indexing is the one use of, so nothing is computed twice.
+    """
+    x = node.inputs[0]
+    owner = x.owner
+    if (owner is None or not isinstance(owner.op, Elemwise) or owner.op.inplace_pattern
+            or len(owner.inputs) != 1 or len(owner.outputs) != 1 or not single_client(fgraph, x)):
+        return None
+    return [retype(owner.op(node.op(owner.inputs[0], *node.inputs[1:])), node.outputs[0])]
+
+
 # ----------------------------------------------------- reshapes and casts
 @node_rewriter([Reshape])
 def local_useless_reshape(fgraph: FunctionGraph, node: Apply):
@@ -278,5 +296,5 @@ for _rewriter in (local_remove_gradient_ops, local_mul_one, local_add_zero, loca
                   local_neg_pairs, local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
 for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
-                  local_dimshuffle_lift, local_useless_reshape):
+                  local_dimshuffle_lift, local_subtensor_of_unary, local_useless_reshape):
     rewrites.register(_rewriter, "canonicalize", "fast_run")
