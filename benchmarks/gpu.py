@@ -4,10 +4,16 @@ Usage: python benchmarks/gpu.py [--device opencl0:0] [--quick] [--baseline FILE 
 --baseline-src DIR] [--save FILE]. Each figure is the median of several rounds, timed with the
 device synchronised before the clock stops. The peers run in the same process
 and the same rounds: pyopencl's own typed ``ElementwiseKernel`` (CuPy's on
-CUDA) for the launch, numpy for the reductions. The kernel builds of a
-12-kernel graph are timed in fresh processes: cold (empty arignote, PoCL and
-pyopencl caches) and warm (the same caches, filled). Every figure is then the
-median over three worker processes. ``--baseline-src`` measures another
+CUDA) for the launch, numpy for the reductions. G4 times a 12-kernel graph in
+fresh processes: cold (arignote's, PoCL's and pyopencl's caches empty: a new
+XDG_CACHE_HOME and POCL_CACHE_DIR) and warm (a new process on the caches the
+cold run filled): opening the device (pyopencl's import, the context),
+``function()`` (and the kernel builds in it) and the first call (where PoCL
+compiles each kernel's work-group function), the issue's figure being
+``function()`` + first call. Its peer, on OpenCL: pyopencl alone building the
+same kernels as one program and launching each as our first call did, in a
+fresh process with caches of its own (the experiment issue 14 reported).
+Every figure is then the median over three worker processes. ``--baseline-src`` measures another
 checkout's ``src/`` in the same run, its workers taking turns with ours so the
 load of a shared machine drifts over both alike, and shows it as a column
 (``--baseline``: the figures an earlier ``--save`` wrote; those of main before
@@ -124,13 +130,21 @@ def _mlp_step(shared, function, T):
                     givens={x: data[i * batch:(i + 1) * batch], y: labels[i * batch:(i + 1) * batch]})
 
 
-def twelve_kernels(device: str) -> dict:
-    """Compile and first call of a graph with 12 kernels, in this fresh process."""
+G4_GRAPH = "exp, sin, sums and max over axes, argmax, softmax, logsoftmax, dot, fused elementwise"
+
+
+def twelve_kernels(device: str, dump: str | None = None) -> dict:
+    """Open the device, compile, and call once a graph with 12 kernels, in this fresh process;
+    ``dump``: where to write its program and launches for :func:`peer_program`."""
     start = time.perf_counter()
     from arignote import config, function, tensor as T
+    from arignote.backends.gpu import get_context
     from arignote.compile.profiling import kernel_builds
     imported = time.perf_counter()
     with config.change_flags(device=device, floatX="float32", force_device=True):
+        device_obj = get_context(None).device
+        programs = _record_programs(device_obj) if dump else None
+        opened = time.perf_counter()
         x, y = T.matrix("x"), T.matrix("y")
         outputs = [T.exp(x), T.sin(y) * 2, x.sum(axis=0), x.sum(axis=1), y.max(axis=1),
                    T.argmax(x, axis=1), T.nnet.softmax(y), T.nnet.logsoftmax(x), T.dot(x, y),
@@ -140,9 +154,73 @@ def twelve_kernels(device: str) -> dict:
         data = np.random.RandomState(1).rand(2, 64, 64).astype("float32")
         f(data[0], data[1])
         done = time.perf_counter()
-    return {"import": imported - start, "compile": compiled - imported,
-            "first call": done - compiled, "build + first call": done - imported,
-            "kernels": kernel_builds()[1]}
+        if dump:  # after the clock: the launches of a second call, for the peer to replay
+            Path(dump).write_text(json.dumps({"programs": programs,
+                                              "launches": _record_launches(device_obj, f, data)}))
+    seconds, count = kernel_builds()
+    return {"import": imported - start, "open device": opened - imported,
+            "function()": compiled - opened, "of which kernel builds": seconds,
+            "first call": done - compiled, "function() + first call": done - opened,
+            "build + first call": done - imported, "kernels": count}
+
+
+def _record_programs(device) -> list:
+    """The programs ``device`` builds from now on: (source, options, {entry: arg dtypes})."""
+    from arignote.backends.kernels import program
+    found = []
+    build = device._build_program
+
+    def recording(group, options):
+        found.append((program.join(device.dialect, group), list(options),
+                      {program.entry_name(k): program.arg_dtypes(device.dialect, k) for k in group}))
+        return build(group, options)
+    device._build_program = recording
+    return found
+
+
+def _record_launches(device, f, data) -> list:
+    """Each launch of a call of ``f``: (entry, global size, local size, arguments), a buffer
+    as its size in bytes."""
+    import pyopencl as cl
+    found = []
+    launch = device.launch
+
+    def recording(kernel, global_size, local_size, args):
+        found.append((kernel.function_name, global_size, local_size,
+                      [["buffer", a.size] if isinstance(a, cl.Buffer) else ["value", a.item() if
+                       hasattr(a, "item") else a] for a in args]))
+        return launch(kernel, global_size, local_size, args)
+    device.launch = recording
+    f(data[0], data[1])
+    del device.launch
+    return found
+
+
+def peer_program(dump: str, device_name: str) -> dict:
+    """The issue's experiment in this fresh process: pyopencl alone builds the same kernels
+    as one program and launches each as arignote's first call did (on fresh buffers)."""
+    import pyopencl as cl
+    recorded = json.loads(Path(dump).read_text())
+    [(source, options, dtypes)] = recorded["programs"]
+    platform, index = (int(n) for n in device_name.removeprefix("opencl").split(":"))
+    device = cl.get_platforms()[platform].get_devices()[index]
+    context = cl.Context([device])
+    queue = cl.CommandQueue(context)
+    buffers = [[cl.Buffer(context, cl.mem_flags.READ_WRITE, size) for kind, size in args if kind == "buffer"]
+               for _, _, _, args in recorded["launches"]]
+    start = time.perf_counter()
+    built = cl.Program(context, source).build(options=options)
+    kernels = {k.function_name: k for k in built.all_kernels()}
+    for name, k in kernels.items():
+        k.set_scalar_arg_dtypes([None if t is None else np.dtype(t) for t in dtypes[name]])
+    compiled = time.perf_counter()
+    for (name, global_size, local_size, args), own in zip(recorded["launches"], buffers):
+        mine = iter(own)
+        kernels[name](queue, global_size, local_size,
+                      *[next(mine) if kind == "buffer" else value for kind, value in args])
+    queue.finish()
+    done = time.perf_counter()
+    return {"build": compiled - start, "build + first launches": done - start}
 
 
 def spawn(args: list[str], env: dict) -> dict:
@@ -159,21 +237,39 @@ def _env(src: Path) -> dict:
     return env
 
 
-def cold_and_warm(device: str, rounds: int, src: Path) -> dict:
-    """The 12-kernel graph in new processes: with every cache empty (cold), then filled (warm)."""
+G4_OURS = ("open device", "function()", "of which kernel builds", "first call",
+           "function() + first call", "build + first call")
+G4_PEER = "G4 peer: pyopencl, the same kernels as one program"
+
+
+def _caches(env: dict, tmp: str) -> dict:
+    """Every cache empty: ours (compiledir), PoCL's and pyopencl's all live under
+    XDG_CACHE_HOME, PoCL's moved there explicitly in case POCL_CACHE_DIR is set."""
+    return dict(env, XDG_CACHE_HOME=tmp, POCL_CACHE_DIR=os.path.join(tmp, "pocl"))
+
+
+def cold_and_warm(device: str, rounds: int, src: Path, peer: bool) -> dict:
+    """The 12-kernel graph in new processes with every cache empty (cold), then filled by
+    the cold run (warm); ``peer``: pyopencl building the same kernels alike, its caches its own."""
     env = _env(src)
-    cold, warm = [], []
+    runs: dict[str, list[dict]] = {"cold": [], "warm": [], "peer cold": [], "peer warm": []}
     for _ in range(rounds):
-        with tempfile.TemporaryDirectory() as tmp:
-            # Every cache lives under XDG_CACHE_HOME (arignote's compiledir by default too).
-            env.update(XDG_CACHE_HOME=tmp, POCL_CACHE_DIR=os.path.join(tmp, "pocl"))
-            cold.append(spawn(["--twelve", device], env))
-            warm.append(spawn(["--twelve", device], env))
+        with tempfile.TemporaryDirectory() as ours, tempfile.TemporaryDirectory() as theirs:
+            dump = os.path.join(theirs, "program.json")
+            runs["cold"].append(spawn(["--twelve", device] + ["--dump", dump] * peer, _caches(env, ours)))
+            runs["warm"].append(spawn(["--twelve", device], _caches(env, ours)))
+            if peer:
+                runs["peer cold"].append(spawn(["--peer", dump, device], _caches(env, theirs)))
+                runs["peer warm"].append(spawn(["--peer", dump, device], _caches(env, theirs)))
     out = {}
-    for label, runs in (("cold", cold), ("warm", warm)):
-        for key in ("compile", "first call", "build + first call"):
-            out[f"G4 12-kernel graph, {label}: {key}"] = statistics.median(r[key] for r in runs)
-    out["G4 kernels built"] = cold[0]["kernels"]
+    for label in ("cold", "warm"):
+        for key in G4_OURS:
+            out[f"G4 12-kernel graph, {label}: {key}"] = statistics.median(r[key] for r in runs[label])
+    for label in ("cold", "warm"):
+        for key in ("build", "build + first launches"):
+            if runs[f"peer {label}"]:
+                out[f"{G4_PEER}, {label}: {key}"] = statistics.median(r[key] for r in runs[f"peer {label}"])
+    out["G4 kernels built"] = runs["cold"][0]["kernels"]
     return out
 
 
@@ -241,10 +337,15 @@ def main() -> None:
                         "issue 14, say), measured in this same run and shown as the baseline")
     parser.add_argument("--save", help="also write the figures to this JSON file")
     parser.add_argument("--twelve", help=argparse.SUPPRESS)
+    parser.add_argument("--dump", help=argparse.SUPPRESS)
+    parser.add_argument("--peer", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--timings", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.twelve:
-        print(json.dumps(twelve_kernels(args.twelve)))
+        print(json.dumps(twelve_kernels(args.twelve, args.dump)))
+        return
+    if args.peer:
+        print(json.dumps(peer_program(*args.peer)))
         return
     if args.timings:
         print(json.dumps(timings(args.timings, args.quick)))
@@ -259,7 +360,8 @@ def main() -> None:
     for _ in range(rounds):  # the trees take turns, so the machine's load drifts over both alike
         for label, src in trees.items():
             figures = spawn(["--timings", args.device, *quick], _env(src))
-            figures.update(cold_and_warm(args.device, 1, src))
+            figures.update(cold_and_warm(args.device, 1, src, peer=label == "now"
+                                         and args.device.startswith("opencl")))
             runs[label].append(figures)
     results = _median_of(runs["now"])
     baseline = _median_of(runs["baseline"]) if args.baseline_src else None

@@ -155,6 +155,10 @@ _FLAGS = [
          _boolean),
     Flag("openmp_elemwise_minsize", 200000, "elements an array needs before a native kernel "
          "spreads it over threads", _count),
+    Flag("native_build", "background", "when a Function first needs its native kernels and "
+         "they are not cached: 'background' (numpy's kernels run until the compiler is done, "
+         "then the native ones are swapped in between two calls) or 'wait' (that call waits "
+         "for the compiler)", _choice("background", "wait")),
     Flag("native_min_size", 2048, "elements below which an elementwise op runs numpy's kernel "
          "instead of a native one (0: always native)", _count),
     Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "

@@ -177,7 +177,18 @@ def native_section() -> Section:
         ("numpy below", f"{config.native_min_size} elements (reductions, softmax: "
                         f"{config.native_reduce_min_size})"),
         ("cache", config.compiledir),
+        ("builds", _builds_text(native.history())),
     ])
+
+
+def _builds_text(history: dict) -> str:
+    """This process's background builds of native kernels, and the last failure's reason."""
+    from arignote.config import config
+    text = (f"native_build={config.native_build}: {history['built']} built in the background, "
+            f"{history['failed']} failed")
+    if history["failed"]:
+        text += f" (last: {history['last error']}; those functions run numpy's kernels)"
+    return text
 
 
 def usable_devices() -> list[str]:

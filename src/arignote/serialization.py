@@ -15,17 +15,17 @@ code from the file: load only pickles you trust.
 from __future__ import annotations
 
 import io
-import json
 import os
 import pickle
-import uuid
-import zipfile
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
 from arignote.compile.sharedvalue import SharedVariable
+
+if TYPE_CHECKING:
+    import zipfile
 
 FORMAT = "arignote.params"
 META = "__arignote__"
@@ -40,6 +40,8 @@ def save(path: PathOrFile, params: Mapping[str, Any] | Iterable[SharedVariable])
     variable or array. A path is written to a temporary file first and renamed,
     so a failed save leaves no half-written file.
     """
+    import json  # here, not at import: ``import arignote`` stays light
+    import uuid
     entries = _entries(params)
     arrays = {f"p{k}": value for k, (_, value, _) in enumerate(entries)}
     meta = {"format": FORMAT, "version": 1, "params": [
@@ -63,6 +65,7 @@ def save(path: PathOrFile, params: Mapping[str, Any] | Iterable[SharedVariable])
 
 def _write_npz(file: IO[bytes], arrays: dict[str, np.ndarray]) -> None:
     """What ``numpy.savez`` writes (one ``name.npy`` member per array), never pickling."""
+    import zipfile
     with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
@@ -148,6 +151,7 @@ def _targets(params: Any) -> dict[str, SharedVariable]:
 
 
 def _read(path: PathOrFile) -> dict[str, np.ndarray]:
+    import json
     where = _describe(path)
     try:
         archive = np.load(path, allow_pickle=False)
@@ -289,6 +293,7 @@ def dump(obj: Any, file_handler: IO[bytes], protocol: int = pickle.DEFAULT_PROTO
     """Pickle ``obj`` into a zip written to ``file_handler``: the pickle as member ``pkl``
     and each array as a ``.npy`` member (``numpy.load`` reads them). Everything is
     prepared before the first byte is written, so a failed dump writes nothing."""
+    import zipfile
     members = _Members()
     stream = io.BytesIO()
     _Pickler(stream, protocol, persistent_id(members)).dump(obj)
@@ -301,6 +306,7 @@ def dump(obj: Any, file_handler: IO[bytes], protocol: int = pickle.DEFAULT_PROTO
 
 def load_pickle(f: IO[bytes], persistent_load: Any = PersistentNdarrayLoad) -> Any:
     """The object ``dump`` wrote to ``f``. This unpickles: load only files you trust."""
+    import zipfile
     with zipfile.ZipFile(f, "r") as archive:
         unpickler = pickle.Unpickler(io.BytesIO(archive.read("pkl")))
         unpickler.persistent_load = persistent_load(archive)

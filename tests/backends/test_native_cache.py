@@ -33,6 +33,8 @@ PROGRAM = textwrap.dedent("""
     z = T.sum(T.sqrt(T.abs(x) + 2) * T.log1p(T.abs(x)), axis=0)
     f = function([x], [y, T.exp(T.sin(x) * 2) - x * 5, z])
     v = np.linspace(-3, 3, 5000)
+    f(v)  # numpy's kernels, while the native ones build in the background
+    assert f.wait_native() == "native", f.native_status
     r = f(v)
     np.testing.assert_allclose(r[0], np.arctan(np.cosh(v) * 3 - 1) / 7, rtol=1e-13)
     np.testing.assert_allclose(r[1], np.exp(np.sin(v) * 2) - v * 5, rtol=1e-13, atol=1e-12)
@@ -126,3 +128,20 @@ def test_without_a_compiler_numpy_runs(tmp_path):
         v = np.linspace(0, 1, 10)
         np.testing.assert_array_equal(f(v), np.exp(v) * 2)
     assert not list(tmp_path.glob("*.so"))
+
+
+def test_generated_python_is_cached_compiled(tmp_path):
+    source = "def thunk():\n    return 6 * 7\n"
+    with config.change_flags(compiledir=str(tmp_path)):
+        code = native.cache.python_code(source, "<thunk test>")
+        (entry,) = (tmp_path / "py").iterdir()
+        again = native.cache.python_code(source, "<thunk test>")  # loaded from the entry
+        entry.write_bytes(b"\x00garbage")  # a corrupt entry is compiled again and rewritten
+        repaired = native.cache.python_code(source, "<thunk test>")
+        assert native.cache.python_code(source + "\n", "<thunk test>") is not None
+    for c in (code, again, repaired):
+        ns: dict = {}
+        exec(c, ns)
+        assert ns["thunk"]() == 42 and c.co_filename == "<thunk test>"
+    assert again is not code and entry.read_bytes() != b"\x00garbage"
+    assert len(list((tmp_path / "py").iterdir())) == 2

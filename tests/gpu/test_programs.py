@@ -70,6 +70,28 @@ def test_the_kernels_of_a_function_are_one_program_and_built_at_function_time(op
     assert builds == [4] and kernel_builds()[1] - before == 4
 
 
+def test_the_twelve_kernel_graph_of_the_benchmark_is_one_program(opencl, monkeypatch):
+    """benchmarks/gpu.py G4: one program build for every kernel; the first call builds none."""
+    device = get_context(None).device
+    monkeypatch.setattr(device, "_kernels", {})
+    builds = []
+    build = device._build_program
+    monkeypatch.setattr(device, "_build_program", lambda group, options: (
+        builds.append(len(group)), build(group, options))[1])
+    before = kernel_builds()[1]
+    with config.change_flags(floatX="float32"):
+        x, y = T.matrix("x"), T.matrix("y")
+        f = function([x, y], [T.exp(x), T.sin(y) * 2, x.sum(axis=0), x.sum(axis=1), y.max(axis=1),
+                              T.argmax(x, axis=1), T.nnet.softmax(y), T.nnet.logsoftmax(x), T.dot(x, y),
+                              T.sqrt(abs(x)) + 1, y.prod(axis=0), T.maximum(x, y) - T.log1p(abs(y))])
+    assert len(builds) == 1 and builds[0] >= 10 and kernel_builds()[1] - before == builds[0]
+    data = np.random.RandomState(1).rand(2, 64, 64).astype("float32")
+    results = f(*data)
+    np.testing.assert_allclose(results[8], data[0] @ data[1], rtol=1e-5)
+    np.testing.assert_array_equal(results[5], data[0].argmax(axis=1))
+    assert len(builds) == 1 and kernel_builds()[1] - before == builds[0]
+
+
 def _small():
     x = T.fvector("x")
     return [x], [T.tanh(x) * 3, x.sum()]
@@ -92,32 +114,19 @@ def fresh(opencl, tmp_path, monkeypatch):
         yield device, builds, stored, tmp_path
 
 
-def test_a_program_is_kept_on_disk_and_loaded_by_the_next_process(fresh, monkeypatch):
-    device, builds, stored, cache_dir = fresh
-    f = function(*_small())
-    assert builds == [2] and len(stored) == 1
-    data = np.linspace(-1, 1, 5).astype("float32")
-    np.testing.assert_allclose(f(data)[0], np.tanh(data) * 3, rtol=1e-6)
-    entry = cache_dir / f"gpu-{stored[0]}.bin"
-    assert entry.exists() and (cache_dir / f"gpu-{stored[0]}.idx").read_text() == \
-        hashlib.sha256(entry.read_bytes()).hexdigest()
-    assert not list(cache_dir.glob("*.tmp"))
-    # A new process (an empty memo) loads the binary: nothing is compiled or stored.
-    monkeypatch.setattr(device, "_kernels", {})
-    g = function(*_small())
-    assert len(builds) == 2 and len(stored) == 1
-    np.testing.assert_allclose(g(data)[1], data.sum(), rtol=1e-6, atol=1e-7)
-
-
-def test_a_corrupt_entry_is_rebuilt_and_written_again(fresh, monkeypatch):
+@pytest.mark.parametrize("damage", ["truncated", "refused"])
+def test_a_corrupt_or_refused_entry_is_rebuilt_and_written_again(fresh, monkeypatch, damage):
+    """Truncated: its digest differs. Refused: whole, but not a program the driver takes."""
     device, builds, stored, cache_dir = fresh
     function(*_small())
     entry = cache_dir / f"gpu-{stored[0]}.bin"
-    entry.write_bytes(b"not a program")
+    good = entry.read_bytes()
+    entry.write_bytes(good[:-10] if damage == "truncated" else
+                      hashlib.sha256(b"not a program").digest() + b"not a program")
     monkeypatch.setattr(device, "_kernels", {})
     f = function(*_small())
-    assert len(stored) == 2 and stored[0] == stored[1]
-    assert hashlib.sha256(entry.read_bytes()).hexdigest() == (cache_dir / f"gpu-{stored[0]}.idx").read_text()
+    assert builds == [2, 2] and len(stored) == 2 and stored[0] == stored[1]
+    assert binaries.load(stored[0]) is not None and not list(cache_dir.glob("*.tmp"))
     np.testing.assert_allclose(f(np.ones(3, "float32"))[1], 3)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from arignote.backends.kernels import cache
 from arignote.compile.profiling import kernel_builds
 from arignote.compile.sharedvalue import COMMIT_LOCK
 
@@ -47,7 +48,7 @@ def generate_call(fn: Function) -> Callable[..., Any]:
              "        WAIT()", "    try:", *_indent(body, 2), "    finally:", "        GIVE(True)",
              "        if WAITING[0]:", "            WAKE()"]
     source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<arignote call of {fn.name or 'function'}>", "exec"), ns)
+    exec(cache.python_code(source, f"<arignote call of {fn.name or 'function'}>"), ns)
     call = ns["call"]
     call.source = source
     return call

@@ -16,6 +16,7 @@ threads update it.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -81,7 +82,8 @@ class Function(InputState):
         self.storage_map = storage
         self._nodes = nodes
         self._schedule = lazy.schedule(nodes, fgraph.outputs)
-        with link_batch() as checks:  # each backend builds this function's kernels together
+        self._turn = Turn()
+        with link_batch(self) as checks:  # each backend builds this function's kernels together
             self._thunks = maker.mode.wrap_thunks(self, nodes, [
                 make_thunk(node.op, node, [storage[v] for v in node.inputs],
                            [storage[v] for v in node.outputs]) for node in nodes])
@@ -91,7 +93,6 @@ class Function(InputState):
         roots_of = _alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
-        self._turn = Turn()
         updated = {t.rank: t for t in self._update_targets if isinstance(t, Storage)}
         self._state_locks = [updated[rank].lock for rank in sorted(updated)]
         self.profile = maker.profile
@@ -195,6 +196,47 @@ class Function(InputState):
     def __call__(self) -> Any:
         """Calling a Function runs its generated call path directly (no extra frame)."""
         return self._call
+
+    def _between_calls(self, change: Callable[[], None]) -> None:
+        """Run ``change`` (native kernels swapped in) while no call runs: now if none does,
+        else first thing in the next call, under its turn; never in the middle of a call."""
+        turn = self._turn
+        try:
+            turn.token.pop()
+        except IndexError:  # a call runs: the next one makes the change before it starts
+            call = self._call
+
+            def changing_call(*args: Any, **kwargs: Any) -> Any:
+                with turn.held():
+                    change()
+                    if self._call is changing_call:
+                        self._call = call
+                return call(*args, **kwargs)
+            self._call = changing_call
+            return
+        try:
+            change()
+        finally:
+            turn.token.append(True)
+            if turn.waiting[0]:
+                turn.wake()
+
+    @property
+    def native_status(self) -> str:
+        """Where this function's native CPU kernels stand: ``"native"`` (in place),
+        ``"not needed yet"`` (no call has had an array of ``config.native_min_size``
+        elements), ``"building"`` (the compiler runs in the background and numpy's kernels
+        run meanwhile), ``"built"`` (in place from the next call), ``"failed: ..."`` or
+        ``"off: ..."`` (numpy's kernels run, and why), or ``"none"`` (no node has one)."""
+        from arignote.backends.cpu import native
+        return native.status(self)
+
+    def wait_native(self, timeout: float | None = None) -> str:
+        """Build this function's native kernels now if no call has needed them yet, wait
+        for the build (at most ``timeout`` seconds) and put them in place; returns
+        :attr:`native_status`. Tests and benchmarks use it to run the native path for sure."""
+        from arignote.backends.cpu import native
+        return native.wait(self, timeout)
 
     def _fail(self, err: BaseException, index: int) -> None:
         """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""

@@ -19,6 +19,8 @@ class FunctionGraph:
 
     def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable],
                  clone: bool = True, features: Sequence[Any] = ()):
+        self._order: list[Apply] | None = None  # the toposort, until the next edit
+        self.edits = 0  # counts the edits: a pass can tell that nothing changed since it ran
         if clone:
             self.equiv = clone_get_equiv(inputs, outputs, copy_inputs=True)
             inputs = [self.equiv[i] for i in inputs]
@@ -75,6 +77,8 @@ class FunctionGraph:
                 if (inp.owner is None and inp not in self.variables
                         and not isinstance(inp, Constant) and inp not in self._input_set):
                     raise MissingInputError(inp, needed_by=new)
+        self._order = None
+        self.edits += 1
         for new in new_nodes:
             for inp in new.inputs:
                 if inp.owner is None:
@@ -119,6 +123,8 @@ class FunctionGraph:
             if node not in self.apply_nodes or any(self.clients.get(o) for o in node.outputs):
                 continue
             self.apply_nodes.discard(node)
+            self._order = None
+            self.edits += 1
             for out in node.outputs:
                 self.variables.discard(out)
                 self.clients.pop(out, None)
@@ -134,6 +140,8 @@ class FunctionGraph:
             return
         self._check_type(old, new)
         self._import_var(new)  # first: a missing input must leave the graph unchanged
+        self._order = None
+        self.edits += 1
         if node == "output":
             self.outputs[i] = new
         else:
@@ -184,8 +192,11 @@ class FunctionGraph:
 
     # --------------------------------------------------------------- queries
     def toposort(self) -> list[Apply]:
-        """The apply nodes in an order where each comes after those it needs."""
-        return io_toposort(self.inputs, self.outputs)
+        """The apply nodes in an order where each comes after those it needs (computed once
+        per state of the graph: rewriting passes that change nothing ask again)."""
+        if self._order is None:
+            self._order = io_toposort(self.inputs, self.outputs)
+        return list(self._order)
 
     def check_integrity(self) -> None:
         """Raise ValueError if the bookkeeping disagrees with the graph itself.

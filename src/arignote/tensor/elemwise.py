@@ -44,8 +44,12 @@ class Elemwise(Op):
         inputs = [as_tensor_variable(i) for i in inputs]
         ndim = max(i.ndim for i in inputs)
         inputs = [pad_left(i, ndim) for i in inputs]
-        names = [f"input {k} ({i.describe()})" for k, i in enumerate(inputs)]
-        dtype = self.scalar_op.output_dtype(*[i.dtype for i in inputs], names=names)
+        dtypes = [i.dtype for i in inputs]
+        try:
+            dtype = self.scalar_op.output_dtype(*dtypes)
+        except TypeError:  # again, naming the inputs (describing them costs, so only now)
+            names = [f"input {k} ({i.describe()})" for k, i in enumerate(inputs)]
+            dtype = self.scalar_op.output_dtype(*dtypes, names=names)
         broadcastable = tuple(all(bs) for bs in zip(*[i.broadcastable for i in inputs])) if ndim else ()
         for _out, inp in self.inplace_pattern:
             if inputs[inp].dtype != dtype or inputs[inp].broadcastable != broadcastable:

@@ -20,6 +20,7 @@ from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant
 from arignote.backends.cpu.tiling import TILE, run_tiled
+from arignote.backends.kernels import cache
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import BroadcastRule, Elemwise
 
@@ -162,7 +163,7 @@ def _shape_code(node: Apply, shapers: list[tuple[int, str]], ns: dict[str, Any]
 
 def _compile(body: list[str], op: Elemwise, ns: dict[str, Any]) -> Thunk:
     source = "def thunk():\n" + "\n".join(body) + "\n"
-    exec(compile(source, f"<thunk {op}>", "exec"), ns)
+    exec(cache.python_code(source, f"<thunk {op}>"), ns)
     thunk = ns["thunk"]
     thunk.source = source
     return thunk

@@ -5,7 +5,8 @@ which functions of the vector math library (glibc's libmvec on x86_64 and
 aarch64) can be declared SIMD-callable, and fixes the target flags. Its result
 is cached on disk under a hash of the compiler's path, size and mtime and the
 CPU's features, so a new process runs no compiler until it needs a kernel (nor
-imports ``subprocess`` and ``tempfile``: they are imported where a compiler runs).
+imports ``subprocess`` and ``tempfile``: they are imported where a compiler runs);
+:func:`known` says what is known without running one.
 
 The flags keep numpy's results: no ``-ffast-math`` (NaN, inf, -0.0 and
 overflow behave as IEEE says), ``-ffp-contract=off`` (no fused multiply-adds
@@ -18,6 +19,7 @@ which is what vectorises ``x > 10 ? 10 : x`` in a loop.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import platform
@@ -25,6 +27,7 @@ import shutil
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from arignote.backends.kernels import cache
 from arignote.config import config
@@ -92,37 +95,83 @@ _lock = threading.Lock()
 _probed: dict[tuple, Toolchain | Unavailable] = {}
 
 
-def toolchain() -> Toolchain | Unavailable:
-    """The probed compiler for the current ``config.cxx`` and ``config.openmp`` (memoized;
-    not per ``compiledir``, which holds the probe's disk entry but does not change it)."""
-    wanted = (config.cxx, config.openmp)
+class Settings(NamedTuple):
+    """The flags a build reads, read once when a call needs the kernels: a build in the
+    background must not see the flags changed after that."""
+    cxx: str
+    openmp: bool
+    compiledir: str
+    openmp_elemwise_minsize: int
+
+
+def settings() -> Settings:
+    return Settings(config.cxx, config.openmp, config.compiledir, config.openmp_elemwise_minsize)
+
+
+def toolchain(flags: Settings | None = None) -> Toolchain | Unavailable:
+    """The probed compiler for ``cxx`` and ``openmp`` (default: ``config``'s; memoized, not
+    per ``compiledir``, which holds the probe's disk entry but does not change it)."""
+    flags = flags or settings()
+    wanted = (flags.cxx, flags.openmp)
     found = _probed.get(wanted)
     if found is None:
         with _lock:
             found = _probed.get(wanted)
             if found is None:
-                found = _probed[wanted] = _probe(*wanted)
+                found = _probed[wanted] = _probe(flags)
     return found
 
 
-def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
+def known(flags: Settings | None = None) -> Toolchain | Unavailable | None:
+    """What :func:`toolchain` would say, if that is known without running the compiler
+    (memoized, on disk, or no compiler to run); else None."""
+    flags = flags or settings()
+    wanted = (flags.cxx, flags.openmp)
+    found = _probed.get(wanted)
+    if found is None:
+        found = _without_running(flags)
+        if found is not None:
+            with _lock:
+                found = _probed.setdefault(wanted, found)
+    return found
+
+
+def _without_running(flags: Settings) -> Toolchain | Unavailable | None:
+    """The probe's answer from the disk cache, or for a compiler that is not there; None
+    when only running it will tell."""
+    cxx = flags.cxx
     if not cxx.strip():
         return Unavailable("config.cxx is empty, so native kernels are off",
                            "set cxx to a C compiler (e.g. cxx=gcc) to turn them on")
     path = shutil.which(cxx)
     if path is None:
         return Unavailable(f"config.cxx={cxx!r} is not an executable on PATH")
-    stat = os.stat(path)
-    features = cache.digest(_cpu_features(), platform.machine())
-    # Keyed by the compiler's file, the CPU and what the probe itself tries (flags, source).
-    key = cache.digest(path, str(stat.st_size), str(stat.st_mtime_ns), features, str(openmp),
-                       json.dumps([BASE_FLAGS, GCC_FLAGS, VECTOR_MATH]), _PROBE_SOURCE)
-    entry = cache.directory() / f"probe-{key[:32]}.json"
     try:
         return Toolchain(**{k: tuple(v) if isinstance(v, list) else v
-                            for k, v in json.loads(entry.read_text()).items()})
+                            for k, v in json.loads(_entry(path, flags).read_text()).items()})
     except (OSError, ValueError, TypeError):
-        pass
+        return None
+
+
+def _entry(path: str, flags: Settings) -> Path:
+    """The probe's disk entry, keyed by the compiler's file, the CPU and what the probe
+    itself tries (flags, source)."""
+    stat = os.stat(path)
+    key = cache.digest(path, str(stat.st_size), str(stat.st_mtime_ns), _features(), str(flags.openmp),
+                       json.dumps([BASE_FLAGS, GCC_FLAGS, VECTOR_MATH]), _PROBE_SOURCE)
+    return cache.directory(flags.compiledir) / f"probe-{key[:32]}.json"
+
+
+def _features() -> str:
+    return cache.digest(_cpu_features(), platform.machine())
+
+
+def _probe(flags: Settings) -> Toolchain | Unavailable:
+    found = _without_running(flags)
+    if found is not None:
+        return found
+    cxx, openmp = flags.cxx, flags.openmp
+    path = shutil.which(cxx) or cxx
     import subprocess
     try:
         identity = subprocess.run([path, "--version"], capture_output=True, text=True,
@@ -134,17 +183,18 @@ def _probe(cxx: str, openmp: bool) -> Toolchain | Unavailable:
     error = ""
     targets = (_target_flags() + list(GCC_FLAGS), _target_flags(), [])
     for target, (use_openmp, names) in [(t, a) for t in targets for a in attempts]:
-        flags = [*BASE_FLAGS, *target, "-fopenmp" if use_openmp else "-fopenmp-simd"]
-        chain = Toolchain(path, identity, tuple(flags),
+        options = [*BASE_FLAGS, *target, "-fopenmp" if use_openmp else "-fopenmp-simd"]
+        chain = Toolchain(path, identity, tuple(options),
                           ("-lmvec", "-lm") if names else ("-lm",), use_openmp,
-                          "libmvec" if names else "", tuple(names), features)
+                          "libmvec" if names else "", tuple(names), _features())
         error = _try(chain)
         if not error:
-            cache.write_atomic(entry, json.dumps(asdict(chain)).encode())
+            cache.write_atomic(_entry(path, flags), json.dumps(asdict(chain)).encode())
             return chain
     return Unavailable(f"{identity or cxx} cannot build a shared object here: {error.strip()[-400:]}")
 
 
+@functools.cache
 def _cpu_features() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

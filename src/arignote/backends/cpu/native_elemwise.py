@@ -18,7 +18,7 @@ from arignote.graph.basic import Apply
 def kernel(node: Apply) -> Callable[[str], str] | None:
     """``source(symbol)`` of the node's native kernel, or None when it has none
     (no compiler, a dtype C lacks, a scalar op without a kernel expression)."""
-    if not native.available() or all(node.outputs[0].type.broadcastable):
+    if not native.wanted() or all(node.outputs[0].type.broadcastable):
         return None  # one element, always under native_min_size (shape arithmetic)
     scalar_op = node.op.scalar_op
     in_dtypes = [v.type.dtype for v in node.inputs]

@@ -29,7 +29,7 @@ def kernel(node: Apply) -> Any:
     """``source(symbol)`` of the node's kernel, or None (see module docstring)."""
     op = node.op
     reducer, map_op = (op.reducer, op.scalar_op) if isinstance(op, ElemwiseReduce) else (op, None)
-    if not isinstance(reducer, CAReduce) or not native.available() or all(node.inputs[0].type.broadcastable):
+    if not isinstance(reducer, CAReduce) or not native.wanted() or all(node.inputs[0].type.broadcastable):
         return None
     in_dtypes = [v.type.dtype for v in node.inputs]
     ndim = node.inputs[0].type.ndim
@@ -81,7 +81,7 @@ def kernel(node: Apply) -> Any:
 
 def softmax_kernel(node: Apply) -> Any:
     """``source(symbol)`` of a Softmax or LogSoftmax node's kernel, or None."""
-    if not native.available():
+    if not native.wanted():
         return None
     in_dtype, out_dtype = node.inputs[0].type.dtype, node.outputs[0].type.dtype
     ndim = node.inputs[0].type.ndim

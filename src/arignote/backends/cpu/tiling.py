@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 TILE = 32768  # elements per tile: few Python calls per element, intermediates still cache-sized
 PARALLEL_MIN = 4 * TILE  # below this, handing tiles to threads costs more than it saves
@@ -34,6 +37,7 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # not at import: ~10 ms
             _pool = ThreadPoolExecutor(thread_count(), thread_name_prefix="arignote-tile")
         return _pool
 

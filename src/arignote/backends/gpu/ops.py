@@ -327,6 +327,12 @@ def reduce_into(op: GpuCAReduce, node: Apply, ctx: Any, out: GpuArray, x: GpuArr
            splits, 1, 0)
 
 
+def softmax_per_thread(ctx: Any) -> bool:
+    """Whether (log)softmax runs a work-item per slice (an OpenCL device that is the CPU,
+    PoCL: see ``render.softmax``) rather than a work-group per slice (a GPU)."""
+    return bool(ctx.device.on_cpu)
+
+
 class _GpuSoftmaxBase(GpuOp):
     __props__ = ("axis", "context_name")
     log = False
@@ -341,7 +347,7 @@ class _GpuSoftmaxBase(GpuOp):
     def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
         out = node.outputs[0].type
         return [render.softmax(out.context.dialect, node.inputs[0].type.dtype, out.dtype, out.ndim - 1,
-                               self.log)]
+                               self.log, per_thread=softmax_per_thread(out.context))]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
@@ -359,7 +365,11 @@ class _GpuSoftmaxBase(GpuOp):
                     np.int64(out.strides[self.axis])]
             for i in kept:
                 args += [np.int64(x.shape[i]), np.int64(x.strides[i]), np.int64(out.strides[i])]
-            ctx.launch(memo["softmax"], (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
+            if softmax_per_thread(ctx):
+                row = render.CPU_GROUP
+                ctx.launch(memo["softmax"], (-(-groups // row) * row,), (row,), args + [np.int64(groups)])
+            else:
+                ctx.launch(memo["softmax"], (groups * render.LOCAL_SIZE,), (render.LOCAL_SIZE,), args)
         output_storage[0][0] = out
 
 
@@ -371,6 +381,26 @@ class GpuLogSoftmax(_GpuSoftmaxBase):
     log = True
 
 
+def gemm_tiled(ctx: Any) -> bool:
+    """Whether ``ctx`` runs the tiled GEMM (a GPU) or its row form (an OpenCL device that
+    is the CPU, PoCL: see ``render.gemm``)."""
+    return not ctx.device.on_cpu
+
+
+def gemm_kernel(ctx: Any, dtype: str, n_batch: int = 0) -> render.Kernel:
+    return render.gemm(ctx.dialect, dtype, n_batch, tiled=gemm_tiled(ctx))
+
+
+def launch_gemm_kernel(ctx: Any, kernel: Any, m: int, n: int, count: int, args: list) -> None:
+    """Launch a :func:`gemm_kernel` over an ``m`` x ``n`` output, ``count`` times (batches)."""
+    if gemm_tiled(ctx):
+        tile = render.TILE
+        ctx.launch(kernel, (-(-n // tile) * tile, -(-m // tile) * tile, count), (tile, tile, 1), args)
+    else:
+        row = render.CPU_GROUP
+        ctx.launch(kernel, (-(-n // row) * row, m, count), (row, 1, 1), args)
+
+
 class GpuDot(GpuOp):
     """numpy.dot of matrices and vectors: cuBLAS on CUDA, the tiled GEMM kernel on OpenCL."""
 
@@ -380,7 +410,7 @@ class GpuDot(GpuOp):
 
     def gpu_kernels(self, node: Apply) -> list[render.Kernel]:
         ctx = context_of(node)
-        return [] if ctx.device.gemm is not None else [render.gemm(ctx.dialect, node.inputs[0].type.dtype)]
+        return [] if ctx.device.gemm is not None else [gemm_kernel(ctx, node.inputs[0].type.dtype)]
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         a, b = inputs
@@ -400,13 +430,12 @@ class GpuDot(GpuOp):
             else:
                 memo = _kernels(node)
                 if "gemm" not in memo:
-                    memo["gemm"] = ctx.kernel(render.gemm(ctx.dialect, a.dtype.name))
+                    memo["gemm"] = ctx.kernel(gemm_kernel(ctx, a.dtype.name))
                 args = [c2.buffer, np.int64(c2.offset), np.int64(c2.strides[0]), np.int64(c2.strides[1])]
                 for x in (a2, b2):
                     args += [x.buffer, np.int64(x.offset), np.int64(x.strides[0]), np.int64(x.strides[1])]
                 args += [np.int64(m), np.int64(n), np.int64(k_a), a.dtype.type(1), a.dtype.type(0)]
-                tile = render.TILE
-                ctx.launch(memo["gemm"], (-(-n // tile) * tile, -(-m // tile) * tile), (tile, tile), args)
+                launch_gemm_kernel(ctx, memo["gemm"], m, n, 1, args)
         output_storage[0][0] = out
 
 

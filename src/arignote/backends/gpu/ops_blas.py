@@ -1,9 +1,9 @@
 """Matrix products beyond GpuDot's vectors and matrices: numpy.dot of any rank,
 numpy.matmul with broadcast batches, and BLAS's Gemm.
 
-All run the one tiled GEMM kernel of ``render.py`` with its batch dimension:
-each product is a stack of ``C = alpha * A @ B + beta * C`` over matrix views,
-whose batch strides are 0 where an operand is shared or broadcast. (cuBLAS
+All run the one GEMM kernel of ``render.py`` (tiled; its row form on a CPU device)
+with its batch dimension: each product is a stack of ``C = alpha * A @ B + beta * C``
+over matrix views, whose batch strides are 0 where an operand is shared or broadcast. (cuBLAS
 serves GpuDot's single products on CUDA; these use the kernel on both runtimes.)
 """
 from __future__ import annotations
@@ -14,10 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray, c_strides
 from arignote.backends.gpu.context import GpuContext
-from arignote.backends.gpu.ops import GpuDot, GpuOp, HostNames, _kernels
+from arignote.backends.gpu.ops import GpuDot, GpuOp, HostNames, _kernels, gemm_kernel, launch_gemm_kernel
 from arignote.backends.gpu.placement import _check_dot, _check_dtypes, register_lowering
 from arignote.backends.gpu.type import context_of
 from arignote.graph.basic import Apply, Variable
@@ -43,15 +42,14 @@ def launch_gemm(node: Apply, c: GpuArray, a: GpuArray, b: GpuArray, batch: list[
     memo = _kernels(node)
     key = ("gemm", len(batch))
     if key not in memo:
-        memo[key] = ctx.kernel(render.gemm(ctx.dialect, c.dtype.name, len(batch)))
+        memo[key] = ctx.kernel(gemm_kernel(ctx, c.dtype.name, len(batch)))
     args = [c.buffer, np.int64(c.offset), np.int64(c.strides[0]), np.int64(c.strides[1])]
     for x in (a, b):
         args += [x.buffer, np.int64(x.offset), np.int64(x.strides[0]), np.int64(x.strides[1])]
     args += [np.int64(m), np.int64(n), np.int64(a.shape[1]), c.dtype.type(alpha), c.dtype.type(beta)]
     for d in batch:
         args += [np.int64(d.length), np.int64(d.a), np.int64(d.b), np.int64(d.c)]
-    tile = render.TILE
-    ctx.launch(memo[key], (-(-n // tile) * tile, -(-m // tile) * tile, count), (tile, tile, 1), args)
+    launch_gemm_kernel(ctx, memo[key], m, n, count, args)
 
 
 def _matrix(x: GpuArray, vector_as_row: bool) -> GpuArray:
@@ -184,7 +182,7 @@ def _transpose(x: GpuArray, order: list[int]) -> GpuArray:
 
 def _gemm_kernels(node: Apply, n_batch: int) -> list:
     out = node.outputs[0].type
-    return [render.gemm(out.context.dialect, out.dtype, n_batch)]
+    return [gemm_kernel(out.context, out.dtype, n_batch)]
 
 
 class GpuGemm(GpuOp):

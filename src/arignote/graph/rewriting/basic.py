@@ -33,6 +33,13 @@ class NodeRewriter:
         op = node.op
         return any(op == t if not isinstance(t, type) else isinstance(op, t) for t in self.tracks)
 
+    def by_class(self, cls: type) -> bool | None:
+        """What :meth:`applies_to` says for every op of class ``cls`` (False, True), or
+        None when it depends on the op (a tracked instance)."""
+        if not self.tracks or any(isinstance(t, type) and issubclass(cls, t) for t in self.tracks):
+            return True
+        return None if any(not isinstance(t, type) for t in self.tracks) else False
+
     def __repr__(self) -> str:
         return self.name or type(self).__name__
 
@@ -105,6 +112,17 @@ class WalkingRewriter(GraphRewriter):
         self.rewriters = list(rewriters)
         self.order = order
         self.name = name or f"walk({', '.join(map(repr, self.rewriters))})"
+        # Op class -> the rewriters that may apply to its nodes, in order, each with
+        # whether a node must still be asked (``applies_to``): the tracks are looked at
+        # once per class, not once per node and pass (most of a walk's time otherwise).
+        self._for_class: dict[type, list[tuple[NodeRewriter, bool]]] = {}
+
+    def _candidates(self, cls: type) -> list[tuple[NodeRewriter, bool]]:
+        found = self._for_class.get(cls)
+        if found is None:
+            verdicts = [(rw, rw.by_class(cls)) for rw in self.rewriters]
+            found = self._for_class[cls] = [(rw, v is None) for rw, v in verdicts if v is not False]
+        return found
 
     def apply(self, fgraph: FunctionGraph) -> int:
         nodes = fgraph.toposort()
@@ -114,10 +132,12 @@ class WalkingRewriter(GraphRewriter):
         for node in nodes:
             if node not in fgraph.apply_nodes:
                 continue  # pruned by an earlier replacement in this pass
-            for rw in self.rewriters:
-                if rw.applies_to(node) and apply_replacement(fgraph, node, rw.transform(fgraph, node), repr(rw)):
-                    changes += 1
-                    break
+            for rw, ask in self._candidates(type(node.op)):
+                if not ask or rw.applies_to(node):
+                    result = rw.transform(fgraph, node)
+                    if result is not None and apply_replacement(fgraph, node, result, repr(rw)):
+                        changes += 1
+                        break
         return changes
 
 
@@ -144,11 +164,12 @@ class EquilibriumRewriter(GraphRewriter):
         self.max_passes = max_passes
         self.max_growth = max_growth
         self.name = name or "equilibrium"
+        self.walker = WalkingRewriter(self.node_rewriters, "out_to_in") if self.node_rewriters else None
 
     def apply(self, fgraph: FunctionGraph) -> int:
         limit = max(100, int(len(fgraph.apply_nodes) * self.max_growth))
         total = 0
-        walker = WalkingRewriter(self.node_rewriters, "out_to_in") if self.node_rewriters else None
+        walker = self.walker
         for _ in range(self.max_passes):
             changes = sum(g.apply(fgraph) for g in self.graph_rewriters)
             if walker is not None:

@@ -36,6 +36,7 @@ class Entry:
 class RewriteDatabase:
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
+        self._queried: dict[tuple, Pipeline] = {}  # a query -> its pipeline (they hold no state)
 
     def register(self, rewriter: NodeRewriter | GraphRewriter, phase: str, *tags: str,
                  name: str | None = None) -> NodeRewriter | GraphRewriter:
@@ -45,13 +46,20 @@ class RewriteDatabase:
         if name in self.entries:
             raise ValueError(f"a rewrite named {name!r} is already registered")
         self.entries[name] = Entry(name, rewriter, phase, frozenset(tags) | {name, phase})
+        self._queried.clear()
         return rewriter
 
     def query(self, include: Iterable[str], exclude: Iterable[str] = (),
               require: Iterable[str] = ()) -> GraphRewriter:
         """The pipeline of every rewriter carrying an included tag, no excluded one and
         every required one."""
-        include, exclude, require = set(include), set(exclude), set(require)
+        include, exclude, require = frozenset(include), frozenset(exclude), frozenset(require)
+        found = self._queried.get((include, exclude, require))
+        if found is None:
+            found = self._queried[include, exclude, require] = self._pipeline(include, exclude, require)
+        return found
+
+    def _pipeline(self, include: frozenset, exclude: frozenset, require: frozenset) -> Pipeline:
         phases: list[tuple[str, GraphRewriter]] = [("merge", MergeRewriter())] if "merge" not in exclude else []
         for phase in PHASES:
             chosen = [e.rewriter for e in self.entries.values()

@@ -12,6 +12,8 @@ class MergeRewriter(GraphRewriter):
     name = "merge"
 
     def apply(self, fgraph: FunctionGraph) -> int:
+        if getattr(fgraph, "merged_at", None) == fgraph.edits:
+            return 0  # nothing changed since a pass that found nothing to merge
         changes = 0
         constants: dict = {}
         for var in list(fgraph.variables):
@@ -35,4 +37,6 @@ class MergeRewriter(GraphRewriter):
             for old, new in zip(node.outputs, first.outputs):
                 fgraph.replace(old, new, reason="merge")
             changes += 1
+        if not changes:
+            fgraph.merged_at = fgraph.edits
         return changes
