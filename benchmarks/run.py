@@ -10,6 +10,12 @@ kept: drift on a shared machine hits all frameworks alike, the median carries
 the other jobs' load, the fastest chunk is the closest to a quiet machine. Every
 result is checked against numpy's before it is timed. Writes
 benchmarks/results/latest.md and latest.png.
+
+"1 thread" means one CPU: that worker is pinned to a single core
+(``sched_setaffinity``), because thread-count variables do not bind every
+framework (JAX's runtime, with ``--xla_cpu_multi_thread_eigen=false``, still
+spreads one call's work over its other threads, measured at 1.9 CPU-seconds per
+second on W3). The all-cores worker is not pinned.
 """
 from __future__ import annotations
 
@@ -33,8 +39,7 @@ def thread_env(threads: int) -> dict:
     env = dict(os.environ)
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "ARIGNOTE_NUM_THREADS"):
         env[name] = str(threads)
-    env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
-                        f"intra_op_parallelism_threads={threads}")
+    env["XLA_FLAGS"] = f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}"
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = str(HERE.parent / "src") + os.pathsep + env.get("PYTHONPATH", "")
     return env
@@ -45,6 +50,11 @@ def worker(quick: bool, only: list[str] | None) -> dict:
     import numpy as np
     sys.path.insert(0, str(HERE))
     from workloads import WORKLOADS, available
+    if available("arignote"):
+        from arignote import config
+        # The steady state is timed: a first call that meets an empty kernel cache waits
+        # for the compiler instead of running numpy's kernels meanwhile (W5 times that).
+        config.native_build = "wait"
     rounds = 3 if quick else 9
     out: dict = {}
     for key, (_desc, dtypes, calls, setups, rtol) in WORKLOADS.items():
@@ -127,14 +137,20 @@ def peak_memory(framework: str, workload: str) -> float:
 
 
 # ------------------------------------------------------------------ driver side
-def spawn(args: list[str], threads: int, compiledir: Path | None = None, bytecode: bool = False) -> dict:
+def one_cpu() -> None:
+    """Pin this (child) process to one of the CPUs it may run on: the honest "1 thread"."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def spawn(args: list[str], threads: int, compiledir: Path | None = None, bytecode: bool = False,
+          pin: bool = False) -> dict:
     env = thread_env(threads)
     if compiledir is not None:
         env["ARIGNOTE_FLAGS"] = f"compiledir={compiledir}"
     if bytecode:  # let this worker write the modules' .pyc files, whatever the caller said
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
-                          env=env, timeout=3600)
+                          env=env, timeout=3600, preexec_fn=one_cpu if pin else None)
     if done.returncode != 0:
         raise SystemExit(f"benchmark worker failed ({' '.join(args)}):\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -190,7 +206,8 @@ def main() -> None:
         parser.error(f"unknown workloads {sorted(unknown)}; there are {sorted(WORKLOADS)}")
     quick = ["--quick"] if args.quick else []
     only = ["--only", *args.only] if args.only else []
-    timings = {threads: spawn(["--worker", *quick, *only], threads) for threads in sorted({1, cores})}
+    timings = {threads: spawn(["--worker", *quick, *only], threads, pin=threads == 1)
+               for threads in sorted({1, cores})}
     load = (load_before, os.getloadavg()[0])
     if args.only:
         report(timings, {}, {}, WORKLOADS, cores, load, stem="-".join(args.only))
@@ -225,7 +242,7 @@ def report(timings: dict, cold: dict, memory: dict, workloads: dict, cores: int,
              "numpy's time in the same run (lower is better).", ""]
     chart = []
     for threads, table in timings.items():
-        lines += [f"## {threads} thread{'s' * (threads > 1)}", "",
+        lines += [f"## {threads} thread{'s' * (threads > 1)}{' (pinned to one CPU)' * (threads == 1)}", "",
                   "| workload | framework | median | ratio | fastest | ratio |", "|---|---|---|---|---|---|"]
         for key, row in table.items():
             base = row["numpy"]

@@ -4,6 +4,8 @@
 (``tanh(x) * 2 + 1``) float32 function on numpy's path and on the native one, one thread.
 ``openmp_elemwise_minsize``: per size, the fused kernel with 1 thread and with
 all cores (each thread count in its own process, as OpenMP fixes it at start).
+``native_reduce_min_size``: a row sum and a softmax of (n/10, 10) float32 matrices, the
+same way (numpy's paths for these are several numpy calls each).
 
 Usage: python benchmarks/thresholds.py (from the repository root).
 """
@@ -23,19 +25,23 @@ def timings(min_size: int, cxx: str | None) -> dict:
     import numpy as np
 
     from arignote import config, function, tensor as T
-    flags = {"native_min_size": min_size}
+    flags = {"native_min_size": min_size, "native_reduce_min_size": min_size}
     if cxx is not None:
         flags["cxx"] = cxx
     out = {}
     with config.change_flags(**flags):
         x = T.fvector("x")
         fns = {"one op": function([x], x + 1), "fused": function([x], T.tanh(x) * 2 + 1)}
+        m = T.fmatrix("m")
+        rows = {"row sum": function([m], m.sum(axis=1)), "softmax": function([m], T.nnet.softmax(m))}
     for n in SIZES:
         v = np.linspace(-1, 1, n).astype("float32")
-        for name, f in fns.items():
+        cases = [(name, f, v) for name, f in fns.items()]
+        cases += [(name, f, v[:n - n % 10].reshape(-1, 10)) for name, f in rows.items() if n >= 10]
+        for name, f, value in cases:
             number = max(1, 200000 // n)
-            runs = timeit.repeat(lambda f=f, v=v: f(v), number=number, repeat=7)
-            out[f"{name} {n}"] = statistics.median(runs) / number
+            runs = timeit.repeat(lambda f=f, value=value: f(value), number=number, repeat=7)
+            out[f"{name} {value.size}"] = statistics.median(runs) / number
     return out
 
 

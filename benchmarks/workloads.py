@@ -259,19 +259,21 @@ def w4_jax(dtype):
     state = {"params": [jnp.asarray(v) for v in values]}
     x, y = jnp.asarray(xv), jnp.asarray(yv)
 
-    def loss(params):
+    def loss(params, x, y):
         w1, b1, w2, b2 = params
         h = jnp.tanh(x @ w1 + b1)
         logp = jax.nn.log_softmax(h @ w2 + b2)
         return -jnp.mean(logp[jnp.arange(y.shape[0]), y])
 
+    # The minibatch is an argument, as in a training loop: closed over, it would be a
+    # compile-time constant that XLA may lay out (or fold) ahead of the call.
     @jax.jit
-    def step(params):
-        grads = jax.grad(loss)(params)
+    def step(params, x, y):
+        grads = jax.grad(loss)(params, x, y)
         return [q - LR * g for q, g in zip(params, grads)]
 
     def run():
-        state["params"] = step(state["params"])
+        state["params"] = step(state["params"], x, y)
         state["params"][0].block_until_ready()
     return run, lambda: np.asarray(state["params"][2])
 
@@ -422,7 +424,7 @@ def _w4_torch(dtype, compiled):
     params = [torch.tensor(v.copy(), requires_grad=True) for v in values]
     x, y = torch.from_numpy(xv), torch.from_numpy(yv.astype("int64"))
 
-    def step(params):
+    def step(params, x, y):
         w1, b1, w2, b2 = params
         h = torch.tanh(x @ w1 + b1)
         loss = torch.nn.functional.cross_entropy(h @ w2 + b2, y)
@@ -431,7 +433,7 @@ def _w4_torch(dtype, compiled):
             for q, g in zip(params, grads):
                 q -= LR * g
     f = torch.compile(step) if compiled else step
-    return (lambda: f(params)), lambda: params[2].detach().numpy().copy()
+    return (lambda: f(params, x, y)), lambda: params[2].detach().numpy().copy()
 
 
 def w4_torch(dtype):
@@ -634,12 +636,12 @@ def w7_jax(dtype):
     x, y = jnp.asarray(xv), jnp.asarray(yv)
 
     @jax.jit
-    def step(params):
+    def step(params, x, y):  # the minibatch an argument, as in W4
         grads = jax.grad(_w7_jax_loss)(params, x, y)
         return [q - LR * g for q, g in zip(params, grads)]
 
     def run():
-        state["params"] = step(state["params"])
+        state["params"] = step(state["params"], x, y)
         state["params"][0].block_until_ready()
     return run, lambda: np.asarray(state["params"][0])
 

@@ -159,8 +159,10 @@ _FLAGS = [
          "they are not cached: 'background' (numpy's kernels run until the compiler is done, "
          "then the native ones are swapped in between two calls) or 'wait' (that call waits "
          "for the compiler)", _choice("background", "wait")),
-    Flag("native_min_size", 2048, "elements below which an op runs numpy's kernel instead of "
-         "a native one (0: always native)", _count),
+    Flag("native_min_size", 2048, "elements below which an elementwise op runs numpy's kernel "
+         "instead of a native one (0: always native)", _count),
+    Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
+         "runs numpy's path instead of a native kernel (0: always native)", _count),
 ]
 
 # Theano 1.0's flags under the ``theano`` alias: the flag of ours each one sets, or None

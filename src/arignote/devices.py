@@ -174,7 +174,8 @@ def native_section() -> Section:
         ("vector math", f"{chain.vector_library}: {len(chain.vector_functions)} functions"
          if chain.vector_library else "none: plain libm calls (not vectorised)"),
         ("threads", threads),
-        ("numpy below", f"{config.native_min_size} elements"),
+        ("numpy below", f"{config.native_min_size} elements (reductions, softmax: "
+                        f"{config.native_reduce_min_size})"),
         ("cache", config.compiledir),
         ("builds", _builds_text(native.history())),
     ])

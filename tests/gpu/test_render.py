@@ -110,8 +110,17 @@ def test_c_dialect_renders_the_table_and_compiles(tmp_path):
             found.append(render.reduce_nest(render.C, op, TABLE["exp"] if op == "add" else None,
                                             ["float32"], "float32", "float32", "float32", 2, axes,
                                             f"k{len(found)}"))
-    found += [render.softmax_nest(render.C, "float32", "float64", 3, 1, log, f"k{len(found) + log}")
-              for log in (False, True)]
+    # A fused map (its steps are named s0, s1, ...), every reduced layout, 0-d, integer max.
+    squared = Composite(2, ["float64", "float64"], [(TABLE["sub"], (0, 1)), (TABLE["sqr"], (2,))], 3)
+    for ndim, axes in ((2, (0,)), (2, (1,)), (3, (0, 2)), (1, (0,)), (0, ())):
+        for op in ("add", "maximum"):
+            found.append(render.reduce_nest(render.C, op, squared, ["float64"] * 2, "float64",
+                                            "float64", "float64", ndim, axes, f"k{len(found)}"))
+    found.append(render.reduce_nest(render.C, "maximum", None, ["int16"], "int16", "int16", "int16",
+                                    2, (1,), f"k{len(found)}"))
+    for ndim, axis in ((3, 1), (1, 0)):  # one slice (1-d): no loop around it
+        found += [render.softmax_nest(render.C, "float32", "float64", ndim, axis, log, f"k{len(found) + log}")
+                  for log in (False, True)]
     assert len(found) > 300
     path = tmp_path / "kernels.c"
     path.write_text(render.C_PREAMBLE + "#include <tgmath.h>\n#define MAXD 64\n#define PARALLEL_MIN 1\n"

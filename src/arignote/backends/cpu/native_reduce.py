@@ -3,9 +3,11 @@ Softmax / LogSoftmax (a max, a sum and a write per slice).
 
 The kernel is ``render.reduce_nest``; the entry point broadcasts the inputs,
 gives the output stride 0 on the reduced axes and, when the output accumulates
-in memory, fills it with the identity first. Arrays under ``native_min_size``
-elements, layouts the entry was not built for, empty max/min (an error numpy's
-path words) and Argmax/Argmin run the op's ``perform``.
+in memory, fills it with the identity first. Arrays under ``native_reduce_min_size``
+elements (0 by default: numpy's paths here are several numpy calls, and the kernel
+wins at every size, 2-3x on a 128x10 softmax or sum; ``benchmarks/thresholds.py``),
+layouts the entry was not built for, empty max/min (an error numpy's path words)
+and Argmax/Argmin run the op's ``perform``.
 """
 from __future__ import annotations
 
@@ -126,7 +128,7 @@ def reduce_thunk(op: Any, node: Apply, input_cells: list[list], output_cells: li
     axes = () if softmax else op.reducer.axis if isinstance(op, ElemwiseReduce) else op.axis
     kept = [i for i in range(node.inputs[0].type.ndim) if i not in axes]
     out_shape = "(" + "".join(f"shape[{i}], " for i in kept) + ")"
-    minimum = config.native_min_size
+    minimum = config.native_reduce_min_size
     lines += [f"    if {shaped[0]}.size >= {minimum}:" if minimum else "    if True:",
               f"        shape = {shape}",
               f"        out_shape = {out_shape}",

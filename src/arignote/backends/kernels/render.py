@@ -466,6 +466,7 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
     in memory order, so the last axis stays contiguous."""
     acc = d.ctype(acc_dtype)  # first: UnsupportedDtype for a dtype C lacks
     identity, combine = _reduce_parts(d, op_name, acc_dtype)
+    axes = sorted(axes)
     n_in = len(in_dtypes)
     if map_op is None:
         lines, value = [], "x0"
@@ -478,12 +479,25 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
     kept = [i for i in range(ndim) if i not in axes]
     params = [_ptr(d, out_dtype, "a0")] + [_ptr(d, dt, f"a{k + 1}", True) for k, dt in enumerate(in_dtypes)]
     params += ["const index_t *n", "const index_t *st"]
-    offset = " + ".join([f"i{i} * st[{{k}} * MAXD + {i}]" for i in range(ndim)] or ["0"])
-    step = [f"const {d.ctype(dt)} x{k} = a{k + 1}[{offset.format(k=k + 1)}];" for k, dt in enumerate(in_dtypes)]
-    step += lines + [f"const {acc} b = {load};"]
-    out_at = offset.format(k=0)
-    simd = _OMP_REDUCTION.get(op_name) if acc_dtype in d.inf or op_name not in ("maximum", "minimum") else None
+    # OpenMP's reduction clause for the accumulator; float max/min keep numpy's NaN (any NaN
+    # wins) in a flag beside it, so that the max itself can be the vectorisable one.
+    float_minmax = op_name in ("maximum", "minimum") and acc_dtype in d.inf
+    clause = {"maximum": "max", "minimum": "min"}.get(op_name) or _OMP_REDUCTION[op_name]
+    clause = f"reduction({clause}:part)" + (" reduction(|:nan)" if float_minmax else "")
+    fold = combine if op_name not in ("maximum", "minimum") else f"(b {'>' if op_name == 'maximum' else '<'} a ? b : a)"
     last_reduced = ndim and ndim - 1 in axes
+    # The arrays the innermost loop (over the last axis) reads or writes: the output only
+    # when it accumulates in memory.
+    walked = list(range(1, n_in + 1)) if not ndim or last_reduced else list(range(n_in + 1))
+
+    def at(k: int, inner: str) -> str:
+        """Array ``k``'s element at the current indices: ``posK`` (the outer axes' part,
+        hoisted) plus ``inner`` for the last axis; ``0`` on a 0-d kernel."""
+        return f"pos{k}{inner.format(k=k)}" if ndim else "0"
+
+    def step(inner: str) -> list[str]:
+        lines_ = [f"const {d.ctype(dt)} x{k} = a{k + 1}[{at(k + 1, inner)}];" for k, dt in enumerate(in_dtypes)]
+        return lines_ + lines + [f"const {acc} b = {load};"]
     body: list[str] = []
     depth = 0
 
@@ -500,32 +514,56 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
             depth -= 1
             body.append("  " * depth + "}")
 
+    def innermost(pragma: str, update: list[str]) -> None:
+        """The loop over the last axis, with the other axes' offsets and the last axis's
+        strides hoisted: a unit-stride form when every array it walks is contiguous
+        there (loads and stores the vectoriser can use; a run-time stride gathers), else
+        the strided one. Without axes (0-d), the step alone."""
+        pad = "  " * depth
+        if not ndim:
+            body.extend(pad + line for line in step("") + update)
+            return
+        last = ndim - 1
+        for k in walked:
+            outer = " + ".join([f"i{i} * st[{k} * MAXD + {i}]" for i in range(last)] or ["0"])
+            body.append(pad + f"const index_t pos{k} = {outer}, inc{k} = st[{k} * MAXD + {last}];")
+        unit = " && ".join(f"inc{k} == 1" for k in walked)
+        for test, inner in ((f"if ({unit}) {{", f" + i{last}"), ("} else {", f" + i{last} * inc{{k}}")):
+            body.append(pad + test)
+            if pragma:
+                body.append(pad + "  " + pragma)
+            body.append(pad + f"  for (index_t i{last} = 0; i{last} < n[{last}]; i{last}++) {{")
+            body.extend(pad + "    " + line.replace("INNER", inner.format(k=0)) for line in step(inner) + update)
+            body.append(pad + "  }")
+        body.append(pad + "}")
+
     parallel = '_Pragma("omp parallel for if(total >= PARALLEL_MIN) schedule(static)")'
     if not ndim or last_reduced:
         for j, i in enumerate(kept):
             open_loop(i, parallel if j == 0 else "")
-        body.append("  " * depth + f"{acc} part = {identity};")
-        for j, i in enumerate(axes):
+        body.append("  " * depth + f"{acc} part = {identity};" + (" int nan = 0;" if float_minmax else ""))
+        for j, i in enumerate(axes[:-1]):
             pragma = ""
-            if j == 0 and not kept and simd and len(axes) > 1:
-                pragma = f'_Pragma("omp parallel for reduction({simd}:part) if(total >= PARALLEL_MIN)")'
-            elif j == len(axes) - 1 and simd:
-                pragma = f'_Pragma("omp simd reduction({simd}:part)")'
+            if j == 0 and not kept:
+                pragma = f'_Pragma("omp parallel for {clause} if(total >= PARALLEL_MIN)")'
             open_loop(i, pragma)
-        body += ["  " * depth + line for line in step]
-        body.append("  " * depth + f"{{ const {acc} a = part; part = {combine}; }}")
-        close(len(axes))
+        innermost(f'_Pragma("omp simd {clause}")',
+                  [f"{{ const {acc} a = part; part = {fold}; }}"] + (["nan |= b != b;"] if float_minmax else []))
+        close(len(axes[:-1]))
+        if float_minmax:
+            body.append("  " * depth + "if (nan) part = NAN;")
         kept_at = " + ".join([f"i{i} * st[{i}]" for i in kept] or ["0"])
         body.append("  " * depth + f"a0[{kept_at}] = {c_convert('part', out_dtype, d.ctype)};")
         close(len(kept))
     else:
         if acc_dtype != out_dtype:
             raise UnsupportedDtype("an output accumulated in memory must have the accumulator's dtype")
-        for i in range(ndim):
-            open_loop(i, '_Pragma("omp simd")' if i == ndim - 1 else "")
-        body += ["  " * depth + line for line in step]
-        body.append("  " * depth + f"{{ const {acc} a = a0[{out_at}]; a0[{out_at}] = {combine}; }}")
-        close(ndim)
+        for i in range(ndim - 1):
+            open_loop(i)
+        out_at = at(0, "INNER")
+        innermost('_Pragma("omp simd")',
+                  [f"{{ const {acc} a = a0[{out_at}]; a0[{out_at}] = {combine}; }}"])
+        close(ndim - 1)
     total = " * ".join([f"n[{i}]" for i in range(ndim)] or ["1"])
     source = (f"{d.kernel} {name}({', '.join(params)}) {{\n  const index_t total = {total};\n"
               f"  (void)total;\n" + "".join(f"  {line}\n" for line in body) + "}\n")
@@ -548,18 +586,22 @@ def softmax_nest(d: Dialect, in_dtype: str, out_dtype: str, ndim: int, axis: int
             body.append('_Pragma("omp parallel for if(total >= PARALLEL_MIN) schedule(static)")')
         body.append(f"for (index_t i{i} = 0; i{i} < n[{i}]; i{i}++) {{")
     at = " + ".join([f"i{i} * st[{{k}} * MAXD + {i}]" for i in kept] or ["0"])
-    value = f"(({t})a1[xb + j * xs])"
-    write = "(v - m) - log(total)" if log else "exp(v - m) / total"
+    write = "(v - m) - log(sum)" if log else "exp(v - m) / sum"
     body += [f"const index_t ob = {at.format(k=0)}, xb = {at.format(k=1)};",
              f"const index_t os = st[{axis}], xs = st[MAXD + {axis}], len = n[{axis}];",
-             f"{t} m = -{d.inf[out_dtype]};",
-             f"for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; m = (m > v || isnan(m)) ? m : v; }}",
-             f"{t} total = 0;",
-             '_Pragma("omp simd reduction(+:total)")',
-             f"for (index_t j = 0; j < len; j++) total += exp({value} - m);",
-             '_Pragma("omp simd")',
-             f"for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; a0[ob + j * os] = {write}; }}"]
-    body += ["}"] * len(kept)
+             f"{t} m = -{d.inf[out_dtype]};", f"{t} sum = 0;", "int nan = 0;"]
+    # Contiguous slices get unit-stride loops (a run-time stride makes the vectoriser gather).
+    for test, xs, os in (("if (xs == 1 && os == 1) {", "", ""), ("} else {", " * xs", " * os")):
+        value = f"(({t})a1[xb + j{xs}])"
+        body += [test,
+                 '  _Pragma("omp simd reduction(max:m) reduction(|:nan)")',  # a NaN wins, as in numpy
+                 f"  for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; m = v > m ? v : m; nan |= v != v; }}",
+                 "  if (nan) m = NAN;",
+                 '  _Pragma("omp simd reduction(+:sum)")',
+                 f"  for (index_t j = 0; j < len; j++) sum += exp({value} - m);",
+                 '  _Pragma("omp simd")',
+                 f"  for (index_t j = 0; j < len; j++) {{ const {t} v = {value}; a0[ob + j{os}] = {write}; }}"]
+    body += ["}"] + ["}"] * len(kept)
     total = " * ".join([f"n[{i}]" for i in range(ndim)] or ["1"])
     source = (f"{d.kernel} {name}({', '.join(params)}) {{\n  const index_t total = {total};\n"
               "  (void)total;\n" + "".join(f"  {line}\n" for line in body) + "}\n")
