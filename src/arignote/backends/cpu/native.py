@@ -422,8 +422,8 @@ def _build_once(chain: Toolchain, head: str, requests: list[Request], directory:
 
 def _from_disk(req: Request, directory: Path) -> Callable | None:
     try:  # os.path, not pathlib: a new process's first call reads one index per kernel
-        with open(os.path.join(directory, f"{req.key}.idx"), encoding="ascii") as index:
-            module, sha = index.read().split()
+        with open(os.path.join(directory, f"{req.key}.idx"), "rb") as index:
+            module, sha = index.read().decode().split()
     except (OSError, ValueError):
         return None
     return _load(os.path.join(directory, module), sha, [req])
