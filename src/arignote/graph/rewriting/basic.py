@@ -36,9 +36,15 @@ class NodeRewriter:
     def by_class(self, cls: type) -> bool | None:
         """What :meth:`applies_to` says for every op of class ``cls`` (False, True), or
         None when it depends on the op (a tracked instance)."""
-        if not self.tracks or any(isinstance(t, type) and issubclass(cls, t) for t in self.tracks):
+        if not self.tracks:
             return True
-        return None if any(not isinstance(t, type) for t in self.tracks) else False
+        instances = False
+        for t in self.tracks:  # a loop, not any(): a new process asks this for every class
+            if not isinstance(t, type):
+                instances = True
+            elif issubclass(cls, t):
+                return True
+        return None if instances else False
 
     def __repr__(self) -> str:
         return self.name or type(self).__name__
