@@ -2,7 +2,8 @@
 
 Everything decidable before the first call is decided here and baked into a
 small straight-line function: constants bound as 0-d values (numpy broadcasts
-a 0-d operand much faster than a (1,)-shaped one), which inputs can set the
+a 0-d operand much faster than a (1,)-shaped one) in the dtype numpy's loop
+reads them in (so no call casts them again), which inputs can set the
 output shape (equal shapes pass with one comparison; others meet the types'
 BroadcastRule, written out for the node, which refuses what numpy alone would
 stretch), whether inputs need a cast first (numpy's exp of int8 is float16;
