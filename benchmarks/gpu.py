@@ -185,11 +185,11 @@ def _record_launches(device, f, data) -> list:
     found = []
     launch = device.launch
 
-    def recording(kernel, global_size, local_size, args):
+    def recording(kernel, global_size, local_size, args, token=None):
         found.append((kernel.function_name, global_size, local_size,
                       [["buffer", a.size] if isinstance(a, cl.Buffer) else ["value", a.item() if
                        hasattr(a, "item") else a] for a in args]))
-        return launch(kernel, global_size, local_size, args)
+        return launch(kernel, global_size, local_size, args, token)
     device.launch = recording
     f(data[0], data[1])
     del device.launch
