@@ -145,3 +145,17 @@ def test_generated_python_is_cached_compiled(tmp_path):
         assert ns["thunk"]() == 42 and c.co_filename == "<thunk test>"
     assert again is not code and entry.read_bytes() != b"\x00garbage"
     assert len(list((tmp_path / "py").iterdir())) == 2
+
+
+def test_a_compiledir_that_cannot_be_made_only_costs_compiling(tmp_path):
+    """A file where the cache directory should be: functions still compile and run (the
+    generated Python is compiled each time, nothing is written)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with config.change_flags(compiledir=str(blocker / "cache")):
+        ns: dict = {}
+        exec(native.cache.python_code("def thunk():\n    return 42\n", "<thunk test>"), ns)
+        assert ns["thunk"]() == 42
+        x = tensor.dvector("x")
+        np.testing.assert_array_equal(function([x], x * 7)(np.ones(3)), np.full(3, 7.0))
+    assert blocker.read_text() == ""

@@ -79,8 +79,11 @@ def python_code(source: str, filename: str) -> CodeType:
     """``compile(source, filename, "exec")``, through the disk cache: keyed by both and the
     interpreter (marshal's format is its own); a corrupt entry is compiled again."""
     if not _code_dir or _code_dir[0][0] != config.compiledir:
-        folder = directory() / "py"
-        folder.mkdir(exist_ok=True)
+        try:
+            folder = directory() / "py"
+            folder.mkdir(exist_ok=True)
+        except OSError:  # no usable cache directory: compiled each time
+            return compile(source, filename, "exec")
         _code_dir[:] = [(config.compiledir, folder)]
     # os.path and open(), not pathlib: a new process's function() reads a dozen of these.
     path = os.path.join(_code_dir[0][1], f"{digest(source, filename, sys.version)[:40]}.code")
