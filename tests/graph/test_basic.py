@@ -34,6 +34,19 @@ def test_props_holding_arrays_lists_and_dicts_hash_by_content():
     assert hash(a) != hash(WithArray(np.arange(3.0)))  # same values, other dtype
 
 
+def test_an_op_hash_is_kept_until_an_attribute_changes_and_never_pickled_or_copied():
+    import copy
+    import pickle
+    op = Combine("f")
+    first = hash(op)
+    assert op.__dict__["_hash"] == first  # computed once, then reused
+    op.label = "g"  # assigning any attribute drops it
+    assert hash(op) == hash(Combine("g")) != first and op == Combine("g")
+    for twin in (pickle.loads(pickle.dumps(op)), copy.copy(op), copy.deepcopy(op)):
+        assert "_hash" not in twin.__dict__  # another process's hash differs
+        assert twin == op and hash(twin) == hash(op)
+
+
 def test_ops_of_different_classes_never_compare_equal():
     class Other(Combine):
         pass

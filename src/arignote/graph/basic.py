@@ -237,7 +237,20 @@ class Op:
         return type(self) is type(other) and self._props() == other._props()
 
     def __hash__(self) -> int:
-        return hash((type(self), tuple(_hashable(p) for p in self._props())))
+        # Computed once per op (merging hashes every node on every pass); assigning any
+        # attribute drops it, and it is never pickled or copied (hashes differ per process).
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = hash((type(self), tuple(_hashable(p) for p in self._props())))
+        return found
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.__dict__.pop("_hash", None)
+        object.__setattr__(self, name, value)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__
+        return {k: v for k, v in state.items() if k != "_hash"} if "_hash" in state else state
 
     def __str__(self) -> str:
         if self.__props__:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from arignote.backends.kernels import cache
 from arignote.scalar.ops import ScalarOp, c_convert
 
 # A step is (scalar op, argument refs); a ref < n_inputs is an input, otherwise
@@ -30,7 +31,7 @@ class Composite(ScalarOp):
         for op, args in self.steps:
             arg_dtypes = [dtypes[a] for a in args]
             out = op.output_dtype(*arg_dtypes)
-            needs_cast = op.ufunc is None or _numpy_dtype(op, arg_dtypes) != out
+            needs_cast = op.ufunc is None or _numpy_dtype(op, tuple(arg_dtypes)) != out
             self.compute_dtypes.append(op.compute_dtype(out, *arg_dtypes) if needs_cast else None)
             dtypes.append(out)
         self.step_dtypes = dtypes[n_inputs:]
@@ -119,13 +120,15 @@ class Composite(ScalarOp):
         if self.output < n:
             lines.append(f"    copyto(out, i{self.output}, casting='unsafe')")
         source = "\n".join(lines) + "\n"
-        exec(compile(source, f"<{self.name}>", "exec"), ns)
+        exec(cache.python_code(source, f"<{self.name}>"), ns)
         kernel = ns["kernel"]
         kernel.source = source
         return kernel
 
 
-def _numpy_dtype(op: ScalarOp, dtypes: Sequence[str]) -> str:
+@functools.lru_cache(maxsize=4096)
+def _numpy_dtype(op: ScalarOp, dtypes: tuple[str, ...]) -> str:
+    """The dtype numpy's ufunc gives for ``dtypes`` (asked of numpy once per pair)."""
     probes = [np.ones(1, dtype=d) for d in dtypes]
     with np.errstate(all="ignore"):
         return np.asarray(op.ufunc(*probes)).dtype.name

@@ -8,6 +8,8 @@ default floatX=float64 the rules are exactly numpy's.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from arignote.config import config
@@ -34,8 +36,14 @@ def upcast(*dtypes: str) -> str:
     floatX when floatX is narrower than float64 and no input float is wider
     than floatX: under floatX=float32, ``int32`` with ``float32`` is ``float32``.
     """
+    return _upcast(dtypes, config.floatX)
+
+
+@functools.lru_cache(maxsize=4096)
+def _upcast(dtypes: tuple[str, ...], floatx: str) -> str:
+    # Memoized: asking numpy (result_type, then the dtype's name) costs microseconds, and
+    # building a graph asks for the same few combinations hundreds of times.
     dtype = np.result_type(*dtypes).name
-    floatx = config.floatX
     if dtype in _FLOAT_RANK and floatx != "float64" and _FLOAT_RANK[dtype] > _FLOAT_RANK[floatx]:
         widest = max((_FLOAT_RANK[d] for d in dtypes if d in _FLOAT_RANK), default=None)
         if widest is not None and widest <= _FLOAT_RANK[floatx]:

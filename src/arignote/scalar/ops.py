@@ -101,14 +101,15 @@ class ScalarOp:
 
         ``names`` describe the inputs in the error message (``'x'``, ...).
         """
-        names = names or [f"input {i}" for i in range(len(dtypes))]
         if self.accepts is not None:
-            for dtype, who in zip(dtypes, names):
+            for k, dtype in enumerate(dtypes):
                 if dtype not in self.accepts:
+                    who = names[k] if names else f"input {k}"
                     raise TypeError(f"{self.name}: {who} is {dtype}, but {self.name} is only "
                                     f"defined for {_describe_dtypes(self.accepts)}: cast it first, "
                                     f"e.g. with .astype({_suggest_cast(dtype, self.accepts)!r})")
         if not self.bool_result and all(d == "bool" for d in dtypes):
+            names = names or [f"input {k}" for k in range(len(dtypes))]
             raise TypeError(f"{self.name} is not defined for bool inputs ({', '.join(names)}): "
                             "cast one to an integer dtype first, e.g. with .astype('int8')"
                             + ("; for logical not use invert (~x)" if self.name == "neg" else "")

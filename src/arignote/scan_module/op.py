@@ -68,7 +68,7 @@ class Scan(Op):
 
     def __getstate__(self) -> dict:
         """The loop's definition; its inner functions are compiled again where it is loaded."""
-        state = dict(self.__dict__)
+        state = dict(super().__getstate__())
         del state["_fn"], state["_idle"], state["_compiling"]
         return state
 

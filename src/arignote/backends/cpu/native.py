@@ -421,11 +421,12 @@ def _build_once(chain: Toolchain, head: str, requests: list[Request], directory:
 
 
 def _from_disk(req: Request, directory: Path) -> Callable | None:
-    try:
-        module, sha = (directory / f"{req.key}.idx").read_text().split()
+    try:  # os.path, not pathlib: a new process's first call reads one index per kernel
+        with open(os.path.join(directory, f"{req.key}.idx"), "rb") as index:
+            module, sha = index.read().decode().split()
     except (OSError, ValueError):
         return None
-    return _load(directory / module, sha, [req])
+    return _load(os.path.join(directory, module), sha, [req])
 
 
 def _build(chain: Toolchain, source: str, path: Path, requests: list[Request]) -> None:
@@ -438,13 +439,13 @@ def _build(chain: Toolchain, source: str, path: Path, requests: list[Request]) -
         cache.write_atomic(path.parent / f"{req.key}.idx", f"{path.name} {sha}\n".encode())
 
 
-def _load(path: Path, sha: str, requests: list[Request]) -> Callable | None:
+def _load(path: Path | str, sha: str, requests: list[Request]) -> Callable | None:
     """Load ``path`` if its bytes match ``sha``; memoize the requests' entry points.
     None when the file is missing, corrupt or lacks a symbol (it is then rebuilt)."""
-    key = str(path)
+    key = os.fspath(path)
     lib = _modules.get(key)
     if lib is None:
-        if cache.read_verified(path, sha) is None:
+        if cache.read_verified(Path(key), sha) is None:
             return None
         if "GOMP_SPINCOUNT" not in os.environ:
             # Read by libgomp when it loads: its idle threads sleep instead of spinning

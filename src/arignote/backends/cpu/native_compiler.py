@@ -25,7 +25,7 @@ import os
 import platform
 import shutil
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import NamedTuple
 
@@ -70,7 +70,15 @@ class Toolchain:
     features: str  # digest of the CPU's feature flags
 
     def key(self) -> str:
-        return cache.digest(json.dumps(asdict(self), sort_keys=True))
+        """A digest of every field (memoized: the same in every process, so it may pickle)."""
+        found = self.__dict__.get("_key")
+        if found is None:
+            # The fields as asdict() gives them (str, bool, tuples of str), without its
+            # deep copies, which a new process's first call would pay for.
+            found = cache.digest(json.dumps({f.name: getattr(self, f.name) for f in fields(self)},
+                                            sort_keys=True))
+            object.__setattr__(self, "_key", found)
+        return found
 
     def declarations(self) -> str:
         """``simd`` declarations of the vector library's functions (float32 and float64)."""

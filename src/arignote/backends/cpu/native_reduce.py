@@ -17,7 +17,7 @@ import numpy as np
 
 from arignote.backends.cpu import native, native_glue
 from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
-from arignote.backends.kernels import render
+from arignote.backends.kernels import cache, render
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant
 from arignote.tensor.fused_reduce import ElemwiseReduce
@@ -140,7 +140,7 @@ def reduce_thunk(op: Any, node: Apply, input_cells: list[list], output_cells: li
               "            return",
               "    FALLBACK()"]
     source_py = "def thunk():\n" + "\n".join(lines) + "\n"
-    exec(compile(source_py, f"<thunk {op}>", "exec"), ns)
+    exec(cache.python_code(source_py, f"<thunk {op}>"), ns)
     thunk = ns["thunk"]
     thunk.source = source_py
     return thunk

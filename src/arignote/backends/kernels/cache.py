@@ -85,16 +85,18 @@ def python_code(source: str, filename: str) -> CodeType:
         except OSError:  # no usable cache directory: compiled each time
             return compile(source, filename, "exec")
         _code_dir[:] = [(config.compiledir, folder)]
-    path = _code_dir[0][1] / f"{digest(source, filename, sys.version)[:40]}.code"
+    # os.path and open(), not pathlib: a new process's function() reads a dozen of these.
+    path = os.path.join(_code_dir[0][1], f"{digest(source, filename, sys.version)[:40]}.code")
     try:
-        code = marshal.loads(path.read_bytes())
+        with open(path, "rb") as entry:
+            code = marshal.loads(entry.read())
         if isinstance(code, CodeType):
             return code
     except (OSError, ValueError, EOFError, TypeError):
         pass
     code = compile(source, filename, "exec")
     try:
-        write_atomic(path, marshal.dumps(code))
+        write_atomic(Path(path), marshal.dumps(code))
     except OSError:
         pass  # a read-only cache: compiled each time
     return code

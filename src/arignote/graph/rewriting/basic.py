@@ -36,9 +36,15 @@ class NodeRewriter:
     def by_class(self, cls: type) -> bool | None:
         """What :meth:`applies_to` says for every op of class ``cls`` (False, True), or
         None when it depends on the op (a tracked instance)."""
-        if not self.tracks or any(isinstance(t, type) and issubclass(cls, t) for t in self.tracks):
+        if not self.tracks:
             return True
-        return None if any(not isinstance(t, type) for t in self.tracks) else False
+        instances = False
+        for t in self.tracks:  # a loop, not any(): a new process asks this for every class
+            if not isinstance(t, type):
+                instances = True
+            elif issubclass(cls, t):
+                return True
+        return None if instances else False
 
     def __repr__(self) -> str:
         return self.name or type(self).__name__
@@ -113,15 +119,18 @@ class WalkingRewriter(GraphRewriter):
         self.order = order
         self.name = name or f"walk({', '.join(map(repr, self.rewriters))})"
         # Op class -> the rewriters that may apply to its nodes, in order, each with
-        # whether a node must still be asked (``applies_to``): the tracks are looked at
-        # once per class, not once per node and pass (most of a walk's time otherwise).
-        self._for_class: dict[type, list[tuple[NodeRewriter, bool]]] = {}
+        # whether a node must still be asked (``applies_to``) and what to call: the tracks
+        # are looked at once per class, not once per node and pass (most of a walk's time
+        # otherwise), and a function rewriter's function is called without its wrapper.
+        self._for_class: dict[type, list[tuple[NodeRewriter, bool, Callable]]] = {}
 
-    def _candidates(self, cls: type) -> list[tuple[NodeRewriter, bool]]:
+    def _candidates(self, cls: type) -> list[tuple[NodeRewriter, bool, Callable]]:
         found = self._for_class.get(cls)
         if found is None:
             verdicts = [(rw, rw.by_class(cls)) for rw in self.rewriters]
-            found = self._for_class[cls] = [(rw, v is None) for rw, v in verdicts if v is not False]
+            found = self._for_class[cls] = [
+                (rw, v is None, rw.fn if type(rw).transform is FunctionNodeRewriter.transform
+                 else rw.transform) for rw, v in verdicts if v is not False]
         return found
 
     def apply(self, fgraph: FunctionGraph) -> int:
@@ -129,12 +138,15 @@ class WalkingRewriter(GraphRewriter):
         if self.order == "out_to_in":
             nodes.reverse()
         changes = 0
+        present = fgraph.apply_nodes
+        candidates = self._for_class
         for node in nodes:
-            if node not in fgraph.apply_nodes:
+            if node not in present:
                 continue  # pruned by an earlier replacement in this pass
-            for rw, ask in self._candidates(type(node.op)):
+            cls = type(node.op)
+            for rw, ask, transform in candidates.get(cls) or self._candidates(cls):
                 if not ask or rw.applies_to(node):
-                    result = rw.transform(fgraph, node)
+                    result = transform(fgraph, node)
                     if result is not None and apply_replacement(fgraph, node, result, repr(rw)):
                         changes += 1
                         break

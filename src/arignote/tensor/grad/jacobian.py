@@ -108,7 +108,7 @@ class JacobianOp(Op):
         return f"JacobianOp{{{self.identity}}}"
 
     def __getstate__(self) -> dict:
-        return dict(self.__dict__, _compiled=None)  # compiled again where it is loaded
+        return dict(super().__getstate__(), _compiled=None)  # compiled again where it is loaded
 
     def __setstate__(self, state: dict) -> None:
         # A loaded op must not take the identity of one made in this process.
