@@ -97,3 +97,23 @@ def test_softmax_family_and_crossentropy(dtype):
             tol = 1e-5 if dtype == "float32" else 1e-12
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     assert native_count(f) >= 6
+
+
+def test_a_fused_reduction_broadcasts_by_the_types_only():
+    """The native sum of x * m stretches a dimension only where the type says broadcastable:
+    a (1, 3) value of a matrix is refused, naming it, as the numpy path refuses it; a row
+    stretches."""
+    m = T.fmatrix("m")
+    mv = np.arange(6, dtype="float32").reshape(2, 3)
+    x = T.fmatrix("x")
+    f = function([x, m], (x * m).sum())
+    assert any(isinstance(n.op, ElemwiseReduce) for n in f.maker.fgraph.toposort())
+    f(mv, mv)
+    assert native_count(f) == 1
+    with pytest.raises(ValueError, match="'x' has shape \\(1, 3\\).*not broadcastable"):
+        f(np.ones((1, 3), "float32"), mv)
+    r = T.frow("r")
+    g = function([r, m], (r * m).sum())
+    rv = np.array([[1, 2, 3]], "float32")
+    np.testing.assert_allclose(g(rv, mv), (rv * mv).sum(), rtol=1e-6)
+    assert native_count(g) == 1

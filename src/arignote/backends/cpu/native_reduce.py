@@ -20,6 +20,7 @@ from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
 from arignote.backends.kernels import cache, render
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant
+from arignote.tensor.elemwise import BroadcastRule
 from arignote.tensor.fused_reduce import ElemwiseReduce
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.reduction import CAReduce
@@ -108,8 +109,7 @@ def reduce_thunk(op: Any, node: Apply, input_cells: list[list], output_cells: li
     if source is None:
         return fallback
     ns: dict[str, Any] = {"K": native.refuse, "FALLBACK": fallback, "OUT": output_cells[0],
-                          "DT": np.dtype(node.outputs[0].type.dtype), "empty": np.empty,
-                          "broadcast_shapes": np.broadcast_shapes}
+                          "DT": np.dtype(node.outputs[0].type.dtype), "empty": np.empty}
     native.request(source, len(node.inputs) + 1, lambda fn: ns.__setitem__("K", fn))
     names, lines = [], []
     for k, (var, cell) in enumerate(zip(node.inputs, input_cells)):
@@ -122,9 +122,11 @@ def reduce_thunk(op: Any, node: Apply, input_cells: list[list], output_cells: li
             names.append(f"v{k}")
     shaped = [n for n, v in zip(names, node.inputs) if not all(v.type.broadcastable)] or names
     first = f"{shaped[0]}.shape"
-    shape = first if len(shaped) == 1 else (
-        f"({first} if {' and '.join(f'{s}.shape == {first}' for s in shaped[1:])} "
-        f"else broadcast_shapes({', '.join(s + '.shape' for s in shaped)}))")
+    shape = first
+    if len(shaped) > 1:  # the fused map's inputs meet by the one broadcasting rule (the types')
+        ns["RULE"] = BroadcastRule(op._map.make_node(*node.inputs), [names.index(n) for n in shaped])
+        shape = (f"({first} if {' and '.join(f'{s}.shape == {first}' for s in shaped[1:])} "
+                 f"else RULE({', '.join(s + '.shape' for s in shaped)}))")
     axes = () if softmax else op.reducer.axis if isinstance(op, ElemwiseReduce) else op.axis
     kept = [i for i in range(node.inputs[0].type.ndim) if i not in axes]
     out_shape = "(" + "".join(f"shape[{i}], " for i in kept) + ")"
