@@ -49,14 +49,20 @@ def _graph():
     return [x, y], [T.exp(x) * y, x.sum(axis=1), T.nnet.softmax(y), T.dot(x, y)]
 
 
-def test_the_kernels_of_a_function_are_one_program_and_built_at_function_time(opencl, monkeypatch):
+def _counting_builds(monkeypatch) -> tuple[list[int], int]:
+    """An empty kernel memo on the device, and the list its program builds append their
+    kernel counts to; with the build count before."""
     device = get_context(None).device
     monkeypatch.setattr(device, "_kernels", {})
-    builds = []
+    builds: list[int] = []
     build = device._build_program
     monkeypatch.setattr(device, "_build_program", lambda group, options: (
         builds.append(len(group)), build(group, options))[1])
-    before = kernel_builds()[1]
+    return builds, kernel_builds()[1]
+
+
+def test_the_kernels_of_a_function_are_one_program_and_built_at_function_time(opencl, monkeypatch):
+    builds, before = _counting_builds(monkeypatch)
     with config.change_flags(floatX="float32"):
         f = function(*_graph())
     assert builds == [4]  # elementwise, reduction, softmax, GEMM
@@ -72,13 +78,7 @@ def test_the_kernels_of_a_function_are_one_program_and_built_at_function_time(op
 
 def test_the_twelve_kernel_graph_of_the_benchmark_is_one_program(opencl, monkeypatch):
     """benchmarks/gpu.py G4: one program build for every kernel; the first call builds none."""
-    device = get_context(None).device
-    monkeypatch.setattr(device, "_kernels", {})
-    builds = []
-    build = device._build_program
-    monkeypatch.setattr(device, "_build_program", lambda group, options: (
-        builds.append(len(group)), build(group, options))[1])
-    before = kernel_builds()[1]
+    builds, before = _counting_builds(monkeypatch)
     with config.change_flags(floatX="float32"):
         x, y = T.matrix("x"), T.matrix("y")
         f = function([x, y], [T.exp(x), T.sin(y) * 2, x.sum(axis=0), x.sum(axis=1), y.max(axis=1),
