@@ -5,10 +5,10 @@ There a new process rebuilds a program from source through PoCL's own cache
 takes 4-15 ms; but PoCL gives a binary only after compiling a generic
 work-group function for every kernel (2.5-14 s for G4). So once a program is
 built from source a second time (a marker in our cache records the first: a
-program built once, as most tests' are, never costs a binary), a detached,
-low-priority process running this module builds the same source on the same
-device and stores its binary through ``binaries.store``, for later processes
-to load. The process that asked waits neither for it nor for its exit: it is
+program built once, as most tests' are, never costs a binary), a detached
+process at the lowest priority runs :func:`main`: it builds the same source on
+the same device and stores its binary through ``binaries.store``, for later
+processes to load. The process that asked waits neither for it nor for its exit: it is
 started through ``sh``, which puts it in the background and exits at once, so
 no child of ours is left to reap.
 
@@ -72,8 +72,11 @@ def start(lock: Path, job: dict) -> bool:
 
 
 def _command(lock: Path) -> list[str]:
-    """The producer's command line (tests put a slow one in its place)."""
-    return [sys.executable, "-m", __name__, str(lock)]
+    """The producer's command line (tests put a slow one in its place): the lowest priority
+    (``nice`` 19) before it imports anything, so its start does not slow the process that
+    asked either."""
+    return [sys.executable, "-c", f"import os, sys; os.nice(19); from {__name__} import main; "
+            "main(sys.argv[1])", str(lock)]
 
 
 def _claim(lock: Path) -> int:
@@ -109,15 +112,8 @@ def produce(job: dict) -> None:
 
 
 def main(lock: str) -> None:
+    """The producer: do the request in ``lock``, then remove it, whatever happened."""
     try:
-        try:
-            os.nice(10)
-        except OSError:
-            pass
         produce(json.loads(Path(lock).read_text()))
     finally:
         Path(lock).unlink(missing_ok=True)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
