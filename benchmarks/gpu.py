@@ -12,7 +12,7 @@ source through PoCL's cache and, a second build, starts the background process
 that makes the program's binary, backends/gpu/binary_producer.py); then, once
 that producer has ended (its lock gone; the wait is shown), "warm": a new
 process on those caches, what a user running the same script again meets from
-then on. Each times opening the device (pyopencl's import, the context),
+then on (three such processes per round). Each times opening the device (pyopencl's import, the context),
 ``function()`` (and the kernel builds in it) and the first call (where PoCL
 loads or compiles each kernel's work-group function), the issue's figure being
 ``function()`` + first call; the input data is made before the clocks start
@@ -258,6 +258,7 @@ def _caches(env: dict, tmp: str) -> dict:
 
 
 G4_RUNS = ("cold", "warm from source", "warm")
+WARM_RUNS = 3  # warm processes per round (each a new one on the same caches)
 
 
 def _producer_done(cache: Path, limit: float = 600.0) -> float:
@@ -283,7 +284,7 @@ def cold_and_warm(device: str, rounds: int, src: Path, peer: bool) -> dict:
             runs["warm from source"].append(spawn(["--twelve", device], _caches(env, ours)))
             waits.append(_producer_done(Path(ours, "arignote")))
             stored.append(len(list(Path(ours, "arignote").glob("gpu-*.bin"))))
-            runs["warm"].append(spawn(["--twelve", device], _caches(env, ours)))
+            runs["warm"] += [spawn(["--twelve", device], _caches(env, ours)) for _ in range(WARM_RUNS)]
             if peer:
                 runs["peer cold"].append(spawn(["--peer", dump, device], _caches(env, theirs)))
                 runs["peer warm"].append(spawn(["--peer", dump, device], _caches(env, theirs)))
