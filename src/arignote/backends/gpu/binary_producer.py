@@ -8,9 +8,9 @@ built from source a second time (a marker in our cache records the first: a
 program built once, as most tests' are, never costs a binary), a detached
 process at the lowest priority runs :func:`main`: it builds the same source on
 the same device and stores its binary through ``binaries.store``, for later
-processes to load. The process that asked waits neither for it nor for its exit: it is
-started through ``sh``, which puts it in the background and exits at once, so
-no child of ours is left to reap.
+processes to load. The process that asked waits neither for it nor for its
+exit: it is started through ``sh``, which puts it in the background and exits
+at once, so no child of ours is left to reap.
 
 One producer per program: its request is the lock file ``gpu-<key>.lock``,
 created with O_EXCL, holding what the producer needs (device, source, options,
