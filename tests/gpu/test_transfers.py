@@ -214,3 +214,25 @@ def test_an_index_the_device_updates_is_checked_there_once_per_call(opencl):
         assert moved == {"up": 1, "down": 2, "status": 1}
         want = (np.arange(BATCH) + 2) % N_OUT
         np.testing.assert_array_equal(labels.get_value(), want)
+
+
+def test_a_bad_index_met_by_a_later_index_node_is_reported_as_that_nodes(opencl):
+    """The Function's index nodes share one status, read after the thunks: the report names
+    the node whose kernel met the bad index, not the first of them."""
+    with config.change_flags(floatX="float32"):
+        good = shared(np.arange(BATCH, dtype="int32") % N_OUT, name="good")
+        rising = shared(np.full(BATCH, N_OUT - 2, dtype="int32"), name="rising")
+        x = T.matrix("x")
+        rows = T.arange(BATCH)
+        first = x[rows, good].sum()  # labels a device update writes: checked on the device
+        second = x[rows, rising].sum()
+        f = function([x], [first, second], updates=[(good, (good + 1) % N_OUT), (rising, rising + 1)])
+        data = _data()[0][:BATCH, :N_OUT]
+        f(data)
+        f(data)  # rising was N_OUT - 1: in range; now N_OUT
+        with pytest.raises(IndexError, match=f"index {N_OUT} is out of bounds for axis 1") as info:
+            f(data)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert f"the node was built at {second.owner.inputs[0].tag.trace}" in notes, notes
+    assert f"the node was built at {first.owner.inputs[0].tag.trace}" not in notes, notes
+    np.testing.assert_array_equal(rising.get_value(), np.full(BATCH, N_OUT))
