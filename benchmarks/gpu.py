@@ -1,31 +1,30 @@
 """GPU benchmarks: launch overhead, reductions, kernel builds and a training step on one device.
 
 Usage: python benchmarks/gpu.py [--device opencl0:0] [--quick] [--baseline FILE |
---baseline-src DIR] [--save FILE]. Each figure is the median of several rounds, timed with the
-device synchronised before the clock stops. The peers run in the same process
-and the same rounds: pyopencl's own typed ``ElementwiseKernel`` (CuPy's on
-CUDA) for the launch, numpy for the reductions. G4 times a 12-kernel graph in
-fresh processes: cold (arignote's, PoCL's and pyopencl's caches empty: a new
-XDG_CACHE_HOME and POCL_CACHE_DIR); then a second process on the caches the
-cold run filled ("warm from source": on PoCL it rebuilds the program from
-source through PoCL's cache and, a second build, starts the background process
-that makes the program's binary, backends/gpu/binary_producer.py); then, once
-that producer has ended (its lock gone; the wait is shown), "warm": a new
-process on those caches, what a user running the same script again meets from
-then on (three such processes per round). Each times opening the device (pyopencl's import, the context),
-``function()`` (and the kernel builds in it) and the first call (where PoCL
-loads or compiles each kernel's work-group function), the issue's figure being
-``function()`` + first call; the input data is made before the clocks start
-(numpy's first RandomState costs ~12 ms). G1-G3 and G5 run with the producer
-off, so none runs behind their timings. G4's peer, on OpenCL: pyopencl alone
-building the same kernels as one program and launching each as our first call
-did, in a fresh process with caches of its own (the experiment issue 14
-reported). Every figure is then the median over three worker processes. ``--baseline-src`` measures another
-checkout's ``src/`` in the same run, its workers taking turns with ours so the
-load of a shared machine drifts over both alike, and shows it as a column
-(``--baseline``: the figures an earlier ``--save`` wrote; those of main before
-issue 14 are in benchmarks/results/gpu-baseline.json). Writes
-benchmarks/results/gpu-latest.md, with the machine's load average before and after.
+--baseline-src DIR] [--save FILE]. Each figure is the median of several rounds, timed
+with the device synchronised before the clock stops. The peers run in the same process
+and the same rounds: pyopencl's own typed ``ElementwiseKernel`` (CuPy's on CUDA) for the
+launch, numpy for the reductions. G4 times a 12-kernel graph in fresh processes: cold
+(arignote's, PoCL's and pyopencl's caches empty: a new XDG_CACHE_HOME and
+POCL_CACHE_DIR); then a second process on the caches the cold run filled ("warm from
+source": on PoCL it rebuilds the program from source through PoCL's cache and, a second
+build, starts the background process that makes the program's binary,
+backends/gpu/binary_producer.py); then, once that producer has ended (its lock gone; the
+wait is shown), "warm": a new process on those caches, what a user running the same
+script again meets from then on (three such processes per round). Each times opening the
+device (pyopencl's import, the context), ``function()`` (and the kernel builds in it)
+and the first call (where PoCL loads or compiles each kernel's work-group function), the
+issue's figure being ``function()`` + first call; the input data is made before the
+clocks start (numpy's first RandomState costs ~12 ms). G1-G3 and G5 run with the
+producer off, so none runs behind their timings. G4's peer, on OpenCL: pyopencl alone
+building the same kernels as one program and launching each as our first call did, in a
+fresh process with caches of its own (the experiment issue 14 reported). Every figure is
+then the median over three worker processes. ``--baseline-src`` measures another
+checkout's ``src/`` in the same run, its workers taking turns with ours so the load of a
+shared machine drifts over both alike, and shows it as a column (``--baseline``: the
+figures an earlier ``--save`` wrote; those of main before issue 14 are in
+benchmarks/results/gpu-baseline.json). Writes benchmarks/results/gpu-latest.md, with the
+machine's load average before and after.
 """
 from __future__ import annotations
 
