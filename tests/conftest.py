@@ -14,10 +14,11 @@ settings.load_profile("default")
 
 @pytest.fixture(autouse=True)
 def _isolate_config():
-    """Each test starts from the default flags, whatever an earlier test changed."""
+    """Each test starts from the default flags, whatever an earlier test changed; no
+    background producer of PoCL binaries (tests/gpu/test_program_cache.py tests it)."""
     with config.change_flags(floatX="float64", warn_float64="ignore", mode="FAST_RUN",
                              allow_gc=False, on_unused_input="raise", profile=False,
-                             compute_test_value="off"):
+                             compute_test_value="off", **{"opencl.background_binaries": False}):
         yield
 
 

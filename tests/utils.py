@@ -5,12 +5,21 @@ from typing import Any
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from arignote import function
 from arignote import tensor as T
 from arignote.graph.basic import Apply, Op
 from arignote.tensor.shape import shape_i
 from arignote.tensor.variable import as_tensor_variable
+
+# numpy's floating-point warnings are expected where references meet inf, NaN and overflow on
+# purpose; any other RuntimeWarning (the native build's "compiler failed", for one) fails the
+# test. Use as a module's ``pytestmark`` (or part of it).
+NUMPY_FP_WARNINGS_ONLY = [
+    pytest.mark.filterwarnings("error::RuntimeWarning"),
+    pytest.mark.filterwarnings("ignore:(overflow|invalid value|divide by zero) encountered:RuntimeWarning"),
+]
 
 # A fixed seed makes a run reproducible; a test's values still depend on which
 # tests drew from the generator before it.

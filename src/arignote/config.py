@@ -151,6 +151,11 @@ _FLAGS = [
     Flag("cxx", _default_cxx(), "the C compiler for native CPU kernels; empty: numpy's kernels only",
          str),
     Flag("compiledir", _default_compiledir(), "where compiled kernels are cached", str),
+    Flag("opencl.background_binaries", True, "on an OpenCL device that is the CPU (PoCL): when a "
+         "program is built from source a second time (in any process), a detached, low-priority "
+         "process makes its binary for compiledir, which later processes load in a fraction of "
+         "the time (PoCL takes seconds to give a binary, so no process waits for it); False: "
+         "never, every process builds from source through PoCL's own cache", _boolean),
     Flag("openmp", True, "let native kernels run on OMP_NUM_THREADS threads (all cores by default)",
          _boolean),
     Flag("openmp_elemwise_minsize", 200000, "elements an array needs before a native kernel "

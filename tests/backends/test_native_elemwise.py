@@ -18,9 +18,9 @@ from arignote import config, function, tensor
 from arignote.backends.cpu import native
 from arignote.scalar.ops import TABLE
 from arignote.tensor.elemwise import Elemwise
+from tests.utils import NUMPY_FP_WARNINGS_ONLY
 
-pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
-              pytest.mark.skipif(not native.available(), reason="no working C compiler")]
+pytestmark = [*NUMPY_FP_WARNINGS_ONLY, pytest.mark.skipif(not native.available(), reason="no working C compiler")]
 
 ULP = 4
 TRANSCENDENTAL = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",

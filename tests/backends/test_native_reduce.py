@@ -9,8 +9,9 @@ import arignote
 from arignote import config, function, tensor as T
 from arignote.backends.cpu import native
 from arignote.tensor.fused_reduce import ElemwiseReduce
+from tests.utils import NUMPY_FP_WARNINGS_ONLY
 
-pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+pytestmark = [*NUMPY_FP_WARNINGS_ONLY,
               pytest.mark.skipif(not native.available(), reason="no working C compiler")]
 
 

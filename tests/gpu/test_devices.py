@@ -113,7 +113,8 @@ def test_seed_script_uses_the_gpu():
         "if numpy.any([isinstance(x.op, tensor.Elemwise) and ('Gpu' not in type(x.op).__name__)\n"
         "              for x in f.maker.fgraph.toposort()]):\n    print('Used the cpu')\n"
         "else:\n    print('Used the gpu')\n")
-    env = dict(os.environ, ARIGNOTE_FLAGS="device=opencl0:0,floatX=float32",
+    env = dict(os.environ, ARIGNOTE_FLAGS="device=opencl0:0,floatX=float32,"
+               "opencl.background_binaries=False",
                PYTHONPATH=os.path.join(ROOT, "src"))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                          check=True).stdout

@@ -14,9 +14,9 @@ from arignote import function, tensor as T
 from arignote.scalar.ops import TABLE
 from arignote.tensor.elemwise import Elemwise
 from tests.tensor.test_elemwise import DISCRETE, REFERENCE, accepted, check
-from tests.utils import assert_matches
+from tests.utils import NUMPY_FP_WARNINGS_ONLY, assert_matches
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = NUMPY_FP_WARNINGS_ONLY
 
 # Compiling a kernel takes about a second on PoCL, so each op runs in one float
 # dtype, and in int32 where C's integer semantics differ from numpy's.

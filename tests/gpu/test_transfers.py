@@ -13,7 +13,9 @@ from arignote.backends.gpu import get_context
 from arignote.backends.gpu.ops import GpuOp
 from arignote.backends.gpu.ops_blas import GpuGemm
 from arignote.backends.gpu.placement import TRANSFERS
-from arignote.backends.gpu.type import GpuFromHost, HostFromGpu
+from arignote.backends.gpu.ops import GpuElemwise
+from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
+from arignote.tensor.elemwise import Elemwise
 from arignote.graph.basic import Apply
 
 N, BATCH, N_IN, N_HIDDEN, N_OUT = 60, 20, 12, 8, 5
@@ -214,3 +216,50 @@ def test_an_index_the_device_updates_is_checked_there_once_per_call(opencl):
         assert moved == {"up": 1, "down": 2, "status": 1}
         want = (np.arange(BATCH) + 2) % N_OUT
         np.testing.assert_array_equal(labels.get_value(), want)
+
+
+def test_a_bad_index_met_by_a_later_index_node_is_reported_as_that_nodes(opencl):
+    """The Function's index nodes share one status, read after the thunks: the report names
+    the node whose kernel met the bad index, not the first of them."""
+    with config.change_flags(floatX="float32"):
+        good = shared(np.arange(BATCH, dtype="int32") % N_OUT, name="good")
+        rising = shared(np.full(BATCH, N_OUT - 2, dtype="int32"), name="rising")
+        x = T.matrix("x")
+        rows = T.arange(BATCH)
+        first = x[rows, good].sum()  # labels a device update writes: checked on the device
+        second = x[rows, rising].sum()
+        f = function([x], [first, second], updates=[(good, (good + 1) % N_OUT), (rising, rising + 1)])
+        data = _data()[0][:BATCH, :N_OUT]
+        f(data)
+        f(data)  # rising was N_OUT - 1: in range; now N_OUT
+        with pytest.raises(IndexError, match=f"index {N_OUT} is out of bounds for axis 1") as info:
+            f(data)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert f"the node was built at {second.owner.inputs[0].tag.trace}" in notes, notes
+    assert f"the node was built at {first.owner.inputs[0].tag.trace}" not in notes, notes
+    np.testing.assert_array_equal(rising.get_value(), np.full(BATCH, N_OUT))
+
+
+def test_integer_arithmetic_only_the_host_reads_stays_there(opencl):
+    """``x[i * 2 + 1]``: the take reads its index vector on the host, so the index arithmetic
+    runs there (no upload of i, no kernel, no download of its result); float arithmetic and
+    an integer result the caller gets stay on the device, as Theano would place them."""
+    x, i = T.matrix("x"), T.ivector("i")
+    taken = x[i * 2 + 1]
+    f = function([x, i], [taken, T.exp(x[i]), i * 3])
+    data = np.arange(24, dtype=config.floatX).reshape(8, 3)
+    index = np.array([0, 3, 1], "int32")
+    with counted(get_context(None).device) as moved:
+        got = f(data, index)
+    for g, want in zip(got, [data[index * 2 + 1], np.exp(data[index]), index * 3]):
+        np.testing.assert_allclose(g, want, rtol=1e-6)
+    # x and i (for i * 3 on the device) up, the two takes' index vectors up from the host;
+    # the three results down: nothing more
+    assert moved == {"up": 4, "down": 3, "status": 0}
+    nodes = f.maker.fgraph.toposort()
+    host_math = [n for n in nodes if isinstance(n.op, Elemwise)]
+    assert sorted(str(n.op.scalar_op) for n in host_math) in (["add", "mul"], ["Composite{add(mul(i0, i1), i2)}"])
+    assert all(not isinstance(n.inputs[0].type, GpuArrayType) for n in host_math)
+    assert sum(isinstance(n.op, GpuElemwise) for n in nodes) == 2  # exp and i * 3
+    text = arignote.explain(f)
+    assert "its integer result is read only on the host (index arithmetic)" in text

@@ -154,3 +154,41 @@ def test_variable_parents():
     out = f(x)
     assert out.get_parents() == [out.owner]
     assert x.get_parents() == []
+
+
+def _line_of(marker: str) -> str:
+    """``file:line`` of the line of this file holding ``marker`` (in a comment)."""
+    lines = open(__file__).read().splitlines()
+    return f"{__file__}:{next(k for k, text in enumerate(lines, 1) if text.endswith('# ' + marker))}"
+
+
+def test_a_variable_is_traced_to_the_line_that_made_it_and_a_compile_to_its_call(monkeypatch):
+    """Variables the rewrites make inside function() are traced, found once, to the user's
+    function() call; outside it, and in another thread meanwhile, each to its own line."""
+    import threading
+
+    from arignote import function, tensor as T
+    from arignote.graph import basic
+    from arignote.graph.basic import traced_to_caller
+
+    x = T.vector("x")  # made here
+    assert x.tag.trace == _line_of("made here")
+    y = T.exp(x) * 2 + 1  # the expression
+    made = []
+    tag = basic.testvalue.Tag
+    monkeypatch.setattr(basic.testvalue, "Tag", lambda *a, trace: made.append(trace) or tag(*a, trace=trace))
+    function([x], y)  # compiled here
+    monkeypatch.undo()
+    # clones keep their original's line; what the rewrites make is the call's
+    assert set(made) <= {_line_of("made here"), _line_of("the expression"), _line_of("compiled here")}
+    assert _line_of("compiled here") in made
+    seen = {}
+    with traced_to_caller():  # entered here
+        seen["inside"] = Variable(x.type).tag.trace
+        worker = threading.Thread(target=lambda: seen.update(thread=Variable(x.type).tag.trace))
+        worker.start()
+        worker.join()
+    seen["after"] = Variable(x.type).tag.trace  # after the block
+    assert seen["inside"] == _line_of("entered here")
+    assert seen["thread"].startswith(f"{__file__}:") and seen["thread"] != seen["inside"]
+    assert seen["after"] == _line_of("after the block")

@@ -19,9 +19,9 @@ from arignote import config, function, tensor
 from arignote.scalar.ops import TABLE
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.type import TensorType
-from tests.utils import assert_matches, run
+from tests.utils import NUMPY_FP_WARNINGS_ONLY, assert_matches, run
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = NUMPY_FP_WARNINGS_ONLY
 
 BOOL = ["bool"]
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]

@@ -10,9 +10,9 @@ from arignote.scalar.ops import TABLE
 from arignote.tensor import math as tmath
 from arignote.tensor.type import TensorType
 from tests.tensor.test_elemwise import ALL, COMPLEX, FLOATS, make_values
-from tests.utils import assert_matches, run
+from tests.utils import NUMPY_FP_WARNINGS_ONLY, assert_matches, run
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = NUMPY_FP_WARNINGS_ONLY
 
 
 def test_every_table_entry_is_a_tensor_function():

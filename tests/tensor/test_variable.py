@@ -10,9 +10,9 @@ import pytest
 from arignote import config, tensor
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import TensorConstant, TensorVariable, as_tensor_variable, constant
-from tests.utils import assert_matches, run
+from tests.utils import NUMPY_FP_WARNINGS_ONLY, assert_matches, run
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = NUMPY_FP_WARNINGS_ONLY
 
 BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
           operator.mod, operator.pow, operator.lt, operator.le, operator.gt, operator.ge]

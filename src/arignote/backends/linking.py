@@ -38,8 +38,9 @@ def owner() -> Any:
 
 def add_call_check(node: Apply, check: Callable[[], None], discard: Callable[[], None]) -> None:
     """Have the Function linking in this thread call ``check()`` after its thunks on each
-    call (its errors reported as ``node``'s), and ``discard()`` when a call fails (what it
-    left for the check belongs to no later call)."""
+    call (its errors reported as ``node``'s, unless the error names another node as its
+    ``failed_node``), and ``discard()`` when a call fails (what it left for the check
+    belongs to no later call)."""
     _linking.found.append((node, check, discard))
 
 

@@ -239,9 +239,11 @@ class Function(InputState):
         return native.wait(self, timeout)
 
     def _fail(self, err: BaseException, index: int) -> None:
-        """Annotate an exception raised by thunk ``index``, then forget this call's arrays."""
+        """Annotate an exception raised by thunk ``index`` (or by a call check, which may name
+        the node it found at fault as ``err.failed_node``), then forget this call's arrays."""
         if not getattr(err, "names_its_node", False):  # DebugMode's errors say more themselves
-            _describe_failure(err, self._nodes[index], self.storage_map)
+            node = getattr(err, "failed_node", None) or self._nodes[index]
+            _describe_failure(err, node, self.storage_map)
         for discard in self._discards:
             discard()
         self._clear()

@@ -19,7 +19,7 @@ from arignote.compile.mode import Mode, get_mode
 from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
-from arignote.graph.basic import Constant, Variable
+from arignote.graph.basic import Constant, Variable, traced_to_caller
 from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import ancestors, clone_get_equiv
 from arignote.graph.types import DisconnectedType, NullType
@@ -70,7 +70,7 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
              else contextlib.nullcontext())
     profile = _profile_for(config.profile if profile is None else profile, name)
     start, builds = time.perf_counter(), kernel_builds()
-    with quiet, progress.task(f"compiling {name or 'a function'}"):
+    with quiet, traced_to_caller(), progress.task(f"compiling {name or 'a function'}"):
         maker = FunctionMaker(
             inputs=inputs, outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
             no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,

@@ -15,6 +15,7 @@ import copyreg
 import itertools
 import os
 import sys
+import threading
 import weakref
 from types import SimpleNamespace
 from typing import Any
@@ -318,8 +319,33 @@ def _hashable(value: Any) -> Any:
     raise TypeError(f"cannot hash {type(value).__name__} {value!r}")
 
 
+class _Caller(threading.local):
+    line: str | None = None
+
+
+_caller = _Caller()
+
+
+class traced_to_caller:
+    """Within, every new Variable's trace is the line that entered it, found once: the
+    rewrites of ``function()`` make variables under deep stacks, and walking each one up to
+    the user's frame (Python makes a frame object for every level on the way) cost about
+    10 us a variable, 1.5-2 ms of a new process's first MLP step. (A class, not a
+    generator: contextlib's frame would be the first one outside arignote.)"""
+
+    def __enter__(self) -> None:
+        self.outer = _caller.line
+        if self.outer is None:
+            _caller.line = _user_frame()
+
+    def __exit__(self, *exc: object) -> None:
+        _caller.line = self.outer
+
+
 def _user_frame() -> str | None:
     """File and line of the first frame outside arignote: where the user made this."""
+    if _caller.line is not None:
+        return _caller.line
     frame = sys._getframe(1)
     while frame is not None:
         if _PACKAGE_DIR not in frame.f_code.co_filename:

@@ -6,7 +6,9 @@ build options. ``gpu-<key>.bin`` holds the SHA-256 of the program binary, then
 the binary, written under a temporary name and renamed: one file, so a reader
 sees an old entry, a whole new one or none, even when processes store the same
 key at once (a driver need not give the same bytes twice: PoCL does not). A
-corrupt entry (its digest differs) is rebuilt and written again.
+corrupt entry (its digest differs) is rebuilt and written again. A GPU's
+binaries are stored as they are built; PoCL's by a background process
+(``binary_producer.py``), since PoCL takes seconds to give one.
 """
 from __future__ import annotations
 

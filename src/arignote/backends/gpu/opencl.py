@@ -19,9 +19,10 @@ from collections.abc import Sequence
 import numpy as np
 import pyopencl as cl
 
-from arignote.backends.gpu import binaries
+from arignote.backends.gpu import binaries, binary_producer
 from arignote.backends.kernels import program
 from arignote.backends.kernels.render import OPENCL, Kernel
+from arignote.config import config
 
 # What `device=opencl` takes first: a GPU, then an accelerator, then anything (a CPU).
 _PREFERENCE = (cl.device_type.GPU, cl.device_type.ACCELERATOR)
@@ -45,6 +46,12 @@ def platforms() -> list[dict[str, Any]]:
 
 def version() -> str:
     return cl.VERSION_TEXT
+
+
+def identity(platform: cl.Platform, device: cl.Device) -> str:
+    """What a program binary of ``device`` depends on: the device, its driver and pyopencl."""
+    return "|".join([f"{device.name.strip()} ({platform.name.strip()})", device.driver_version,
+                     device.version, cl.VERSION_TEXT])
 
 
 def choose(found: Sequence[Sequence[int]]) -> tuple[int, int, str]:
@@ -101,6 +108,7 @@ class Device:
                                f"({len(devices)} found)")
         self.cl_device = devices[device]
         self.name = f"opencl{platform}:{device}"
+        self._where = {"platform": platform, "device": device}  # for a binary producer
         self.description = f"{self.cl_device.name.strip()} ({found[platform].name.strip()})"
         self.fp64 = bool(self.cl_device.double_fp_config)
         # PoCL (and other CPU drivers) give an OpenCL device that is the CPU itself.
@@ -108,12 +116,11 @@ class Device:
         self.compute_units = self.cl_device.max_compute_units
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context)
-        self._identity = "|".join([self.description, self.cl_device.driver_version,
-                                   self.cl_device.version, cl.VERSION_TEXT])
-        # Program binaries in our disk cache, except on a CPU device: PoCL serialises a
-        # program only after compiling a generic work-group function for every kernel
-        # (9-14 s for benchmark G4's 11 kernels, measured), and keeps built programs and
-        # the work-group functions of their launches in its own cache, keyed by source.
+        self._identity = identity(found[platform], self.cl_device)
+        # Program binaries stored as they are built, except on a CPU device: PoCL serialises
+        # a program only after compiling a generic work-group function for every kernel
+        # (2.5-14 s for benchmark G4's 11 kernels, measured); there a background process
+        # makes them (binary_producer.py, flag opencl.background_binaries).
         self.cache_binaries = not self.on_cpu
         self._kernels: dict[str, cl.Kernel] = {}
         self._build_lock = threading.Lock()
@@ -173,8 +180,9 @@ class Device:
     def _build_program(self, group: list[Kernel], options: list[str]) -> None:
         source = program.join(OPENCL, group)
         name = binaries.key(source, self._identity, *options)
+        produced = not self.cache_binaries and config.opencl.background_binaries
         built = None
-        binary = binaries.load(name) if self.cache_binaries else None
+        binary = binaries.load(name) if self.cache_binaries or produced else None
         if binary is not None:
             try:
                 built = cl.Program(self.context, [self.cl_device], [binary]).build(options=options)
@@ -184,6 +192,9 @@ class Device:
             built = cl.Program(self.context, source).build(options=options)
             if self.cache_binaries:
                 binaries.store(name, built.get_info(cl.program_info.BINARIES)[0])
+            elif produced:
+                binary_producer.built_from_source(name, dict(self._where, source=source,
+                                                             options=list(options)))
         found = {kernel.function_name: kernel for kernel in built.all_kernels()}  # one driver call
         for k in group:
             kernel = found[program.entry_name(k)]

@@ -197,7 +197,11 @@ class Statuses:
         k = int(np.searchsorted(self.slots, 2 * bad[0], side="right")) - 1
         node, slot = self.nodes[k], self.slots[k]
         x = next(x for s, x in reversed(launched) if s == slot)
-        node.op._raise(node, x, (2 * int(bad[0]) - slot) // 2, int(found[2 * bad[0] + 1]))
+        try:
+            node.op._raise(node, x, (2 * int(bad[0]) - slot) // 2, int(found[2 * bad[0] + 1]))
+        except IndexError as err:
+            err.failed_node = node  # the Function's report names this node, not the check's
+            raise
 
 
 @make_thunk.register(_IndexArrays)

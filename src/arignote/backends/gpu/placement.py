@@ -12,6 +12,8 @@ import warnings
 from typing import Any
 from collections.abc import Callable
 
+import numpy as np
+
 from arignote.backends.gpu import ops as gpu
 from arignote.backends.kernels.render import kernel_dtypes
 from arignote.backends.gpu.context import GpuContext, get_context, why_unavailable
@@ -33,6 +35,7 @@ from arignote.tensor.reduction import CAReduce
 from arignote.tensor.shape import Reshape
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import TensorType
+from arignote.tensor.variable import TensorConstant
 
 
 class StaysOnCpu(Exception):
@@ -99,9 +102,52 @@ class Placement(GraphRewriter):
                     and isinstance(source.op, HostFromGpu)
                     and source.inputs[0].type == node.outputs[0].type):
                 fgraph.replace(node.outputs[0], source.inputs[0], reason=self.name)
+        changes += _host_index_arithmetic(fgraph, reasons, self.name)
         changes += _sink_uploads(fgraph, ctx, self.name)
         MergeRewriter().apply(fgraph)  # one upload per host value, shared by its readers
         return changes
+
+
+_HOST_READ = ("its integer result is read only on the host (index arithmetic): on the device "
+              "it would cost a launch, a download, and its inputs an upload")
+
+
+def _host_index_arithmetic(fgraph: FunctionGraph, reasons: dict, reason: str) -> int:
+    """An integer elementwise kernel whose result only host nodes read (the index vector of
+    a take, class indices) goes back to the host, with its inputs' uploads; consumers
+    first, so a chain of them goes back whole. Only where that moves no more data: at
+    most one input is a device value, and it is an integer no wider than the result."""
+    changes = 0
+    for node in reversed(fgraph.toposort()):
+        out = node.outputs[0]
+        if not isinstance(node.op, gpu.GpuElemwise) or out.type.dtype[0] not in "iub":
+            continue
+        readers = fgraph.clients[out]
+        if not readers or any(c == "output" or not isinstance(c.op, HostFromGpu)
+                              or any(r == "output" for r, _ in fgraph.clients[c.outputs[0]])
+                              for c, _ in readers):
+            continue
+        inputs, device = [], []
+        for i in node.inputs:
+            if isinstance(i, GpuArrayConstant):
+                i = TensorConstant(TensorType(i.type.dtype, i.type.broadcastable), i.host)
+            elif i.owner is not None and isinstance(i.owner.op, GpuFromHost):
+                i = i.owner.inputs[0]
+            elif isinstance(i.type, GpuArrayType):
+                device.append(i)
+                i = HostFromGpu()(i)
+            inputs.append(i)
+        if len(device) > 1 or any(d.type.dtype[0] not in "iub" or
+                                  np.dtype(d.type.dtype).itemsize > np.dtype(out.type.dtype).itemsize
+                                  for d in device):
+            continue
+        host = Elemwise(node.op.scalar_op)(*inputs)
+        host.tag.trace = out.tag.trace
+        reasons[host.owner] = reasons[_key(host.owner)] = _HOST_READ
+        for c, _ in list(readers):
+            fgraph.replace(c.outputs[0], host, reason=reason)
+        changes += 1
+    return changes
 
 
 def _sink_uploads(fgraph: FunctionGraph, ctx: GpuContext, reason: str) -> int:
