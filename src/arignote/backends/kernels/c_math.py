@@ -98,7 +98,8 @@ static inline float ak_expf(float x) {
   p = AK_FMAF(p, r, 0x1.fffffcp-2f);
   p = AK_FMAF(p, r, 1.0f);
   p = AK_FMAF(p, r, 1.0f);
-  const uint32_t zb = ak_u32(z), h23 = (zb << 22) & 0xff800000u;  /* (n >> 1) << 23 */
+  /* zb << 23 is n << 23 and h23 (n >> 1) << 23: the shift constant's bits fall off */
+  const uint32_t zb = ak_u32(z), h23 = (zb << 22) & 0xff800000u;
   const uint32_t nan = x != x ? 0x7fc00000u : 0u;
   return ak_f32(ak_u32(p) + (zb << 23) - h23) * ak_f32((h23 + 0x3f800000u) | nan);
 }
