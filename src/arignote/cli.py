@@ -109,6 +109,29 @@ def run(argv: Sequence[str]) -> int:
     return 0
 
 
+def show_cache(action: str, out=sys.stdout) -> None:
+    """``arignote cache [list|clear]``: the cache directory's entries by kind, or empty it."""
+    from arignote.backends.kernels import cache
+    from arignote.config import config
+    where = os.path.expanduser(config.compiledir)
+    if action == "clear":
+        files, size = cache.clear()
+        print(f"removed {files} files ({_megabytes(size)}) from {where}", file=out)
+        return
+    rows = cache.contents()
+    print(f"kernel cache {where} (config.compiledir)", file=out)
+    width = max([len(kind) for kind, _, _ in rows] + [5])
+    for kind, files, size in rows:
+        print(f"  {kind:<{width}}  {files:>7} files  {_megabytes(size):>9}", file=out)
+    total = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    print(f"  {'total':<{width}}  {total[0]:>7} files  {_megabytes(total[1]):>9}", file=out)
+    print("arignote cache clear empties it (kernels are compiled again when next needed)", file=out)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["run"]:
@@ -120,10 +143,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--iters", type=int, default=ITERS, help="calls to time (default 1000)")
     sub.add_parser("run", help="run a Theano program unchanged: arignote run script.py [args] "
                    "or arignote run -m module [args]")
+    cache_cmd = sub.add_parser("cache", help="show what the kernel cache (config.compiledir) "
+                               "holds; arignote cache clear empties it")
+    cache_cmd.add_argument("action", nargs="?", choices=["list", "clear"], default="list")
     args = parser.parse_args(argv)
     if args.command == "info":
         from arignote.devices import report
         print(report())
+    elif args.command == "cache":
+        show_cache(args.action)
     else:
         from arignote.devices import usable_devices
         for device in usable_devices():

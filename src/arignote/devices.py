@@ -176,7 +176,7 @@ def native_section() -> Section:
         ("threads", threads),
         ("numpy below", f"{config.native_min_size} elements (reductions, softmax: "
                         f"{config.native_reduce_min_size})"),
-        ("cache", config.compiledir),
+        ("cache", f"{config.compiledir} (arignote cache: what it holds; arignote cache clear)"),
         ("builds", _builds_text(native.history())),
     ])
 

@@ -12,6 +12,11 @@ The Python that thunks and call paths are generated as is cached here too
 (:func:`python_code`, under ``py/``): compiling it costs about 0.3-2 ms a
 function, loading it back 20-40 us, which is most of a warm ``function()``'s
 linking time otherwise.
+
+Nothing is ever evicted (entries are small, and a hash names them, so a stale
+one is only unused): ``arignote cache`` shows what the directory holds by
+kind, ``arignote cache clear`` (:func:`clear`) empties it, as ``theano-cache``
+did; kernels are then compiled again when next needed.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import marshal
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from types import CodeType
 
@@ -100,3 +106,68 @@ def python_code(source: str, filename: str) -> CodeType:
     except OSError:
         pass  # a read-only cache: compiled each time
     return code
+
+
+# What the cache directory holds: (kind, sub-folder, file pattern). Files no pattern
+# matches are not ours and are left alone.
+KINDS = (
+    ("native kernel modules", "", "*.so"),
+    ("native kernel indices", "", "[0-9a-f]*.idx"),
+    ("compiler probes", "", "probe-*.json"),
+    ("GPU program binaries", "", "gpu-*.bin"),
+    ("GPU program indices (older format)", "", "gpu-*.idx"),
+    ("GPU programs built from source once", "", "gpu-*.src"),
+    ("GPU binary producers' locks", "", "gpu-*.lock"),
+    ("generated Python", "py", "*.code"),
+    ("unfinished writes", "", ".*.tmp"),
+    ("unfinished writes", "py", ".*.tmp"),
+)
+# Files a running process may be writing or holding: kept by clear() while this young.
+_IN_USE = (".lock", ".tmp")
+IN_USE_SECONDS = 600.0
+
+
+def contents(compiledir: str | None = None) -> list[tuple[str, int, int]]:
+    """(kind, files, bytes) for each kind of entry in ``compiledir`` (default
+    ``config.compiledir``), in ``KINDS``' order, a kind that two rows share summed."""
+    totals: dict[str, list[int]] = {}
+    for kind, path in _entries(compiledir):
+        row = totals.setdefault(kind, [0, 0])
+        row[0] += 1
+        row[1] += _size(path)
+    return [(kind, files, size) for kind, (files, size) in totals.items()]
+
+
+def clear(compiledir: str | None = None) -> tuple[int, int]:
+    """Remove every entry of ours from ``compiledir``; (files, bytes) removed. A lock or an
+    unfinished write younger than ``IN_USE_SECONDS`` stays: another process may hold it.
+    Safe while other processes use the cache: a module they loaded stays mapped, and an
+    entry they look for next is compiled again."""
+    files = size = 0
+    now = time.time()
+    for _, path in _entries(compiledir):
+        try:
+            stat = path.stat()
+            if path.suffix in _IN_USE and now - stat.st_mtime < IN_USE_SECONDS:
+                continue
+            path.unlink()
+        except FileNotFoundError:
+            continue  # another process removed or replaced it meanwhile
+        files += 1
+        size += stat.st_size
+    return files, size
+
+
+def _entries(compiledir: str | None):
+    root = Path(config.compiledir if compiledir is None else compiledir).expanduser()
+    for kind, folder, pattern in KINDS:
+        for path in sorted((root / folder).glob(pattern)):
+            if path.is_file():
+                yield kind, path
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
