@@ -8,6 +8,7 @@ import runpy
 import sys
 import time
 from collections.abc import Sequence
+from typing import TextIO
 
 import numpy as np
 
@@ -109,9 +110,10 @@ def run(argv: Sequence[str]) -> int:
     return 0
 
 
-def show_cache(action: str, out=sys.stdout) -> None:
+def show_cache(action: str, out: TextIO | None = None) -> None:
     """``arignote cache [list|clear]``: the cache directory's entries by kind, or empty it."""
     from arignote.backends.kernels import cache
+    out = out or sys.stdout
     from arignote.config import config
     where = os.path.expanduser(config.compiledir)
     if action == "clear":
