@@ -83,7 +83,11 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     for i in state_idx:
         _check_state(outputs[i], *infos[i], i)
 
-    step_updates = _with_default_updates(step_updates, outputs + ([condition] if condition is not None else []))
+    # Non-sequences are values computed once, before the loop: the inner graph stops at them
+    # (a random draw passed in is not redrawn per step; closure uses of it see the same value).
+    fixed = [v for v in non_seqs if not isinstance(v, (SharedVariable, Constant))]
+    step_updates = _with_default_updates(step_updates, outputs + ([condition] if condition is not None else []),
+                                         fixed)
     # A shared variable on a GPU takes its update there, as function() does for its updates.
     step_updates = {s: _to_target_type(s, e) for s, e in step_updates.items()}
     shared_targets = list(step_updates)
@@ -92,7 +96,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
              + [step_updates[s] for s in shared_targets]
              + ([condition] if condition is not None else []))
     explicit = [v for group in seq_vars + state_vars for v in group]
-    hoisted = _free_variables(roots, explicit + shared_targets)
+    hoisted = _free_variables(roots, explicit + shared_targets, fixed)
     if strict:
         _check_strict(hoisted, non_seqs)
     hoisted_vars = [_inner(v.type, v, v.name) for v in hoisted]
@@ -270,15 +274,15 @@ def _check_state(output: Variable, initial: Variable, taps: tuple[int, ...], i: 
                         f"dimensions; cast one, e.g. tensor.cast(x, {initial.dtype!r})")
 
 
-def _with_default_updates(updates: dict, roots: list[Variable]) -> dict:
+def _with_default_updates(updates: dict, roots: list[Variable], fixed: list[Variable]) -> dict:
     """The step's updates plus the default updates of shared variables the step reads
-    (random states draw anew each step, as in Theano)."""
+    (random states draw anew each step, as in Theano), not looking past ``fixed``."""
     result = dict(updates)
     done = {s.origin for s in result}
     frontier = list(roots) + list(result.values())
     while frontier:
         found = []
-        for var in ancestors(frontier):
+        for var in ancestors(frontier, blockers=fixed):
             if isinstance(var, SharedVariable) and var.default_update is not None and var.origin not in done:
                 done.add(var.origin)
                 expr = _as_variable(var.default_update)
@@ -288,10 +292,11 @@ def _with_default_updates(updates: dict, roots: list[Variable]) -> dict:
     return result
 
 
-def _free_variables(roots: list[Variable], inner: list[Variable]) -> list[Variable]:
-    """Variables the inner graph reads that do not change between steps (computed outside)."""
+def _free_variables(roots: list[Variable], inner: list[Variable], fixed: list[Variable]) -> list[Variable]:
+    """Variables the inner graph reads that do not change between steps (computed outside);
+    the graph is not followed past ``fixed``, which are such variables by definition."""
     varying = set(inner)
-    nodes = io_toposort(inner, roots)
+    nodes = io_toposort(inner + fixed, roots)
     for node in nodes:
         if any(i in varying for i in node.inputs):
             varying.update(node.outputs)
