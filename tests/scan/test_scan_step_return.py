@@ -92,10 +92,10 @@ def test_two_outputs_in_a_tuple_stay_outputs_and_an_empty_list_is_no_updates():
     lambda xt, w: ({w: w + 1}, xt * w),
     lambda xt, w: (xt * w, until(w > 1), [(w, w + 1)]),  # until before updates
     lambda xt, w: (until(w > 1), xt * w),
-    lambda xt, w: ([xt * w], [(w, w + 1)], xt),     # a fourth part
+    lambda xt, w: ([xt * w], [(w, w + 1)], xt),     # a third part that is no condition
     lambda xt, w: until(w > 1),                     # a condition without outputs or updates
 ])
-def test_forms_out_of_order_are_a_type_error_naming_them(form):
+def test_forms_theano_refuses_are_a_type_error_naming_them(form):
     w = shared(np.float64(1.0), name="w")
     with pytest.raises(TypeError, match=r"cannot read what the step function returned: .*\(outputs, "
                                         r"updates, until\) \(the parts in this order\)"):
