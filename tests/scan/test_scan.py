@@ -238,3 +238,19 @@ def test_random_draws_inside_the_step_are_new_each_step_and_each_call():
     reference = np.random.RandomState(np.random.RandomState(3).randint(2 ** 30))
     expected = [reference.uniform(size=(2,)) for _ in range(6)]
     np.testing.assert_array_equal(np.concatenate([first, second]), expected)
+
+
+def test_a_tap_may_be_one_int_and_repeated_taps_are_refused():
+    """Theano took ``taps=-2`` as ``taps=[-2]`` (scan's docstring shows ``taps = 3``), and
+    refused a tap given twice."""
+    u = T.dvector("u")
+    out, _ = arignote.scan(lambda a: a * 2, sequences=dict(input=u, taps=-2))
+    np.testing.assert_array_equal(function([u], out)(np.arange(4.0)), [0.0, 2.0])
+    x0 = T.dvector("x0")
+    # (Theano took one int for a sequence only; an output's is read the same way here)
+    back2, _ = arignote.scan(lambda a: a + 1, outputs_info=dict(initial=x0, taps=np.int64(-2)), n_steps=3)
+    np.testing.assert_array_equal(function([x0], back2)(np.array([1.0, 5.0])), [2.0, 6.0, 3.0])
+    with pytest.raises(ValueError, match=r"taps \[-1, -1\]; taps must be different"):
+        arignote.scan(lambda a, b: a + b, outputs_info=dict(initial=x0, taps=[-1, -1]), n_steps=2)
+    with pytest.raises(ValueError, match=r"sequence 0 has taps \[0, 0\]"):
+        arignote.scan(lambda a, b: a + b, sequences=dict(input=u, taps=[0, 0]))

@@ -11,6 +11,7 @@ as ``updates``.
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any
 from collections.abc import Callable, Mapping
 
@@ -143,8 +144,7 @@ def _sequence_spec(item: Any, i: int) -> tuple[Variable, tuple[int, ...]]:
         if "input" not in item:
             raise ValueError(f"scan: sequence {i} is a dict without 'input': write "
                              "dict(input=x, taps=[...])")
-        seq, taps = item["input"], item.get("taps", [0])
-        taps = [0] if taps is None else list(taps)
+        seq, taps = item["input"], _taps(item.get("taps"), 0, f"sequence {i}")
     else:
         seq, taps = item, [0]
     seq = as_tensor_variable(seq)  # a GPU shared variable: its host twin, as the loop sees it
@@ -156,6 +156,14 @@ def _sequence_spec(item: Any, i: int) -> tuple[Variable, tuple[int, ...]]:
     return seq, tuple(int(k) for k in taps)
 
 
+def _taps(value: Any, default: int, what: str) -> list[int]:
+    """A spec's taps: one int or a sequence of them (Theano took both), ``default`` for None."""
+    taps = [default] if value is None else [value] if isinstance(value, numbers.Integral) else list(value)
+    if len(set(taps)) != len(taps):
+        raise ValueError(f"scan: {what} has taps {taps}; taps must be different")
+    return taps
+
+
 def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
     """(initial value, taps); no taps for an output that is not fed back."""
     if item is None:
@@ -164,8 +172,7 @@ def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
         initial = item.get("initial")
         if initial is None:
             return None, ()
-        taps = item.get("taps", [-1])
-        taps = [-1] if taps is None else list(taps)
+        taps = _taps(item.get("taps"), -1, f"outputs_info[{i}]")
         if not taps or any(int(k) >= 0 for k in taps):
             raise ValueError(f"scan: outputs_info[{i}] has taps {taps}; the taps of an output are the "
                              "steps back it is read from, so they must be negative (e.g. [-2, -1])")
