@@ -192,3 +192,18 @@ def test_a_variable_is_traced_to_the_line_that_made_it_and_a_compile_to_its_call
     assert seen["inside"] == _line_of("entered here")
     assert seen["thread"].startswith(f"{__file__}:") and seen["thread"] != seen["inside"]
     assert seen["after"] == _line_of("after the block")
+
+
+def test_an_op_call_with_return_list_gives_the_list_of_outputs():
+    """Theano's ``op(*inputs, return_list=True)``: a list even for one output."""
+    from arignote import function, tensor as T
+    from arignote.tensor.extra_ops import RepeatOp, Unique
+
+    x = T.vector("x")
+    values, counts = Unique(return_counts=True)(x, return_list=True)
+    listed = RepeatOp()(x, 2, return_list=True)  # axis None by default, as Theano's
+    assert isinstance(listed, list) and len(listed) == 1
+    got = function([x], [values, counts, listed[0]])(np.array([3.0, 1.0, 3.0]))
+    np.testing.assert_array_equal(got[0], [1.0, 3.0])
+    np.testing.assert_array_equal(got[1], [1, 2])
+    np.testing.assert_array_equal(got[2], [3.0, 3.0, 1.0, 1.0, 3.0, 3.0])

@@ -272,8 +272,12 @@ class Op:
             testvalue.compute(node)
         return node
 
-    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+    def __call__(self, *inputs: Any, return_list: bool = False, **kwargs: Any) -> Any:
+        """The output (``default_output``'s, or the one there is), else the list of them;
+        ``return_list=True``: always the list (Theano's keyword)."""
         node = self.build(*inputs, **kwargs)
+        if return_list:
+            return list(node.outputs)
         if self.default_output is not None:
             return node.outputs[self.default_output]
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs

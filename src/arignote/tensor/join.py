@@ -180,7 +180,7 @@ class Repeat(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis: int | None):
+    def __init__(self, axis: int | None = None):
         self.axis = None if axis is None else int(axis)
 
     def make_node(self, x: Any, repeats: Any) -> Apply:
@@ -239,7 +239,7 @@ class Roll(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis: int | None):
+    def __init__(self, axis: int | None = None):
         self.axis = None if axis is None else int(axis)
 
     def make_node(self, x: Any, shift: Any) -> Apply:
