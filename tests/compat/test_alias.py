@@ -43,6 +43,9 @@ def test_theano_layout_where_ours_differs(theano):
     from theano.tensor.sharedvar import SharedVariable
     assert SharedVariable is arignote.compile.SharedVariable
     assert theano.generic is arignote.graph.types.generic
+    import theano.compile.monitormode
+    assert theano.compile.MonitorMode is arignote.compile.MonitorMode
+    assert theano.compile.monitormode.detect_nan is arignote.compile.monitormode.detect_nan
 
 
 def test_absent_names_raise_clear_errors(theano):

@@ -7,8 +7,9 @@ from arignote.compile.sharedvalue import SharedVariable, TensorSharedVariable, s
 from arignote.compile.pfunc import clone, pfunc, rebuild_collect_shared
 from arignote.compile.debugmode import DebugMode
 from arignote.compile.nanguardmode import NanGuardMode
+from arignote.compile.monitormode import MonitorMode
 
 __all__ = ["Function", "FunctionMaker", "UnusedInputError", "function", "function_dump", "pfunc",
-           "rebuild_collect_shared", "clone", "In", "Out", "Mode", "DebugMode", "NanGuardMode",
+           "rebuild_collect_shared", "clone", "In", "Out", "Mode", "DebugMode", "NanGuardMode", "MonitorMode",
            "get_mode", "get_default_mode", "SharedVariable", "TensorSharedVariable", "shared",
            "shared_constructor"]
