@@ -115,3 +115,25 @@ def test_variable_copy_ravel_and_nonzero_methods():
     np.testing.assert_array_equal(rows, np.nonzero(value)[0])
     np.testing.assert_array_equal(cols, np.nonzero(value)[1])
     np.testing.assert_array_equal(values, value[np.nonzero(value)])
+
+
+def test_mgrid_and_ogrid_are_numpys_with_symbolic_bounds():
+    n = T.iscalar("n")
+    got = function([n], [*T.mgrid[0:5, 1:n:2], *T.ogrid[0:5, 0:3], T.mgrid[2:n]])(7)
+    want = [*np.mgrid[0:5, 1:7:2], *np.ogrid[0:5, 0:3], np.mgrid[2:7]]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(TypeError, match="complex"):
+        T.mgrid[0:1:5j, 0:2]
+
+
+def test_inc_subtensor_takes_theanos_keywords():
+    x, y = T.vector("x"), T.vector("y")
+    value = np.zeros(4)
+    f = function([x, y], [T.inc_subtensor(x[1:3], y, inplace=True, tolerate_inplace_aliasing=True),
+                          T.inc_subtensor(x[1:3], y, set_instead_of_inc=True),
+                          T.set_subtensor(x[1:3], y, inplace=False, tolerate_inplace_aliasing=False)])
+    added, written, set_ = f(value + 1, np.array([5.0, 6.0]))
+    np.testing.assert_array_equal(added, [1, 6, 7, 1])
+    np.testing.assert_array_equal(written, [1, 5, 6, 1])
+    np.testing.assert_array_equal(set_, [1, 5, 6, 1])

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 
 from arignote.graph.basic import Variable
-from arignote.tensor.alloc import alloc
+from arignote.tensor.alloc import alloc, arange
 from arignote.tensor.join import stack
 from arignote.tensor.math import (abs_, and_, cast, clip, eq, isinf, isnan, le, mod, or_,
                                   round as round_, switch)
@@ -21,7 +21,7 @@ from arignote.tensor.reduction import all as all_, max as max_, min as min_
 from arignote.tensor.shape import flatten, reshape, shape_padleft
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["tile", "take", "ptp", "isclose", "allclose", "iround", "stacklists"]
+__all__ = ["tile", "take", "ptp", "isclose", "allclose", "iround", "stacklists", "mgrid", "ogrid"]
 
 
 def tile(x: Any, reps: Sequence[Any], ndim: int | None = None) -> Variable:
@@ -100,3 +100,33 @@ def stacklists(arg: Any) -> Variable:
     if isinstance(arg, (list, tuple)):
         return stack([stacklists(item) for item in arg])
     return as_tensor_variable(arg)
+
+
+class _Grid:
+    """``mgrid[0:5, 0:3]`` / ``ogrid[...]``: numpy's index tricks on symbolic bounds, one
+    integer range per slice (a complex step, numpy's point count, is not supported)."""
+
+    def __init__(self, open_: bool):
+        self.open = open_
+
+    def __getitem__(self, key: slice | tuple) -> Variable | list[Variable]:
+        slices = key if isinstance(key, tuple) else (key,)
+        for s in slices:
+            if not isinstance(s, slice) or isinstance(s.step, complex):
+                raise TypeError(f"{'ogrid' if self.open else 'mgrid'}[...] takes slices with an integer "
+                                f"(or symbolic) start, stop and step, got {s!r} (a complex step, "
+                                "numpy's count of points, is not supported: give the step itself)")
+        ranges = [arange(0 if s.start is None else s.start, s.stop, 1 if s.step is None else s.step)
+                  for s in slices]
+        if not isinstance(key, tuple):
+            return ranges[0]
+        n = len(ranges)
+        placed = [r.dimshuffle(*["x"] * j, 0, *["x"] * (n - 1 - j)) for j, r in enumerate(ranges)]
+        if self.open:
+            return placed
+        shape = [r.shape[0] for r in ranges]
+        return [alloc(p, *shape) for p in placed]
+
+
+mgrid = _Grid(open_=False)
+ogrid = _Grid(open_=True)

@@ -143,21 +143,26 @@ def _value_for(x: Variable, target: TensorType, y: Any, set_: bool) -> Variable:
     return y
 
 
-def set_subtensor(x: Any, y: Any) -> Variable:
+def set_subtensor(x: Any, y: Any, inplace: bool = False, tolerate_inplace_aliasing: bool = False) -> Variable:
     """A copy of ``x``'s base tensor with ``y`` written at the index: ``set_subtensor(a[1:], y)``.
 
     ``x`` is the indexed expression; the result has the shape of the tensor
-    that was indexed, and that tensor is not modified.
+    that was indexed, and that tensor is not modified. ``inplace`` and
+    ``tolerate_inplace_aliasing`` are Theano's signature (which said not to use them):
+    the in-place rewrite writes in place where the destroy check proves it safe.
     """
     return _inc_or_set(x, y, set_=True)
 
 
-def inc_subtensor(x: Any, y: Any) -> Variable:
-    """A copy of the indexed tensor with ``y`` added at the index: ``inc_subtensor(a[idx], y)``.
+def inc_subtensor(x: Any, y: Any, inplace: bool = False, set_instead_of_inc: bool = False,
+                  tolerate_inplace_aliasing: bool = False) -> Variable:
+    """A copy of the indexed tensor with ``y`` added at the index (written there with
+    ``set_instead_of_inc``): ``inc_subtensor(a[idx], y)``.
 
     With integer-array indices, an index that repeats adds once per occurrence.
+    ``inplace`` and ``tolerate_inplace_aliasing``: as for :func:`set_subtensor`.
     """
-    return _inc_or_set(x, y, set_=False)
+    return _inc_or_set(x, y, set_=bool(set_instead_of_inc))
 
 
 def _inc_or_set(indexed: Any, y: Any, set_: bool) -> Variable:
