@@ -85,6 +85,14 @@ def test_change_flags_restores_on_exit_and_on_exception():
     assert config.floatX == "float64"
 
 
+def test_change_flags_takes_a_list_of_pairs_as_theano_did():
+    with config.change_flags([("floatX", "float32"), ("allow_gc", True)], mode="FAST_COMPILE"):
+        assert (config.floatX, config.allow_gc, config.mode) == ("float32", True, "FAST_COMPILE")
+    assert config.floatX == "float64" and config.allow_gc is False
+    with pytest.raises(ValueError):
+        config.change_flags([("floatX",)])  # not a pair
+
+
 def test_change_flags_restores_what_was_assigned_inside_and_nests():
     with config.change_flags(floatX="float32"):
         config.floatX = "float16"

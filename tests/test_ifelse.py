@@ -3,7 +3,7 @@ condition, gradients, aliasing of inputs passed through."""
 import numpy as np
 import pytest
 
-from arignote import function, shared, tensor as T
+from arignote import config, function, shared, tensor as T
 from arignote.gradient import grad, verify_grad
 from arignote.graph.basic import Apply, Op
 from arignote.ifelse import IfElse, ifelse
@@ -130,3 +130,18 @@ def test_ifelse_in_a_scan_step():
     x = T.dvector("x")
     out, _ = scan(lambda v: ifelse(T.gt(v, 0), v * 2, -v), sequences=[x])
     np.testing.assert_array_equal(function([x], out)(np.array([1.0, -2.0, 3.0])), [2.0, 2.0, 6.0])
+
+
+def test_ifelse_and_its_gradient_get_test_values():
+    """With compute_test_value on, an ifelse's outputs (and its gradient's) get the taken
+    branch's test value, as any other node's do."""
+    with config.change_flags(compute_test_value="raise"):
+        c = T.iscalar("c")
+        c.tag.test_value = 1
+        x, y = T.vector("x"), T.vector("y")
+        x.tag.test_value = np.array([1.0, 2.0])
+        y.tag.test_value = np.array([3.0, 4.0])
+        np.testing.assert_array_equal(ifelse(c, x, y).tag.test_value, [1.0, 2.0])
+        np.testing.assert_array_equal(ifelse(c - 1, [x], [y])[0].tag.test_value, [3.0, 4.0])
+        g = grad((ifelse(0, x, y) * x).sum(), x)
+        np.testing.assert_array_equal(g.tag.test_value, [3.0, 4.0])

@@ -25,7 +25,7 @@ import shutil
 import warnings
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 
 @dataclass(frozen=True)
@@ -279,16 +279,17 @@ class Config:
         return (f"{source}: there is no flag {name!r}; {hint}"
                 f"known flags: {', '.join(sorted(self._flags))}")
 
-    def change_flags(self, changes: Mapping[str, Any] | None = None, **more: Any
-                     ) -> contextlib.AbstractContextManager[None]:
+    def change_flags(self, changes: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,
+                     **more: Any) -> contextlib.AbstractContextManager[None]:
         """Set flags for the duration of a ``with`` block (or of a decorated
         function), then restore them, also when an exception leaves the block.
 
-        ``config.change_flags(floatX="float32")`` or
-        ``config.change_flags({"floatX": "float32"})``. Every value is checked
+        ``config.change_flags(floatX="float32")``,
+        ``config.change_flags({"floatX": "float32"})`` or, as Theano took too,
+        ``config.change_flags([("floatX", "float32")])``. Every value is checked
         before any flag changes.
         """
-        return self._changed({**(changes or {}), **more})
+        return self._changed({**dict(changes or {}), **more})
 
     @contextlib.contextmanager
     def _changed(self, changes: dict[str, Any]) -> Iterator[None]:

@@ -101,7 +101,7 @@ def ifelse(condition: Any, then_branch: Any, else_branch: Any, name: str | None 
     if len(then) != len(orelse):
         raise ValueError(f"ifelse: the then branch has {len(then)} values and the else branch "
                          f"{len(orelse)}: give both the same number")
-    outputs = IfElse(len(then), name=name).make_node(condition, *then, *orelse).outputs
+    outputs = IfElse(len(then), name=name).build(condition, *then, *orelse).outputs
     return outputs[0] if single else list(outputs)
 
 
@@ -113,8 +113,8 @@ def ifelse_grad(op: IfElse, inputs: list, outputs: list, output_grads: list) -> 
     then, orelse = inputs[1:1 + n], inputs[1 + n:]
     zeros_then = [zeros_like(t, dtype=g.dtype) for t, g in zip(then, output_grads)]
     zeros_else = [zeros_like(e, dtype=g.dtype) for e, g in zip(orelse, output_grads)]
-    g_then = IfElse(n).make_node(cond, *output_grads, *zeros_then).outputs
-    g_else = IfElse(n).make_node(cond, *zeros_else, *output_grads).outputs
+    g_then = IfElse(n).build(cond, *output_grads, *zeros_then).outputs
+    g_else = IfElse(n).build(cond, *zeros_else, *output_grads).outputs
     return [None, *g_then, *g_else]
 
 

@@ -62,6 +62,10 @@ class WrongValue(AssertionError):
         lines = [f"values differ beyond rtol={rtol}, atol={atol}",
                  f"  expected: shape {expected.shape}, dtype {expected.dtype}",
                  f"  value:    shape {value.shape}, dtype {value.dtype}"]
+        if _broadcast(expected, value):
+            expected, value = np.broadcast_arrays(expected, value)
+        else:
+            lines.append("  (the shapes do not broadcast)")
         if expected.shape == value.shape and expected.size:
             with np.errstate(all="ignore"):
                 diff = np.abs(value.astype(np.float64) - expected.astype(np.float64))
@@ -72,7 +76,8 @@ class WrongValue(AssertionError):
 
 
 def assert_allclose(expected: Any, value: Any, rtol: float | None = None, atol: float | None = None) -> None:
-    """Raise ``WrongValue`` unless ``value`` is close to ``expected`` (shapes must match).
+    """Raise ``WrongValue`` unless ``value`` is close to ``expected`` everywhere (shapes that
+    broadcast are compared as numpy.allclose does, as Theano's did; NaN equals NaN).
 
     Default tolerances follow the less precise dtype, as Theano's did: rtol/atol
     1e-5/1e-8 (numpy's) for float64, 1e-5/1e-5 for float32, 1e-3/1e-3 for float16.
@@ -83,6 +88,14 @@ def assert_allclose(expected: Any, value: Any, rtol: float | None = None, atol: 
         (1e-5, 1e-5) if dtypes & {"float32", "complex64"} else (1e-5, 1e-8))
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
-    if expected_a.shape != value_a.shape or not np.allclose(value_a, expected_a, rtol=rtol, atol=atol,
-                                                            equal_nan=True):
+    if not _broadcast(expected_a, value_a) or not np.allclose(value_a, expected_a, rtol=rtol, atol=atol,
+                                                              equal_nan=True):
         raise WrongValue(expected, value, rtol, atol)
+
+
+def _broadcast(a: np.ndarray, b: np.ndarray) -> bool:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return False
+    return True

@@ -40,6 +40,9 @@ def test_theano_layout_where_ours_differs(theano):
     assert theano.tensor.var is arignote.tensor.var and callable(arignote.tensor.var)
     assert "sharedvar" not in vars(arignote.tensor)
     assert isinstance(theano.tensor, type(arignote)) and theano.tensor is not arignote.tensor
+    from theano.tensor.sharedvar import SharedVariable
+    assert SharedVariable is arignote.compile.SharedVariable
+    assert theano.generic is arignote.graph.types.generic
 
 
 def test_absent_names_raise_clear_errors(theano):

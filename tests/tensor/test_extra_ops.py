@@ -206,3 +206,12 @@ def test_nonzero_flatnonzero_nonzero_values():
     assert_matches(run([m], E.flatnonzero(m), np.zeros((2, 2))), np.zeros(0, "int64"))
     with pytest.raises(ValueError, match="scalar"):
         E.nonzero(T.dscalar())
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_compress_is_numpys(axis):
+    m, c = T.dmatrix("m"), T.bvector("c")
+    mv = np.arange(12.0).reshape(3, 4)
+    for cv in (np.array([1, 0, 1], "int8"), np.array([0, 1], "int8")):  # shorter: the first slices
+        assert_matches(run([m, c], E.compress(c, m, axis), mv, cv), np.compress(cv, mv, axis=axis))
+    verify_grad(lambda v: E.compress(np.array([1, 0, 1]), v, axis), [mv], rng=np.random.RandomState(0))

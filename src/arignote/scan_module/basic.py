@@ -3,9 +3,11 @@
 The step function is called once, on symbolic per-step variables, to build the
 inner graph. Everything the inner graph uses that does not change from step to
 step (shared variables, outer variables, expressions of them) becomes an input
-of the loop, computed once outside it; shared variables the step updates (its
-returned updates, and the default updates of random states it draws from)
-become carried states, and their final values come back as ``updates``.
+of the loop, computed once outside it, as are the non_sequences themselves (a random
+draw passed in keeps its value at every step; one made in the step is new each step).
+Shared variables the step updates (its returned updates, and the default updates of
+random states it draws from) become carried states, and their final values come back
+as ``updates``.
 """
 from __future__ import annotations
 
@@ -48,8 +50,9 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     its earlier values (``dict(initial=x0, taps=[-2, -1])`` gives the values two
     steps and one step back; a plain ``x0`` means taps ``[-1]``; ``None`` means
     the output is not fed back), then the ``non_sequences``. It returns the
-    outputs, and optionally a dict of shared-variable updates and an ``until``
-    stopping condition. The number of steps is ``n_steps`` or, without it, the
+    outputs, then optionally the shared-variable updates (a dict or a list of
+    ``(shared, new value)`` pairs), then optionally an ``until`` stopping
+    condition, in that order. The number of steps is ``n_steps`` or, without it, the
     longest run the sequences allow. ``updates`` must be passed to
     ``function(..., updates=updates)`` for the step's updates to take effect.
     ``truncate_gradient=k`` back-propagates through the last ``k`` steps only.
@@ -83,7 +86,11 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     for i in state_idx:
         _check_state(outputs[i], *infos[i], i)
 
-    step_updates = _with_default_updates(step_updates, outputs + ([condition] if condition is not None else []))
+    # Non-sequences are values computed once, before the loop: the inner graph stops at them
+    # (a random draw passed in is not redrawn per step; closure uses of it see the same value).
+    fixed = [v for v in non_seqs if not isinstance(v, (SharedVariable, Constant))]
+    step_updates = _with_default_updates(step_updates, outputs + ([condition] if condition is not None else []),
+                                         fixed)
     # A shared variable on a GPU takes its update there, as function() does for its updates.
     step_updates = {s: _to_target_type(s, e) for s, e in step_updates.items()}
     shared_targets = list(step_updates)
@@ -92,7 +99,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
              + [step_updates[s] for s in shared_targets]
              + ([condition] if condition is not None else []))
     explicit = [v for group in seq_vars + state_vars for v in group]
-    hoisted = _free_variables(roots, explicit + shared_targets)
+    hoisted = _free_variables(roots, explicit + shared_targets, fixed)
     if strict:
         _check_strict(hoisted, non_seqs)
     hoisted_vars = [_inner(v.type, v, v.name) for v in hoisted]
@@ -222,33 +229,76 @@ def _n_steps(n_steps: Any, seq_specs: list) -> Variable:
     return tm.cast(steps, "int64")
 
 
+# What a step may return, tried in this order (Theano's): a lone form is the whole value,
+# a longer one the items of a returned tuple or list.
+_RETURN_FORMS = (("outputs",), ("updates",), ("outputs", "updates"), ("outputs", "until"),
+                 ("updates", "until"), ("outputs", "updates", "until"))
+
+
 def _split_return(value: Any) -> tuple[list[Variable], dict, Variable | None]:
-    """The step's outputs, its updates, and its stopping condition, in whatever order given."""
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
-    updates: dict = {}
-    condition = None
-    outputs: list = []
-    for item in items:
-        if isinstance(item, until):
-            condition = item.condition
-        elif isinstance(item, Mapping):
-            updates.update(item)
-        elif isinstance(item, (list, tuple)) and len(items) <= 3 and any(
-                isinstance(other, (Mapping, until)) for other in items):
-            outputs.extend(item)
-        else:
-            outputs.append(item)
+    """The step's outputs, its updates and its stopping condition, read as Theano reads them.
+
+    Outputs are one expression or a sequence of them; updates a dict or a sequence of
+    (shared, new value) pairs. A sequence whose items are all pairs is read as updates,
+    so two outputs in a pair of lists must come as one flat list.
+    """
+    items = list(value) if isinstance(value, (list, tuple)) else None
+    for form in _RETURN_FORMS:
+        parts = [value] if len(form) == 1 else items
+        if parts is not None and len(parts) == len(form) and all(
+                _RETURN_PARTS[kind](part) for kind, part in zip(form, parts)):
+            found = dict(zip(form, parts))
+            break
+    else:
+        accepted = ", ".join(kinds[0] if len(kinds) == 1 else f"({', '.join(kinds)})" for kinds in _RETURN_FORMS)
+        raise TypeError(f"scan: cannot read what the step function returned: {_describe_return(value)}; "
+                        f"accepted are {accepted} (the parts in this order), where outputs are one expression "
+                        "or a list of them and updates a dict or a list of (shared variable, new value) pairs")
+    outputs, updates = found.get("outputs", []), found.get("updates", {})
+    condition = found["until"].condition if "until" in found else None
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    updates = list(updates.items()) if isinstance(updates, Mapping) else [tuple(p) for p in updates]
     result = []
     for k, out in enumerate(outputs):
         if out is None:
             raise TypeError(f"scan: the step function returned None as output {k}; return a symbolic "
                             "expression for every output")
         result.append(out if isinstance(out, Variable) else as_tensor_variable(out))
-    for target in updates:
+    for target, _ in updates:
         if not isinstance(target, SharedVariable):
             raise TypeError(f"scan: the step function's updates must have shared variables as keys, "
-                            f"got {target!r}")
-    return result, {k: _as_variable(v) for k, v in updates.items()}, condition
+                            f"got {target!r} (returned {_describe_return(value)}); a list whose items "
+                            "are all pairs is read as (shared, new value) pairs: return several "
+                            "outputs as one flat list")
+    return result, {k: _as_variable(v) for k, v in updates}, condition
+
+
+def _is_output(item: Any) -> bool:
+    return not isinstance(item, (list, tuple, Mapping, until))
+
+
+def _is_outputs(item: Any) -> bool:
+    return all(map(_is_output, item)) if isinstance(item, (list, tuple)) else _is_output(item)
+
+
+def _is_updates(item: Any) -> bool:
+    return isinstance(item, Mapping) or (isinstance(item, (list, tuple)) and all(
+        isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in item))
+
+
+_RETURN_PARTS = {"outputs": _is_outputs, "updates": _is_updates, "until": lambda part: isinstance(part, until)}
+
+
+def _describe_return(value: Any) -> str:
+    """A step's return value, short: its containers and their leaves."""
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(map(_describe_return, value))
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_describe_return(k)}: {_describe_return(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, until):
+        return "until(...)"
+    return str(value) if isinstance(value, Variable) else type(value).__name__
 
 
 def _as_variable(value: Any) -> Variable:
@@ -270,15 +320,15 @@ def _check_state(output: Variable, initial: Variable, taps: tuple[int, ...], i: 
                         f"dimensions; cast one, e.g. tensor.cast(x, {initial.dtype!r})")
 
 
-def _with_default_updates(updates: dict, roots: list[Variable]) -> dict:
+def _with_default_updates(updates: dict, roots: list[Variable], fixed: list[Variable]) -> dict:
     """The step's updates plus the default updates of shared variables the step reads
-    (random states draw anew each step, as in Theano)."""
+    (random states draw anew each step, as in Theano), not looking past ``fixed``."""
     result = dict(updates)
     done = {s.origin for s in result}
     frontier = list(roots) + list(result.values())
     while frontier:
         found = []
-        for var in ancestors(frontier):
+        for var in ancestors(frontier, blockers=fixed):
             if isinstance(var, SharedVariable) and var.default_update is not None and var.origin not in done:
                 done.add(var.origin)
                 expr = _as_variable(var.default_update)
@@ -288,10 +338,11 @@ def _with_default_updates(updates: dict, roots: list[Variable]) -> dict:
     return result
 
 
-def _free_variables(roots: list[Variable], inner: list[Variable]) -> list[Variable]:
-    """Variables the inner graph reads that do not change between steps (computed outside)."""
+def _free_variables(roots: list[Variable], inner: list[Variable], fixed: list[Variable]) -> list[Variable]:
+    """Variables the inner graph reads that do not change between steps (computed outside);
+    the graph is not followed past ``fixed``, which are such variables by definition."""
     varying = set(inner)
-    nodes = io_toposort(inner, roots)
+    nodes = io_toposort(inner + fixed, roots)
     for node in nodes:
         if any(i in varying for i in node.inputs):
             varying.update(node.outputs)

@@ -20,6 +20,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import DISCRETE, INTEGER
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import alloc, arange, as_int_scalar, zeros
+from arignote.tensor.composed import take
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.join import Repeat, repeat
 from arignote.tensor.shape import checked_axis, product, reshape, shape_i, squeeze, vector_length
@@ -32,7 +33,7 @@ __all__ = ["CumOp", "DiffOp", "SearchsortedOp", "BinCount", "FillDiagonal", "Fil
            "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
            "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
            "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat", "take_along_axis",
-           "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values"]
+           "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values", "compress"]
 
 RepeatOp = Repeat  # Theano's name of the op
 
@@ -455,6 +456,13 @@ def nonzero_values(a: Any) -> Variable:
     """The non-zero entries of ``a``, flattened, in order."""
     a = as_tensor_variable(a)
     return a.flatten()[flatnonzero(a)]
+
+
+def compress(condition: Any, x: Any, axis: int | None = None) -> Variable:
+    """The slices of ``x`` along ``axis`` (of ``x`` flattened when None) where the vector
+    ``condition`` is non-zero (``numpy.compress``; a shorter ``condition`` selects among
+    the first slices only)."""
+    return take(x, flatnonzero(condition), axis)
 
 
 # ----------------------------------------------------------------- gathering

@@ -264,11 +264,12 @@ def _plural(single: Callable[..., Variable]) -> Callable[..., Any]:
 
 _PATTERNS = {"scalar": (), "vector": (False,), "matrix": (False, False), "row": (True, False),
              "col": (False, True), "tensor3": (False,) * 3, "tensor4": (False,) * 4,
-             "tensor5": (False,) * 5}
+             "tensor5": (False,) * 5, "tensor6": (False,) * 6, "tensor7": (False,) * 7}
 _PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
              "d": "float64", "c": "complex64", "z": "complex128"}
 _PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows", "col": "cols",
-            "tensor3": "tensor3s", "tensor4": "tensor4s", "tensor5": "tensor5s"}
+            "tensor3": "tensor3s", "tensor4": "tensor4s", "tensor5": "tensor5s",
+            "tensor6": "tensor6s", "tensor7": "tensor7s"}
 
 # ``vector(name, dtype)`` makes a floatX vector; ``dvector`` is the TensorType of float64
 # vectors, which makes one when called (``dvector('x').type is dvector``), as in Theano.

@@ -141,6 +141,24 @@ class _TensorOperators:
     def flatten(self, ndim: int = 1):
         return _shape.flatten(self, ndim)
 
+    def ravel(self):
+        return _shape.flatten(self)
+
+    def copy(self, name: str | None = None):
+        """A symbolic copy of this variable (a new node), named ``name``."""
+        out = _math.tensor_copy(self)
+        out.name = name
+        return out
+
+    def take(self, indices, axis=None, mode: str = "raise"):
+        return _composed.take(self, indices, axis, mode)
+
+    def nonzero(self, return_matrix: bool = False):
+        return _extra_ops.nonzero(self, return_matrix)
+
+    def nonzero_values(self):
+        return _extra_ops.nonzero_values(self)
+
     def squeeze(self, axis=None):
         return _shape.squeeze(self, axis)
 
@@ -374,3 +392,4 @@ from arignote.tensor import diagonal as _diagonal  # noqa: E402
 from arignote.tensor import extra_ops as _extra_ops  # noqa: E402
 from arignote.tensor import nlinalg as _nlinalg  # noqa: E402
 from arignote.tensor import sort as _sort  # noqa: E402
+from arignote.tensor import composed as _composed  # noqa: E402

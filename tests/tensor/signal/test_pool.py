@@ -336,3 +336,18 @@ def test_integer_pooling_and_empty_outputs():
     small = Case("tiny", (1, 1, 1, 3), (2, 2), True)
     t = T.tensor4("t")
     assert run([t], pooled(small, t, "max"), np.zeros(small.shape)).shape == (1, 1, 0, 1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_gradient_of_a_pooling_with_no_window_is_zero(mode):
+    """A window larger than the (padded) input and ignore_border: no output, a zero gradient
+    (it crashed in the gradient's accumulation before), and the second derivative too."""
+    x = T.vector("x")
+    y = pool.Pool(ndim=1, ignore_border=True, mode=mode)(x, (10,), (5,), (3,))
+    gx = arignote.grad(y.sum(), x)
+    out, grad = arignote.function([x], [y, gx])(np.array([1.0, 2.0]))
+    assert out.shape == (0,)
+    np.testing.assert_array_equal(grad, [0.0, 0.0])
+    if mode == "max":
+        ggz = arignote.grad((gx * x).sum(), x, disconnected_inputs="ignore")
+        np.testing.assert_array_equal(arignote.function([x], ggz)(np.array([1.0, 2.0])), [0.0, 0.0])

@@ -1,6 +1,6 @@
 """``theano.tensor.sharedvar``: the constructors of shared arrays."""
-from arignote.compile.sharedvalue import TensorSharedVariable, tensor_constructor
+from arignote.compile.sharedvalue import SharedVariable, TensorSharedVariable, tensor_constructor
 
-__all__ = ["TensorSharedVariable", "tensor_constructor", "scalar_constructor"]
+__all__ = ["SharedVariable", "TensorSharedVariable", "tensor_constructor", "scalar_constructor"]
 
 scalar_constructor = tensor_constructor  # one constructor makes 0-d shared arrays too

@@ -5,7 +5,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["_asarray"]
+from arignote.graph.types import generic
+
+__all__ = ["_asarray", "generic"]
 
 
 def _asarray(a: Any, dtype: Any, order: str | None = None) -> np.ndarray:

@@ -141,6 +141,8 @@ def pool(x: np.ndarray, g: Geometry, mode: str) -> np.ndarray:
 def max_grad(x: np.ndarray, maxout: np.ndarray, gz: np.ndarray, g: Geometry) -> np.ndarray:
     """``gz`` of each window added to every element equal to the window's maximum."""
     nd = len(g.ws)
+    if not all(g.out):  # no window: nothing flows back
+        return np.zeros(x.shape, x.dtype)
     if g.blocked:
         exact = all(o * w == n for o, w, n in zip(g.out, g.ws, g.shape))
         gx = (np.empty if exact else np.zeros)(x.shape, x.dtype)
@@ -161,6 +163,8 @@ def max_grad(x: np.ndarray, maxout: np.ndarray, gz: np.ndarray, g: Geometry) -> 
 def sum_grad(share: np.ndarray, x_shape: tuple, dtype: np.dtype, g: Geometry) -> np.ndarray:
     """Each window's ``share`` added to every element it covers."""
     nd = len(g.ws)
+    if not all(g.out):  # no window: nothing flows back
+        return np.zeros(x_shape, dtype)
     if g.blocked:
         gx = np.zeros(x_shape, dtype)
         _blocks(gx, g)[...] = _expand(share, g)

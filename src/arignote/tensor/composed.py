@@ -1,0 +1,102 @@
+"""numpy-style functions of Theano's ``tensor`` module that other ops compose: no Op of
+their own, so their gradients, rewrites and kernels are those of the ops they are made of.
+
+``tile`` broadcasts ``x`` with a new axis before each of its own and reshapes (one
+allocation, no copies per repetition); ``take`` is advanced indexing on one axis;
+``isclose`` follows numpy's rule (infinities equal when of one sign, NaN equal only
+with ``equal_nan``).
+"""
+from __future__ import annotations
+
+from typing import Any
+from collections.abc import Sequence
+
+
+from arignote.graph.basic import Variable
+from arignote.tensor.alloc import alloc
+from arignote.tensor.join import stack
+from arignote.tensor.math import (abs_, and_, cast, clip, eq, isinf, isnan, le, mod, or_,
+                                  round as round_, switch)
+from arignote.tensor.reduction import all as all_, max as max_, min as min_
+from arignote.tensor.shape import flatten, reshape, shape_padleft
+from arignote.tensor.variable import as_tensor_variable
+
+__all__ = ["tile", "take", "ptp", "isclose", "allclose", "iround", "stacklists"]
+
+
+def tile(x: Any, reps: Sequence[Any], ndim: int | None = None) -> Variable:
+    """``x`` repeated ``reps[d]`` times along each axis ``d`` (numpy.tile): ``reps`` longer
+    than ``x.ndim`` adds leading axes, shorter repeats the last axes. ``reps`` may hold
+    symbolic integers; ``ndim`` (default ``max(x.ndim, len(reps))``) is the result's rank."""
+    x = as_tensor_variable(x)
+    if isinstance(reps, Variable):
+        raise TypeError(f"tile: reps must be a list or tuple (of ints or integer scalars), got "
+                        f"{reps.describe()}: write tile(x, [reps[0], reps[1], ...])")
+    reps = list(reps)
+    rank = max(x.ndim, len(reps)) if ndim is None else int(ndim)
+    if rank < x.ndim or rank < len(reps):
+        raise ValueError(f"tile: ndim={ndim} is less than x's rank ({x.ndim}) or len(reps) ({len(reps)})")
+    reps = [1] * (rank - len(reps)) + reps
+    x = shape_padleft(x, rank - x.ndim) if rank > x.ndim else x
+    sizes = [x.shape[d] for d in range(rank)]
+    pattern = [p for d in range(rank) for p in ("x", d)]
+    spread = alloc(x.dimshuffle(pattern), *[v for d in range(rank) for v in (reps[d], sizes[d])])
+    return reshape(spread, [reps[d] * sizes[d] for d in range(rank)], ndim=rank)
+
+
+_TAKE_MODES = ("raise", "wrap", "clip")
+
+
+def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Variable:
+    """``a``'s elements at ``indices`` along ``axis`` (numpy.take; ``axis=None``: of the
+    flattened ``a``). ``mode``: 'raise' (an index out of range is an IndexError), 'wrap'
+    (taken modulo the length) or 'clip' (to the first or last)."""
+    a, indices = as_tensor_variable(a), as_tensor_variable(indices)
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"take: mode={mode!r} is not one of {_TAKE_MODES}")
+    if axis is None:
+        a, axis = flatten(a), 0
+    axis = axis + a.ndim if axis < 0 else axis
+    if not 0 <= axis < a.ndim:
+        raise ValueError(f"take: axis {axis} is out of range for {a.describe()} ({a.ndim}-d)")
+    length = a.shape[axis]
+    if mode == "wrap":
+        indices = mod(indices, length)
+    elif mode == "clip":
+        indices = clip(indices, 0, length - 1)
+    return a[(slice(None),) * axis + (indices,)]
+
+
+def ptp(a: Any, axis: Any = None) -> Variable:
+    """The range, maximum minus minimum, over ``axis`` (numpy.ptp)."""
+    return max_(a, axis) - min_(a, axis)
+
+
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Variable:
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` (numpy.isclose): infinities are close
+    when they are equal, NaN only to NaN and only with ``equal_nan``."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    close = le(abs_(a - b), atol + rtol * abs_(b))
+    odd = or_(or_(isinf(a), isnan(a)), or_(isinf(b), isnan(b)))
+    result = switch(odd, eq(a, b), close)
+    if equal_nan:
+        result = or_(result, and_(isnan(a), isnan(b)))
+    return result
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Variable:
+    """Whether ``isclose`` holds everywhere (a 0-d bool)."""
+    return all_(isclose(a, b, rtol, atol, equal_nan))
+
+
+def iround(a: Any, mode: str | None = None) -> Variable:
+    """``round(a, mode)`` as int64."""
+    return cast(round_(a, mode), "int64")
+
+
+def stacklists(arg: Any) -> Variable:
+    """A tensor from nested lists of scalars or tensors of one shape: ``stacklists([[a, b],
+    [c, d]])`` of scalars is a 2x2 matrix."""
+    if isinstance(arg, (list, tuple)):
+        return stack([stacklists(item) for item in arg])
+    return as_tensor_variable(arg)

@@ -1,0 +1,50 @@
+"""arignote.testing (Theano's ``theano.tests.unittest_tools``): seeds, assert_allclose, verify_grad."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arignote import config, gradient, tensor as T, testing
+
+
+def test_fetch_seed_and_seed_rng_follow_the_flag():
+    with config.change_flags(**{"unittests.rseed": 1234}):
+        assert testing.fetch_seed() == 1234 and testing.fetch_seed(7) == 7
+        assert testing.seed_rng() == 1234
+        first = np.random.rand(3)
+        testing.seed_rng()
+        np.testing.assert_array_equal(np.random.rand(3), first)
+    with config.change_flags(**{"unittests.rseed": "random"}):
+        assert testing.fetch_seed() is None
+
+
+@pytest.mark.parametrize("dtype, close, far", [("float64", 5e-6, 2e-5), ("float32", 1.5e-5, 1e-4),
+                                               ("float16", 5e-4, 1e-2)])
+def test_assert_allclose_tolerances_follow_the_less_precise_dtype(dtype, close, far):
+    """float64 1e-5 relative (+1e-8), float32 1e-5 + 1e-5, float16 1e-3 + 1e-3: 1.5e-5 off
+    passes against a float32 value and fails against a float64 one."""
+    expected = np.ones(4)
+    testing.assert_allclose(expected, (expected + close).astype(dtype))
+    value = expected.copy()
+    value[2] += far
+    with pytest.raises(testing.WrongValue, match=r"largest difference .* at \(2,\)"):
+        testing.assert_allclose(expected, value.astype(dtype))
+
+
+def test_assert_allclose_broadcasts_as_numpy_allclose_and_theano_did():
+    a = np.arange(6.0).reshape(2, 3)
+    testing.assert_allclose([a], a)  # (1, 2, 3) against (2, 3)
+    testing.assert_allclose(np.full(4, 2.0), 2.0)
+    testing.assert_allclose(np.array([1.0, np.nan]), np.array([1.0, np.nan]))  # NaN equals NaN
+    with pytest.raises(testing.WrongValue, match=r"largest difference 1\.0 at \(1,\)"):
+        testing.assert_allclose(np.array([2.0, 3.0]), 2.0)
+    with pytest.raises(testing.WrongValue, match="the shapes do not broadcast"):
+        testing.assert_allclose(np.ones(3), np.ones(4))
+
+
+def test_verify_grad_passes_a_right_gradient_and_raises_on_a_wrong_one():
+    point = [np.array([0.1, -0.4, 0.7])]
+    testing.verify_grad(T.tanh, point)
+    # zero_grad hides one factor from the gradient: x * x differentiates as x, not 2 x
+    with pytest.raises(testing.verify_grad.E_grad):
+        testing.verify_grad(lambda x: x * gradient.zero_grad(x), point)
