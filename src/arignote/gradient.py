@@ -34,7 +34,7 @@ from arignote.tensor.shape import patternbroadcast
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["grad", "Lop", "Rop", "jacobian", "hessian", "verify_grad", "register_grad", "subgraph_grad",
+__all__ = ["grad", "total_grad", "Lop", "Rop", "jacobian", "hessian", "verify_grad", "register_grad", "subgraph_grad",
            "zero_grad", "disconnected_grad", "consider_constant", "undefined_grad", "grad_clip",
            "grad_scale", "ViewGradOp", "ZeroGrad", "ConsiderConstant", "DisconnectedGrad", "UndefinedGrad",
            "GradClip", "GradScale", "zero_grad_", "consider_constant_", "disconnected_grad_",
@@ -114,6 +114,24 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
     gradient, an integer-valued result passes no gradient back (its terms are
     zero), and an integer ``wrt``'s gradient is a float.
     """
+    return _grad(cost, wrt, consider_constant, disconnected_inputs, add_names, known_grads,
+                 return_disconnected, null_gradients, known_fixed=True)
+
+
+def total_grad(wrt: Variable | Sequence[Variable], output_grads: dict, **options: Any) -> Any:
+    """The gradients of ``wrt`` given those of several outputs (``output_grads``: variable ->
+    gradient), where an output computed from another adds to that one's gradient: the
+    total derivative that an op of several outputs (OpFromGraph, scan's step) needs.
+
+    ``grad``'s ``known_grads`` differs: a known gradient replaces what flows into its
+    variable (Theano's rule). ``options`` are ``grad``'s keywords but ``cost``."""
+    return _grad(None, wrt, known_grads=output_grads, known_fixed=False, **options)
+
+
+def _grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
+          consider_constant: Sequence[Variable] | None = None, disconnected_inputs: str = "raise",
+          add_names: bool = True, known_grads: dict | None = None, return_disconnected: str = "zero",
+          null_gradients: str = "raise", known_fixed: bool = True) -> Any:
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError(f"grad: disconnected_inputs={disconnected_inputs!r}; use 'raise', "
                          "'warn' or 'ignore'")
@@ -141,8 +159,10 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
             raise TypeError(f"grad: consider_constant must hold symbolic variables, got {var!r}")
     live = {v: g for v, g in seeds.items() if not isinstance(g.type, DisconnectedType)}
     cut: set = set()
-    grads = backpropagate(live, wrt_list, blocked, cut)
-    connected = _connected(live, wrt_list, blocked, cut)
+    # A known gradient replaces what the cost would send through its variable (Theano's rule).
+    known = set(seeds) if known_fixed else set()
+    grads = backpropagate(live, wrt_list, blocked, cut, known)
+    connected = _connected(live, wrt_list, blocked, cut, known)
     name = cost.name if add_names and cost is not None else None
     result = []
     for var in wrt_list:
@@ -244,7 +264,7 @@ def _seeds(cost: Any, known_grads: dict | None) -> dict[Variable, Variable]:
             raise ValueError(f"grad: the known gradient of {var.describe()} has {g.ndim} "
                              f"dimensions, but {var.describe()} has {var.ndim}")
         g = g if g.ndim != var.ndim else fit_to(g, var)
-        seeds[var] = g if var not in seeds else tm.add(seeds[var], g)
+        seeds[var] = g  # for the cost too: its known gradient replaces the ones
     if not seeds:
         raise ValueError("grad: give a cost, or known_grads")
     return seeds
@@ -272,10 +292,11 @@ def connected_outputs(node: Any, reached: set) -> list[Variable]:
 
 
 def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable],
-               cut: set = frozenset()) -> set[Variable]:
+               cut: set = frozenset(), known: set = frozenset()) -> set[Variable]:
     """The ``wrt`` variables on some path to a seed (whatever the dtypes on the way); a
-    ``blocked`` variable is connected to nothing it is computed from, and no path goes
-    through a ``cut`` (node, input position), where a rule said DisconnectedType."""
+    ``blocked`` variable is connected to nothing it is computed from, no path goes
+    through a ``cut`` (node, input position), where a rule said DisconnectedType, nor
+    into a ``known`` variable from its clients (its gradient is given)."""
     stop = set(blocked)
     reach = set(wrt)
     for node in io_toposort([], list(seeds)):
@@ -292,7 +313,8 @@ def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable],
         for i, inp in enumerate(var.owner.inputs):
             if (var.owner, i) in cut:
                 continue
-            if inp in reach and inp not in live and var in connected_outputs(var.owner, {inp}):
+            if (inp in reach and inp not in live and inp not in known
+                    and var in connected_outputs(var.owner, {inp})):
                 live.add(inp)
                 stack.append(inp)
     return live & set(wrt)
@@ -311,8 +333,8 @@ def _disconnected(var: Variable, policy: str, return_disconnected: str) -> Varia
 
 
 def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
-                  consider_constant: Sequence[Variable] = (), cut: set | None = None
-                  ) -> dict[Variable, Variable]:
+                  consider_constant: Sequence[Variable] = (), cut: set | None = None,
+                  known: set = frozenset()) -> dict[Variable, Variable]:
     """Gradients of every variable between ``wrt`` and the seeds, by reverse accumulation.
 
     A ``consider_constant`` variable gets its gradient but passes none to its
@@ -320,7 +342,8 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
     are zeros); a node none of whose inputs depends on ``wrt`` is not
     differentiated. A NullType gradient (one that does not exist) propagates:
     every input connected to such an output gets it. Where a rule returns a
-    DisconnectedType, the (node, input position) is added to ``cut``.
+    DisconnectedType, the (node, input position) is added to ``cut``. A ``known``
+    variable (``grad``'s known_grads) keeps its seed: its clients add nothing to it.
     """
     blocked = set(consider_constant)
     wrt_set = set(wrt)
@@ -341,7 +364,7 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
         pairs: Any = []
         if any(usable):
             output_grads = [grads[o] if usable[j] else _no_gradient(o) for j, o in enumerate(node.outputs)]
-            pairs = _stable_pairs(node, output_grads, depends, blocked, wrt_set)
+            pairs = _stable_pairs(node, output_grads, depends, blocked, wrt_set | known)
             if pairs is None:
                 in_grads = input_grads(node, output_grads)
                 if in_grads is None:
@@ -365,7 +388,7 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
         unreached = set(node.inputs) - {inp for i, inp in enumerate(node.inputs)
                                         if any(rows[i][j] and flowing[j] for j in range(len(node.outputs)))}
         for inp, g in terms.items():
-            if (g is None or inp not in depends or inp in unreached
+            if (g is None or inp not in depends or inp in unreached or inp in known
                     or isinstance(getattr(g, "type", None), DisconnectedType)):
                 continue
             if not is_null(g):
@@ -408,8 +431,8 @@ def _stable_pairs(node: Any, output_grads: list, depends: set, blocked: set,
                   wrt: set) -> list | None:
     """(source, gradient) pairs through a stable form of ``node``, or None if none applies.
 
-    A form is not used when a variable it would skip is asked for in ``wrt``
-    or held constant: that variable must see (or stop) its gradient.
+    A form is not used when a variable it would skip is in ``wrt`` (asked for, or
+    given a known gradient) or held constant: it must see (or stop) its gradient.
     """
     if len(node.outputs) != 1:
         return None
@@ -487,7 +510,7 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
                          "one point of each wrt's shape")
     fs = [as_tensor_variable(out) for out in fs]
     dummies = [out.type(f"rop_dummy_{k}") for k, out in enumerate(fs)]
-    vjps = grad(None, wrts, known_grads=dict(zip(fs, dummies)), disconnected_inputs="ignore")
+    vjps = total_grad(wrts, dict(zip(fs, dummies)), disconnected_inputs="ignore")
     terms = [_sum(tm.mul(v, as_tensor_variable(p))) for v, p in zip(vjps, points)]
     inner = terms[0] if len(terms) == 1 else tm.add(*terms)
     results = grad(inner, dummies, disconnected_inputs="ignore")

@@ -53,6 +53,16 @@ def test_default_gradient():
     assert function([x], grad(gx, x))(2.0) == 12.0
 
 
+def test_default_gradient_of_outputs_computed_from_one_another():
+    """Outputs [a, 3a]: the total derivative, each output's gradient counted (real Theano
+    1.0.5 drops the second's, through its known_grads rule; arignote does not)."""
+    a = x * x
+    first, second = OpFromGraph([x], [a, 3 * a])(y)
+    g = grad(first + second, y)
+    assert np.isclose(function([y], g)(0.7), 8 * 0.7)
+    verify_grad(lambda v: sum(OpFromGraph([x], [a, 3 * a])(v)), [np.array(0.7)])
+
+
 def test_gradient_overrides():
     e = x + y * z
 

@@ -9,7 +9,7 @@ from scipy.special import polygamma
 
 import arignote
 from arignote import function, shared, tensor as T
-from arignote.gradient import DisconnectedInputError, GradientError, grad, verify_grad
+from arignote.gradient import DisconnectedInputError, GradientError, Rop, grad, total_grad, verify_grad
 from arignote.tensor.grad import elemwise
 
 
@@ -134,15 +134,82 @@ def test_known_grads():
     gx = grad(None, x, known_grads={h: g_h})
     xv, gv = np.array([0.0, 1.0]), np.array([2.0, 3.0])
     np.testing.assert_allclose(function([x, g_h], gx)(xv, gv), gv * np.exp(xv))
-    # A known gradient adds to the cost's.
+    # h is on the cost's path: its known gradient replaces the ones the cost sends (Theano's).
     both = grad(cost, x, known_grads={h: g_h})
-    np.testing.assert_allclose(function([x, g_h], both)(xv, gv), (gv + 1) * np.exp(xv))
+    np.testing.assert_allclose(function([x, g_h], both)(xv, gv), gv * np.exp(xv))
     with pytest.raises(ValueError, match="give a cost, or known_grads"):
         grad(None, x)
     with pytest.raises(ValueError, match="has 2 dimensions"):
         grad(None, x, known_grads={h: T.dmatrix()})
     with pytest.raises(TypeError, match="is int64: a gradient is a float"):
         grad(None, x, known_grads={h: T.lvector()})
+
+
+_KX, _KG, _KH = T.dvector("x"), T.dvector("g"), T.dvector("h")
+_K2, _K3, _K5 = 2 * _KX, 3 * _KX, 5 * _KX
+_KEXP = T.exp(_K2)
+_KCOST = (_KX ** 2).sum()
+_KSIG = T.nnet.sigmoid(_KX)
+_XV, _GV, _HV = np.array([1.0, -3.0]), np.array([10.0, 20.0]), np.array([100.0, 300.0])
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+# d cost / d x where known_grads fixes the gradient of variables on the cost's path; the
+# expected values are what real Theano 1.0.5 gave (checked), written out with numpy.
+@pytest.mark.parametrize("cost, wrt, known, expected", [
+    (_K2.sum(), _KX, {_K2: _KG}, 2 * _GV),  # replaces the ones, does not add to them
+    (None, _KX, {_K2: _KG}, 2 * _GV),
+    (T.sum(_K2 * _KX), _KX, {_K2: _KG}, 2 * _GV + 2 * _XV),  # the direct path to x still adds
+    (T.sum(_KEXP + _K2), _KX, {_K2: _KG, _KEXP: _KH}, 2 * _GV),  # 2x's own, not exp's
+    (T.sum(_KEXP + _K2), _KX, {_KEXP: _KH}, 2 * (_HV * np.exp(2 * _XV) + 1)),
+    (T.sum(_K3 * _K5), _KX, {_K3: _KG, _K5: _KH}, 3 * _GV + 5 * _HV),
+    (_KCOST, _KX, {_KCOST: T.constant(3.0)}, 3 * 2 * _XV),  # the cost's known gradient
+    (_KCOST, _KX, {_KX: _KG}, _GV),  # a wrt with a known gradient gets exactly it
+    (_KCOST, _KX, {_K3: _KG}, 2 * _XV + 3 * _GV),  # off the cost's path: adds
+    # log(sigmoid(x)) has a stable gradient that skips the sigmoid: not with its gradient given.
+    (T.log(_KSIG).sum(), _KX, {_KSIG: _KG}, _GV * _sigmoid(_XV) * (1 - _sigmoid(_XV))),
+])
+def test_known_grads_replace_the_gradient_through_their_variable(cost, wrt, known, expected):
+    gx = grad(cost, wrt, known_grads=known)
+    got = function([_KX, _KG, _KH], gx, on_unused_input="ignore")(_XV, _GV, _HV)
+    np.testing.assert_allclose(got, expected)
+
+
+def test_known_grads_of_both_an_intermediate_and_wrt():
+    gx, gy = grad(T.sum(_K2 * _KX), [_KX, _K2], known_grads={_K2: _KG})
+    got = function([_KX, _KG], [gx, gy])(_XV, _GV)
+    np.testing.assert_allclose(got[0], 2 * _GV + 2 * _XV)
+    np.testing.assert_allclose(got[1], _GV)
+
+
+def test_total_grad_adds_what_flows_into_a_given_output():
+    """total_grad (for ops of several outputs) sums where grad's known_grads replaces."""
+    given = {_K2: _KG, _KEXP: _KH}
+    f = function([_KX, _KG, _KH], [total_grad(_KX, given), grad(None, _KX, known_grads=given)])
+    total, fixed = f(_XV, _GV, _HV)
+    np.testing.assert_allclose(total, 2 * (_GV + _HV * np.exp(2 * _XV)))
+    np.testing.assert_allclose(fixed, 2 * _GV)
+
+
+def test_rop_of_expressions_computed_from_one_another():
+    v = T.dvector("v")
+    r1, r2 = Rop([_KEXP, 3 * _KEXP], _KX, v)
+    got = function([_KX, v], [r1, r2])(_XV, _GV)
+    np.testing.assert_allclose(got[0], 2 * np.exp(2 * _XV) * _GV)
+    np.testing.assert_allclose(got[1], 6 * np.exp(2 * _XV) * _GV)
+
+
+def test_known_disconnected_gradient_cuts_the_path_through_its_variable():
+    cut = {_K2: arignote.gradient.disconnected_type()}
+    with pytest.raises(DisconnectedInputError, match="'x'"):
+        grad(_K2.sum(), _KX, known_grads=cut)
+    gx = grad(_K2.sum(), _KX, known_grads=cut, disconnected_inputs="ignore")
+    np.testing.assert_allclose(function([_KX], gx)(_XV), np.zeros(2))
+    gx = grad(T.sum(_K2 * _KX), _KX, known_grads=cut)  # the path past it remains
+    np.testing.assert_allclose(function([_KX], gx)(_XV), 2 * _XV)
 
 
 def test_grad_of_shared_variable_and_wrt_equal_cost():

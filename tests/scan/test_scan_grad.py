@@ -25,6 +25,19 @@ def test_grad_simple_rnn(nrng):
     verify_grad(_rnn, [nrng.normal(size=(5, 3)), nrng.normal(size=3), nrng.normal(size=(3, 3)) * 0.5])
 
 
+def test_grad_of_step_outputs_computed_from_one_another(nrng):
+    """A step returning [h, 3 h]: the gradient of h at each step adds both outputs'."""
+    def step(xt, hp):
+        h = T.tanh(hp + xt)
+        return [h, 3 * h]
+
+    def f(x):
+        (hs, ys), _ = arignote.scan(step, sequences=x,
+                                    outputs_info=[T.constant(0.0, dtype="float64"), None])
+        return hs.sum() + ys.sum()
+    verify_grad(f, [nrng.normal(size=4)])
+
+
 def test_grad_sequence_and_output_taps(nrng):
     def f(s, x0):
         out, _ = arignote.scan(lambda a, b, c, p2, p1: a * b + c + p1 * p2 * 0.5,

@@ -26,6 +26,46 @@ def test_shape_and_shape_i(shp):
     check_infer_shape([x], T.shape(x), [v])
 
 
+_X, _T3, _V = T.matrix("X"), T.tensor3("t3"), T.vector("v")
+_A, _B = T.dscalar("a"), T.dscalar("b")
+
+
+# The lengths real Theano 1.0.5 gives (checked), and two it does not know that the graph fixes.
+@pytest.mark.parametrize("make, length", [
+    (lambda: _X.shape, 2), (lambda: T.shape(_T3), 3), (lambda: T.stack([_A, _B, _A]), 3),
+    (lambda: _T3.shape[:2], 2), (lambda: _T3.shape[1:], 2), (lambda: _T3.shape[-2:], 2),
+    (lambda: _T3.shape[::2], 2), (lambda: _T3.shape[:5], 3), (lambda: _V.shape[:1], 1),
+    (lambda: T.constant(np.arange(4.0)), 4), (lambda: T.as_tensor_variable([_A, _B]), 2),
+    (lambda: _A.dimshuffle("x"), 1), (lambda: T.TensorType("float64", (True,))(), 1),
+    (lambda: T.stack([_A, _B, _A])[1:], 2), (lambda: _T3.shape[::-1], 3),
+])
+def test_get_vector_length_where_the_graph_fixes_it(make, length):
+    assert T.get_vector_length(make()) == length
+
+
+@pytest.mark.parametrize("make", [
+    lambda: _V, lambda: _V[:2], lambda: _X.shape + 1, lambda: _X[0],
+    lambda: T.concatenate([_X.shape, _X.shape]), lambda: _X.shape[0:T.iscalar("n")],
+])
+def test_get_vector_length_unknown_raises_value_error(make):
+    with pytest.raises(ValueError, match="is not known until the function runs"):
+        T.get_vector_length(make())
+
+
+def test_get_vector_length_of_a_non_vector_raises_type_error():
+    with pytest.raises(TypeError, match="'X' has 2 dimensions; it takes a vector"):
+        T.get_vector_length(_X)
+
+
+def test_shape_slice_entries_compute():
+    """Entries of a constant slice of a shape compute the lengths numpy gives."""
+    shp = (5, 6, 7)
+    cases = [(_T3.shape[:2], slice(None, 2)), (_T3.shape[-2:], slice(-2, None)),
+             (_T3.shape[::2], slice(None, None, 2)), (_T3.shape[::-1], slice(None, None, -1))]
+    outs = run([_T3], [e for vec, _ in cases for e in vec], np.zeros(shp))
+    assert [int(o) for o in outs] == [n for _, sl in cases for n in shp[sl]]
+
+
 def test_shape_i_of_broadcastable_dim_is_constant_and_bad_axis_fails():
     x = T.row("x")
     assert isinstance(shape_i(x, 0), T.TensorConstant)

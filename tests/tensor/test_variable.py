@@ -73,15 +73,42 @@ def test_equality_keeps_identity_semantics():
     assert tensor.eq(x, 1).dtype == "bool"
 
 
-@pytest.mark.parametrize("action, match", [
-    (iter, "iterate"), (len, "len"), (lambda v: list(v), "iterate"),
+@pytest.mark.parametrize("action, error, match", [
+    (iter, ValueError, "'x' is not known"), (lambda v: list(v), ValueError, "'x' is not known"),
+    (len, TypeError, "len"),
 ])
-def test_iteration_and_len_raise_clear_type_errors(action, match):
+def test_iterating_a_vector_of_unknown_length_and_len_raise(action, error, match):
+    """Theano's rule: ValueError (length not known) for a vector, TypeError for len()."""
     x = tensor.vector("x")
-    with pytest.raises(TypeError, match=match):
+    with pytest.raises(error, match=match):
         action(x)
-    with pytest.raises(TypeError, match=match):
+    with pytest.raises(error, match=match.replace("'x'", "")):
         action(x > 0)
+
+
+@pytest.mark.parametrize("make", [tensor.scalar, tensor.matrix])
+def test_iterating_a_non_vector_raises_type_error(make):
+    with pytest.raises(TypeError, match="cannot iterate over symbolic 'm', which has"):
+        list(make("m"))
+
+
+def test_unpacking_a_shape_computes_each_length():
+    """``n, d = X.shape`` (and ``tensor.shape(X)``) unpack into scalars that compute."""
+    X, t3 = tensor.matrix("X"), tensor.tensor3("t3")
+    n, d = X.shape
+    rows, cols = tensor.shape(X)
+    a, b = t3.shape[1:]
+    c, = t3.shape[-1:]
+    outs = run([X, t3], [n * 10 + d, rows - cols, a, b, c], np.zeros((3, 4)), np.zeros((5, 6, 7)))
+    assert [int(o) for o in outs] == [34, -1, 6, 7, 7]
+
+
+def test_unpacking_a_stack_of_scalars_and_a_constant():
+    a, b = tensor.dscalar("a"), tensor.dscalar("b")
+    p, q = tensor.stack([a, b])
+    u, v, w = constant(np.array([4.0, 5.0, 6.0]))
+    outs = run([a, b], [p * q, q - p, u + v * w], 2.0, 7.0)
+    assert_matches(np.array([float(o) for o in outs]), np.array([14.0, 5.0, 34.0]))
 
 
 def test_truth_value_as_theano():

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arignote.gradient import grad, register_grad
+from arignote.gradient import register_grad, total_grad
 from arignote.graph.traversal import ancestors, clone_get_equiv
 from arignote.scalar.dtypes import DISCRETE, FLOAT
 from arignote.scan_module.basic import scan
@@ -112,7 +112,7 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
             if _float(ys[S + j]):
                 _add(known, ys[S + j], g_nit_vals[j])
         wrt = [v for v in seq_vals + state_vals + nonseq_vals if _float(v)]
-        grads = dict(zip(wrt, grad(None, wrt, known_grads=known, disconnected_inputs="ignore"))) \
+        grads = dict(zip(wrt, total_grad(wrt, known, disconnected_inputs="ignore"))) \
             if known and wrt else {}
         zero = lambda v: grads.get(v, zeros_like(v))  # noqa: E731
         new_windows = []

@@ -26,7 +26,8 @@ from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["Shape", "Shape_i", "Reshape", "SpecifyShape", "Rebroadcast", "shape", "shape_i",
            "transpose", "reshape", "flatten", "squeeze", "shape_padleft", "shape_padright",
-           "shape_padaxis", "specify_shape", "addbroadcast", "unbroadcast", "patternbroadcast"]
+           "shape_padaxis", "specify_shape", "get_vector_length", "addbroadcast", "unbroadcast",
+           "patternbroadcast"]
 
 _INT64 = TensorType("int64", ())
 
@@ -114,16 +115,39 @@ def vector_length(vector: Variable) -> int | None:
     value = static_value(vector)
     if value is not None:
         return len(value)
+    if vector.broadcastable == (True,):
+        return 1
     node = vector.owner
     if node is None:
         return None
     if isinstance(node.op, Shape):
         return node.inputs[0].ndim
-    if isinstance(node.op, DimShuffle) and node.op.new_order == ("x",):
-        return 1
     if isinstance(node.op, _join.Join) and all(i.broadcastable == (True,) for i in node.inputs):
         return len(node.inputs)
+    if isinstance(node.op, _read.Subtensor) and len(node.op.idx_list) == 1:
+        # A constant slice of a vector of known length (``x.shape[:2]``).
+        item = node.op.idx_list[0]
+        if isinstance(item, IndexSlice) and all(f is None or isinstance(f, int) for f in item):
+            base = vector_length(node.inputs[0])
+            return None if base is None else len(range(base)[slice(*item)])
     return None
+
+
+def get_vector_length(v: Any) -> int:
+    """The length of the 1-d ``v`` when the graph fixes it (a shape, a constant, a stack of
+    scalars, a constant slice of those); Theano's function, which iteration uses.
+
+    Raises TypeError when ``v`` is not a vector, ValueError when its length is not known."""
+    v = as_tensor_variable(v)
+    if v.ndim != 1:
+        raise TypeError(f"get_vector_length: {v.describe()} has {v.ndim} dimensions; it takes a "
+                        "vector")
+    length = vector_length(v)
+    if length is None:
+        raise ValueError(f"the length of {v.describe()} is not known until the function runs "
+                         "(it is known for shapes, constants, stacks of scalars and constant "
+                         "slices of those): index it (x[i]) or use arignote.scan")
+    return length
 
 
 def static_entry(vector: Variable, i: int) -> int | None:
@@ -509,3 +533,5 @@ def _as_tuple(axis: Any) -> tuple:
 
 
 from arignote.tensor import join as _join  # noqa: E402  (join builds on these ops)
+from arignote.tensor.subtensor import read as _read  # noqa: E402  (so does indexing)
+from arignote.tensor.subtensor.index import IndexSlice  # noqa: E402

@@ -77,8 +77,13 @@ class _TensorOperators:
         return True
 
     def __iter__(self):
-        raise TypeError(f"cannot iterate over symbolic {self}: its length is unknown until the "
-                        "function runs; index it (x[i]) or use arignote.scan")
+        """``n, m = x.shape``: a vector whose length the graph knows gives ``x[0], x[1], ...``
+        (Theano's rule); ``get_vector_length`` raises ValueError for any other vector."""
+        if self.ndim != 1:
+            raise TypeError(f"cannot iterate over symbolic {self.describe()}, which has {self.ndim} "
+                            "dimensions: index it (x[i]), use arignote.scan, or the tensor's sum "
+                            "or max rather than Python's builtin")
+        return iter([self[i] for i in range(_shape.get_vector_length(self))])
 
     def __len__(self) -> int:
         raise TypeError(f"len() of symbolic {self} is unknown until the function runs: "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from arignote.compile.builders import OpFromGraph
-from arignote.gradient import grad, register_grad
+from arignote.gradient import register_grad, total_grad
 from arignote.graph.basic import Variable
 from arignote.graph.types import DisconnectedType, NullType
 from arignote.tensor.alloc import zeros_like
@@ -42,9 +42,8 @@ def _build(op: OpFromGraph) -> tuple[OpFromGraph, list]:
 def _gradients(op: OpFromGraph, g_outs: list) -> list:
     """One gradient (or NullType/DisconnectedType variable, or None) per local input."""
     def default(wrt: list) -> list:
-        return grad(None, wrt, known_grads=dict(zip(op.local_outputs, g_outs)),
-                    disconnected_inputs="ignore", return_disconnected="Disconnected",
-                    null_gradients="return") if wrt else []
+        return total_grad(wrt, dict(zip(op.local_outputs, g_outs)), disconnected_inputs="ignore",
+                          return_disconnected="Disconnected", null_gradients="return") if wrt else []
 
     args = (op.local_inputs, g_outs) if op.lop_type == "grad" else (op.local_inputs, op.local_outputs, g_outs)
     override, n = op.override, len(op.local_inputs)
