@@ -127,20 +127,16 @@ def _host_index_arithmetic(fgraph: FunctionGraph, reasons: dict, reason: str) ->
                               or any(r == "output" for r, _ in fgraph.clients[c.outputs[0]])
                               for c, _ in readers):
             continue
-        inputs, device = [], []
-        for i in node.inputs:
-            if isinstance(i, GpuArrayConstant):
-                i = TensorConstant(TensorType(i.type.dtype, i.type.broadcastable), i.host)
-            elif i.owner is not None and isinstance(i.owner.op, GpuFromHost):
-                i = i.owner.inputs[0]
-            elif isinstance(i.type, GpuArrayType):
-                device.append(i)
-                i = HostFromGpu()(i)
-            inputs.append(i)
+        device = [i for i in node.inputs if isinstance(i.type, GpuArrayType) and not isinstance(i, GpuArrayConstant)
+                  and not (i.owner is not None and isinstance(i.owner.op, GpuFromHost))]
         if len(device) > 1 or any(d.type.dtype[0] not in "iub" or
                                   np.dtype(d.type.dtype).itemsize > np.dtype(out.type.dtype).itemsize
                                   for d in device):
             continue
+        inputs = [TensorConstant(TensorType(i.type.dtype, i.type.broadcastable), i.host)
+                  if isinstance(i, GpuArrayConstant) else
+                  i.type.host_variable(i) if isinstance(i.type, GpuArrayType) else i  # upload: its host value
+                  for i in node.inputs]
         host = Elemwise(node.op.scalar_op)(*inputs)
         host.tag.trace = out.tag.trace
         reasons[host.owner] = reasons[_key(host.owner)] = _HOST_READ
