@@ -18,7 +18,7 @@ from arignote.tensor.join import stack
 from arignote.tensor.math import (abs_, and_, cast, clip, eq, isinf, isnan, le, mod, or_,
                                   round as round_, switch)
 from arignote.tensor.reduction import all as all_, max as max_, min as min_
-from arignote.tensor.shape import flatten, reshape, shape_padleft
+from arignote.tensor.shape import checked_axis, flatten, reshape, shape_padleft
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["tile", "take", "ptp", "isclose", "allclose", "iround", "stacklists", "mgrid", "ogrid"]
@@ -56,9 +56,7 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
         raise ValueError(f"take: mode={mode!r} is not one of {_TAKE_MODES}")
     if axis is None:
         a, axis = flatten(a), 0
-    axis = axis + a.ndim if axis < 0 else axis
-    if not 0 <= axis < a.ndim:
-        raise ValueError(f"take: axis {axis} is out of range for {a.describe()} ({a.ndim}-d)")
+    axis = checked_axis(a, axis, "take")
     length = a.shape[axis]
     if mode == "wrap":
         indices = mod(indices, length)
