@@ -530,9 +530,12 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
                 no_debug_ref: bool = True) -> None:
     """Check ``grad`` of ``fun`` at the point ``pt`` against central finite differences.
 
-    The signature is Theano's; ``out_type``, ``cast_to_output_type`` and
-    ``no_debug_ref`` are accepted and have no effect (the projection takes the
-    output's own dtype). Failures raise ``verify_grad.E_grad`` (GradientError).
+    The signature is Theano's; ``out_type`` and ``no_debug_ref`` are accepted
+    and have no effect. As in Theano, the random projection is float64 unless
+    ``cast_to_output_type`` is true and the output is float32, so a float32
+    output's cost is summed in float64: summed in float32, its rounding over a
+    few hundred elements divided by the step is as large as the tolerance.
+    Failures raise ``verify_grad.E_grad`` (GradientError).
 
     ``fun`` takes one symbolic input per array in ``pt`` (float arrays) and
     returns a symbolic output of any shape; the output is projected on a random
@@ -558,7 +561,8 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     eps = eps or (1e-3 if low else 1e-6)
     abs_tol = abs_tol if abs_tol is not None else (1e-2 if low else 1e-5)
     rel_tol = rel_tol if rel_tol is not None else (1e-2 if low else 1e-5)
-    projection = TensorType(output.dtype, (False,) * output.ndim)("projection")
+    projection_dtype = output.dtype if cast_to_output_type and output.dtype == "float32" else "float64"
+    projection = TensorType(projection_dtype, (False,) * output.ndim)("projection")
     cost = _sum(tm.mul(output, projection))
     cost_fn = function(inputs + [projection], cost, mode=mode, on_unused_input="ignore")
     grad_fn = function(inputs + [projection], grad(cost, inputs, disconnected_inputs="ignore"),
@@ -566,7 +570,7 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     out_shape = np.shape(function(inputs, output, mode=mode, on_unused_input="ignore")(*pt))
     draw = rng.random_sample if isinstance(rng, np.random.RandomState) else rng.random
     for _ in range(n_tests):
-        proj = np.asarray(draw(out_shape) + 0.5, dtype=output.dtype)
+        proj = np.asarray(draw(out_shape) + 0.5, dtype=projection_dtype)
         symbolic = grad_fn(*pt, proj)
         for i, p in enumerate(pt):
             numeric = _finite_difference(lambda *args, proj=proj: cost_fn(*args, proj), pt, i, eps)

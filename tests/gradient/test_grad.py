@@ -289,3 +289,18 @@ def test_verify_grad_refuses_integer_points():
 
 def test_verify_grad_float32():
     verify_grad(lambda x: T.tanh(x) * 2, [np.linspace(-1, 1, 4).astype("float32")])
+
+
+def test_verify_grad_float32_sums_the_cost_in_float64():
+    # Theano's projection is float64 (cast_to_output_type=False): summed in float32, this
+    # cost (~1e5) rounds by ~6e-3, which divided by the 2e-3 step is far above the tolerance.
+    point = np.linspace(50, 150, 1000).astype("float32")
+    verify_grad(lambda x: x * 3, [point], rng=np.random.RandomState(0))
+    with pytest.raises(GradientError, match="input 0"):
+        verify_grad(lambda x: x * 3, [point], rng=np.random.RandomState(0), cast_to_output_type=True)
+
+
+def test_verify_grad_float32_still_catches_a_wrong_gradient(monkeypatch):
+    monkeypatch.setitem(elemwise.RULES, "sin", lambda inputs, out, gz: [gz * T.cos(inputs[0]) * 1.05])
+    with pytest.raises(GradientError, match="input 0"):
+        verify_grad(T.sin, [np.linspace(-1, 1, 50).astype("float32")])
