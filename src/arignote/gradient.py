@@ -445,7 +445,7 @@ def _stable_pairs(node: Any, output_grads: list, depends: set, blocked: set,
         if skipped & (blocked | wrt):
             return None
         sources = [s for s in sources if s in depends and s not in blocked]
-        inner = backpropagate({output: fit_to(output_grads[0], output)}, sources)
+        inner = backpropagate({output: fit_to(output_grads[0], output)}, sources, consider_constant=sources)
         return [(s, inner[s]) for s in sources if s in inner]
     return None
 
