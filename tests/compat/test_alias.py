@@ -24,6 +24,8 @@ def test_theano_names_are_arignote_objects(theano):
     assert MRG_RandomStreams is arignote.sandbox.rng_mrg.MRG_RandomStreams
     assert theano.tensor.elemwise is arignote.tensor.elemwise  # not mapped: the same path under ours
     assert theano.printing is arignote.printing and theano.gradient is arignote.gradient
+    from theano.compile.ops import as_op
+    assert as_op is arignote.as_op and theano.as_op is as_op and theano.compile.as_op is as_op
 
 
 def test_theano_layout_where_ours_differs(theano):
