@@ -354,12 +354,13 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
     grads: dict[Variable, Variable] = {}
     for var, g in seeds.items():
         _accumulate(grads, var, g)
+    undefined_above = _undefined_above(nodes, depends)
     for node in reversed(nodes):
         flowing = [o in grads and o not in blocked for o in node.outputs]
         if not any(flowing) or not any(i in depends for i in node.inputs):
             continue
         rows = connection_rows(node)
-        nulls = [flowing[j] and is_null(grads[o]) for j, o in enumerate(node.outputs)]
+        nulls = [flowing[j] and o in grads and is_null(grads[o]) for j, o in enumerate(node.outputs)]
         usable = [flowing[j] and not nulls[j] and _is_float(o) for j, o in enumerate(node.outputs)]
         pairs: Any = []
         if any(usable):
@@ -378,6 +379,15 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                 if cut is not None:
                     cut.update((node, i) for i, (_, g) in enumerate(pairs)
                                if isinstance(getattr(g, "type", None), DisconnectedType))
+        elif any(flowing) and not any(nulls) and undefined_above:
+            # Integer outputs pass no gradient back (their terms are zeros), but a gradient
+            # that is undefined stays undefined through zeros: the probabilities of a
+            # discrete draw, cast(u < undefined_grad(p)) (Theano's rule).
+            pairs = [(above, grad_undefined(above.owner.op, 0, above.owner.inputs[0],
+                                            "(undefined_grad: such as a discrete draw's probabilities)"))
+                     for i, inp in enumerate(node.inputs)
+                     if any(rows[i][j] and flowing[j] for j in range(len(node.outputs)))
+                     for above in undefined_above.get(inp, ())]
         terms = dict(_pairs_list(pairs))
         for i, inp in enumerate(node.inputs):
             null = next((grads[o] for j, o in enumerate(node.outputs) if nulls[j] and rows[i][j]), None)
@@ -399,6 +409,21 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                 g = fit_to(g, inp)
             _accumulate(grads, inp, g)
     return grads
+
+
+def _undefined_above(nodes: list, depends: set) -> dict[Variable, frozenset]:
+    """For each variable between ``wrt`` and the seeds, the undefined_grad outputs it is
+    computed from (itself included); empty (and nothing walked) when there are none."""
+    if not any(isinstance(node.op, UndefinedGrad) for node in nodes):
+        return {}
+    above: dict[Variable, frozenset] = {}
+    for node in nodes:
+        found = frozenset().union(*(above.get(i, ()) for i in node.inputs if i in depends))
+        if isinstance(node.op, UndefinedGrad):
+            found = found | {node.outputs[0]}
+        if found:
+            above.update((o, found) for o in node.outputs)
+    return above
 
 
 def _no_gradient(var: Variable) -> Variable:
