@@ -1,5 +1,6 @@
 """The module map of the ``theano`` alias: the same objects as arignote's, Theano's layout."""
 import importlib
+import pickle
 import subprocess
 import sys
 import warnings
@@ -106,6 +107,13 @@ def test_theano_nnet_softmax_family_names(theano):
         assert getattr(tn, name) is getattr(ours, name), name
     assert CrossentropySoftmaxArgmax1HotWithBias is ours.CrossentropySoftmaxArgmax1HotWithBias
     assert isinstance(tn.softmax_op, ours.Softmax) and isinstance(tn.logsoftmax_op, ours.LogSoftmax)
+    # Theano's idiom node.op == softmax_op: the alias's op equals the op of its nodes (axis 1).
+    m = theano.tensor.dmatrix("m")
+    for op, other in ((tn.softmax_op, tn.logsoftmax_op), (tn.logsoftmax_op, tn.softmax_op)):
+        node_op = op(m).owner.op
+        assert node_op == op and op == node_op and hash(op) == hash(node_op) and op in [node_op]
+        assert op != other and op != type(node_op)(0) and str(op) == str(node_op)
+        assert pickle.loads(pickle.dumps(op)) == op
 
 
 @pytest.mark.parametrize("name, reference", [

@@ -37,23 +37,41 @@ def _rows(c: Any, what: str, op_name: str) -> Variable:
     return c
 
 
-class _Theano10Softmax(basic.Softmax):
-    """``softmax_op``: the softmax of the rows of a matrix, a vector taken as one row; its
-    nodes hold arignote's ``Softmax`` of axis 1."""
+class _RowsOp:
+    """Theano 1.0's op of the rows: its nodes hold arignote's op of axis 1 (``rows``), and it
+    compares equal to that op, so ``node.op == softmax_op`` holds for them as in Theano (a
+    subclass's ``__eq__`` answers first, whichever side of ``==`` it is on)."""
+
+    rows: basic.Softmax | basic.LogSoftmax
+    op_name = ""
 
     def make_node(self, x: Any) -> Apply:
-        return basic.Softmax(1).make_node(_rows(x, "softmax_op", "Softmax"))
+        return self.rows.make_node(_rows(x, f"{self.op_name.lower()}_op", self.op_name))
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or self.rows == other
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
+    def __str__(self) -> str:
+        return str(self.rows)
 
 
-class _Theano10LogSoftmax(basic.LogSoftmax):
+class _Theano10Softmax(_RowsOp, basic.Softmax):
+    """``softmax_op``: the softmax of the rows of a matrix, a vector taken as one row."""
+
+    rows, op_name = basic.Softmax(1), "Softmax"
+
+
+class _Theano10LogSoftmax(_RowsOp, basic.LogSoftmax):
     """``logsoftmax_op``: the log-softmax of the rows, a vector taken as one row."""
 
-    def make_node(self, x: Any) -> Apply:
-        return basic.LogSoftmax(1).make_node(_rows(x, "logsoftmax_op", "LogSoftmax"))
+    rows, op_name = basic.LogSoftmax(1), "LogSoftmax"
 
 
-softmax_op = _Theano10Softmax()
-logsoftmax_op = _Theano10LogSoftmax()
+softmax_op = _Theano10Softmax(1)
+logsoftmax_op = _Theano10LogSoftmax(1)
 
 
 def softmax(c: Any) -> Variable:
