@@ -209,7 +209,7 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
     """
     coding_dist = as_tensor_variable(coding_dist)
     true_dist = as_tensor_variable(true_dist)
-    log_coding = _stable_log(coding_dist)
+    log_coding = stable_log(coding_dist)
     if true_dist.ndim == coding_dist.ndim:
         return _math.neg(_sum(_math.mul(true_dist, log_coding), axis=coding_dist.ndim - 1))
     if coding_dist.ndim == 2 and true_dist.ndim == 1:
@@ -218,7 +218,7 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
                             f"must be integers, got {true_dist.dtype}: cast them with "
                             "tensor.cast(t, 'int64'), or pass one-hot rows of coding_dist's shape")
         rows = arange(shape_i(coding_dist, 0))
-        labels = ClassIndices()(true_dist, shape_i(coding_dist, 1))
+        labels = ClassIndices()(true_dist, shape_i(coding_dist, 1), shape_i(coding_dist, 0))
         return _math.neg(log_coding[rows, labels])
     raise TypeError(f"categorical_crossentropy expects true_dist of coding_dist's dimensions "
                     f"({coding_dist.ndim}), or an integer vector of class indices with a matrix "
@@ -227,30 +227,43 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
 
 
 class ClassIndices(Op):
-    """The class indices ``y`` themselves, once checked to lie in ``[0, n_classes)``.
+    """The class indices ``y`` themselves, once checked to lie in ``[0, n_classes)`` (and,
+    given ``n_rows``, to be one per row).
 
     Indexing would read ``-1`` as the last class and fail on ``n_classes`` with a
-    message about an axis; a label out of range is the user's data, so it is named.
+    message about an axis; a label out of range is the user's data, so it is named,
+    with the loss (``what``) and the distribution (``dist``) it was given to.
     The check runs on the host, where index vectors live on every backend.
     """
 
+    __props__ = ("what", "dist")
     view_map = {0: [0]}
 
-    def make_node(self, y: Any, n_classes: Any) -> Apply:
+    def __init__(self, what: str = "categorical_crossentropy", dist: str = "coding_dist"):
+        self.what, self.dist = what, dist
+
+    def make_node(self, y: Any, n_classes: Any, n_rows: Any = None) -> Apply:
+        extra = [] if n_rows is None else [as_tensor_variable(n_rows)]
         y, n_classes = as_tensor_variable(y), as_tensor_variable(n_classes)
-        return Apply(self, [y, n_classes], [y.type()])
+        return Apply(self, [y, n_classes] + extra, [y.type()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        y, n = inputs
-        check_class_indices(y, int(n), node.inputs[0], "categorical_crossentropy", "coding_dist")
+        y = inputs[0]
+        rows = int(inputs[2]) if len(inputs) == 3 else None
+        check_class_indices(y, int(inputs[1]), node.inputs[0], self.what, self.dist, rows)
         output_storage[0][0] = y
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
 
 
-def check_class_indices(y: np.ndarray, n: int, labels: Variable, what: str, dist: str) -> None:
-    """Raise a ValueError naming ``labels`` when a value of ``y`` is not in ``[0, n)``."""
+def check_class_indices(y: np.ndarray, n: int, labels: Variable, what: str, dist: str,
+                        rows: int | None = None) -> None:
+    """Raise a ValueError naming ``labels`` when a value of ``y`` is not in ``[0, n)``, or
+    when ``rows`` is given and ``y`` does not hold one index per row."""
+    if rows is not None and y.shape[0] != rows:
+        raise ValueError(f"{what}: {user_variable(labels).describe()} holds {y.shape[0]} class "
+                         f"indices for the {rows} rows of {dist}: give one per row")
     if y.size and (y.min() < 0 or y.max() >= n):
         i = int(np.argmax((y < 0) | (y >= n)))
         raise ValueError(
@@ -280,7 +293,7 @@ def binary_crossentropy(output: Any, target: Any) -> Variable:
     return _math.neg(_math.add(hit, miss))
 
 
-def _stable_log(dist: Variable) -> Variable:
+def stable_log(dist: Variable) -> Variable:
     """``log(dist)``, as ``log_softmax(x)`` when ``dist`` is ``softmax(x)``: no log of an
     underflowed 0, in the value or in the gradient built from it."""
     node = dist.owner
