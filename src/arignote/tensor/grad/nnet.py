@@ -17,33 +17,28 @@ from arignote.tensor import math as tm
 from arignote.tensor.nnet import basic as _nnet
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.grad.elemwise import c, rule
-from arignote.tensor.alloc import arange
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.nnet.compound import (CrossentropyCategorical1Hot, CrossentropySoftmax1HotWithBiasDx,
                                            CrossentropySoftmaxArgmax1HotWithBias, SoftmaxGrad,
                                            SoftmaxWithBias, crossentropy_categorical_1hot_grad,
-                                           crossentropy_softmax_1hot_with_bias_dx)
+                                           crossentropy_softmax_1hot_with_bias_dx, one_hot_rows,
+                                           softmax_backward)
 from arignote.tensor.nnet.prepend import Prepend_scalar_constant_to_each_row, Prepend_scalar_to_each_row
-from arignote.tensor.shape import shape_i, shape_padright
+from arignote.tensor.shape import shape_padright
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.rewrites.utils import is_scalar_constant, op_name, sigmoid_argument
 from arignote.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1, Subtensor
 
 
-def _through_softmax(gz, sm, axis):
-    """The gradient reaching a softmax's input from ``gz`` on its output ``sm``."""
-    return (gz - _sum(gz * sm, axis, keepdims=True)) * sm
-
-
 @register_grad(Softmax)
 def softmax_grad(op, inputs, outputs, output_grads):
-    return [_through_softmax(output_grads[0], outputs[0], op.axis)]
+    return [softmax_backward(output_grads[0], outputs[0], op.axis)]
 
 
 # ------------------------------------------------- Theano's compound ops (nnet.compound)
 @register_grad(SoftmaxWithBias)
 def _softmax_with_bias(op, inputs, outputs, output_grads):
-    dx = _through_softmax(output_grads[0], outputs[0], 1)
+    dx = softmax_backward(output_grads[0], outputs[0], 1)
     return [dx, _sum(dx, 0)]
 
 
@@ -54,21 +49,15 @@ def _softmax_grad_op(op, inputs, outputs, output_grads):
     dy, sm = inputs
     g = output_grads[0]
     s = _sum(dy * sm, op.axis, keepdims=True)
-    return [_through_softmax(g, sm, op.axis), g * dy - g * s - _sum(g * sm, op.axis, keepdims=True) * dy]
+    return [softmax_backward(g, sm, op.axis), g * dy - g * s - _sum(g * sm, op.axis, keepdims=True) * dy]
 
 
 @register_grad(CrossentropySoftmaxArgmax1HotWithBias)
 def _crossentropy_softmax_argmax(op, inputs, outputs, output_grads):
     g_nll, g_sm = output_grads[:2]
     y_idx, sm = inputs[2], outputs[1]
-    dx = crossentropy_softmax_1hot_with_bias_dx(g_nll, sm, y_idx) + _through_softmax(g_sm, sm, 1)
+    dx = crossentropy_softmax_1hot_with_bias_dx(g_nll, sm, y_idx) + softmax_backward(g_sm, sm, 1)
     return [dx, _sum(dx, 0), None]
-
-
-def _one_hot(y_idx, like):
-    """The rows ``onehot(y_idx[i])`` of ``like``'s shape and dtype."""
-    columns = arange(shape_i(like, 1))
-    return tm.cast(tm.eq(shape_padright(y_idx), columns), like.dtype)
 
 
 @register_grad(CrossentropySoftmax1HotWithBiasDx)
@@ -76,7 +65,7 @@ def _crossentropy_softmax_dx(op, inputs, outputs, output_grads):
     """dx = dy[:, None] * (sm - onehot(y)): linear in dy and in sm."""
     dy, sm, y_idx = inputs
     g = output_grads[0]
-    per_row = _sum(g * (sm - _one_hot(y_idx, sm)), 1)
+    per_row = _sum(g * (sm - one_hot_rows(y_idx, sm)), 1)
     g_dy = per_row if dy.ndim == 1 else _sum(per_row)
     return [g_dy, (shape_padright(dy) if dy.ndim == 1 else dy) * g, None]
 

@@ -92,7 +92,10 @@ class SoftmaxGrad(HostOp):
         self.axis = int(axis)
 
     def make_node(self, dy: Any, sm: Any) -> Apply:
-        dy = _tensor(dy, (1, 2, 3, 4, 5, 6), "softmax_grad", "dy", "real")
+        dy = as_tensor_variable(dy)
+        if dy.ndim == 0 or dy.dtype in COMPLEX:
+            raise TypeError(f"softmax_grad: dy must be a tensor of real numbers with at least one "
+                            f"dimension, got {dy.describe()} ({dy.type.describe()})")
         sm = _tensor(sm, (dy.ndim,), "softmax_grad", "sm (of dy's dimensions)", "real")
         if not -sm.ndim <= self.axis < sm.ndim:
             raise ValueError(f"softmax_grad along axis {self.axis} of {sm.describe()}, which has "
@@ -117,20 +120,20 @@ class CrossentropySoftmaxArgmax1HotWithBias(HostOp):
     negative log-likelihood ``-log(softmax(x + b))[i, y_idx[i]]``, the softmax itself and the
     row-wise argmax of ``x + b`` (in ``y_idx``'s dtype), computed together and stably."""
 
+    what = "crossentropy_softmax_argmax_1hot_with_bias"  # the name its errors give
+
     def make_node(self, x: Any, b: Any, y_idx: Any) -> Apply:
-        what = "crossentropy_softmax_argmax_1hot_with_bias"
-        x = _tensor(x, (2,), what, "x", "real")
-        b = _tensor(b, (1,), what, "b", "real")
-        y_idx = _tensor(y_idx, (1,), what, "y_idx", "int")
+        x = _tensor(x, (2,), self.what, "x", "real")
+        b = _tensor(b, (1,), self.what, "b", "real")
+        y_idx = _tensor(y_idx, (1,), self.what, "y_idx", "int")
         dtype = upgrade_to_float(x.dtype)
         return Apply(self, [x, b, y_idx], [TensorType(dtype, y_idx.broadcastable)(),
                                            TensorType(dtype, x.broadcastable)(), y_idx.type()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, b, y = inputs
-        what = "crossentropy_softmax_argmax_1hot_with_bias"
-        _check_length(node, b.shape[0], 1, x.shape[1], 0, f"{what} (columns)")
-        check_class_indices(y, x.shape[1], node.inputs[2], what, "x", x.shape[0])
+        _check_length(node, b.shape[0], 1, x.shape[1], 0, f"{self.what} (columns)")
+        check_class_indices(y, x.shape[1], node.inputs[2], self.what, "x", x.shape[0])
         dtype = node.outputs[1].type.numpy_dtype
         z = x.astype(dtype) + b.astype(dtype)
         rows = np.arange(z.shape[0])
@@ -149,19 +152,19 @@ class CrossentropySoftmax1HotWithBiasDx(HostOp):
     gradient ``dy`` (one per row, or a scalar for all), the softmax ``sm`` and the class
     indices, ``dy[i] * (sm[i] - onehot(y_idx[i]))``."""
 
+    what = "crossentropy_softmax_1hot_with_bias_dx"  # the name its errors give
+
     def make_node(self, dy: Any, sm: Any, y_idx: Any) -> Apply:
-        what = "crossentropy_softmax_1hot_with_bias_dx"
-        dy = _tensor(dy, (0, 1), what, "dy", "real")
-        sm = _tensor(sm, (2,), what, "sm", "real")
-        y_idx = _tensor(y_idx, (1,), what, "y_idx", "int")
+        dy = _tensor(dy, (0, 1), self.what, "dy", "real")
+        sm = _tensor(sm, (2,), self.what, "sm", "real")
+        y_idx = _tensor(y_idx, (1,), self.what, "y_idx", "int")
         return Apply(self, [dy, sm, y_idx], [TensorType(upgrade_to_float(sm.dtype), sm.broadcastable)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         dy, sm, y = inputs
-        what = "crossentropy_softmax_1hot_with_bias_dx"
-        check_class_indices(y, sm.shape[1], node.inputs[2], what, "sm", sm.shape[0])
+        check_class_indices(y, sm.shape[1], node.inputs[2], self.what, "sm", sm.shape[0])
         if dy.ndim and dy.shape[0] != 1:
-            _check_length(node, dy.shape[0], 0, sm.shape[0], 1, f"{what} (rows)")
+            _check_length(node, dy.shape[0], 0, sm.shape[0], 1, f"{self.what} (rows)")
         dtype = node.outputs[0].type.numpy_dtype
         scale = np.broadcast_to(np.reshape(dy.astype(dtype), (-1,)), (sm.shape[0],))
         dx = sm.astype(dtype) * scale[:, None]
@@ -177,17 +180,17 @@ class CrossentropyCategorical1Hot(HostOp):
     and integer class indices (arignote's ``crossentropy_categorical_1hot`` is the stable
     composition of this, which also differentiates ``log(softmax)`` stably)."""
 
+    what = "CrossentropyCategorical1Hot"  # the name its errors give
+
     def make_node(self, coding_dist: Any, true_one_of_n: Any) -> Apply:
-        what = "CrossentropyCategorical1Hot"
-        coding_dist = _tensor(coding_dist, (2,), what, "coding_dist", "real")
-        true_one_of_n = _tensor(true_one_of_n, (1,), what, "true_one_of_n", "int")
+        coding_dist = _tensor(coding_dist, (2,), self.what, "coding_dist", "real")
+        true_one_of_n = _tensor(true_one_of_n, (1,), self.what, "true_one_of_n", "int")
         out = TensorType(upgrade_to_float(coding_dist.dtype), (False,))()
         return Apply(self, [coding_dist, true_one_of_n], [out])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         coding, y = inputs
-        what = "CrossentropyCategorical1Hot"
-        check_class_indices(y, coding.shape[1], node.inputs[1], what, "coding_dist", coding.shape[0])
+        check_class_indices(y, coding.shape[1], node.inputs[1], self.what, "coding_dist", coding.shape[0])
         picked = coding[np.arange(coding.shape[0]), y].astype(node.outputs[0].type.numpy_dtype)
         with np.errstate(divide="ignore"):
             output_storage[0][0] = -np.log(picked)
@@ -200,19 +203,19 @@ class CrossentropyCategorical1HotGrad(HostOp):
     """The gradient of ``CrossentropyCategorical1Hot`` with respect to ``coding_dist``: zero
     except ``-g_y[i] / coding_dist[i, true_one_of_n[i]]`` at each row's class."""
 
+    what = "CrossentropyCategorical1HotGrad"  # the name its errors give
+
     def make_node(self, g_y: Any, coding_dist: Any, true_one_of_n: Any) -> Apply:
-        what = "CrossentropyCategorical1HotGrad"
-        g_y = _tensor(g_y, (1,), what, "g_y", "real")
-        coding_dist = _tensor(coding_dist, (2,), what, "coding_dist", "real")
-        true_one_of_n = _tensor(true_one_of_n, (1,), what, "true_one_of_n", "int")
+        g_y = _tensor(g_y, (1,), self.what, "g_y", "real")
+        coding_dist = _tensor(coding_dist, (2,), self.what, "coding_dist", "real")
+        true_one_of_n = _tensor(true_one_of_n, (1,), self.what, "true_one_of_n", "int")
         out = TensorType(upgrade_to_float(coding_dist.dtype), coding_dist.broadcastable)()
         return Apply(self, [g_y, coding_dist, true_one_of_n], [out])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         g_y, coding, y = inputs
-        what = "CrossentropyCategorical1HotGrad"
-        check_class_indices(y, coding.shape[1], node.inputs[2], what, "coding_dist", coding.shape[0])
-        _check_length(node, g_y.shape[0], 0, coding.shape[0], 1, f"{what} (rows)")
+        check_class_indices(y, coding.shape[1], node.inputs[2], self.what, "coding_dist", coding.shape[0])
+        _check_length(node, g_y.shape[0], 0, coding.shape[0], 1, f"{self.what} (rows)")
         dtype = node.outputs[0].type.numpy_dtype
         g = np.zeros(coding.shape, dtype=dtype)
         rows = np.arange(coding.shape[0])
@@ -243,11 +246,10 @@ def one_hot_rows(labels: Variable, like: Variable) -> Variable:
     return _math.cast(_math.eq(shape_padright(labels), arange(shape_i(like, 1))), like.dtype)
 
 
-def _labels(node: Apply, matrix_name: str) -> Variable:
-    """The node's class indices (its last input), checked against its matrix input of
-    ``matrix_name`` (``x``, ``sm`` or ``coding_dist``) as ``perform`` checks them."""
-    m = node.inputs[{"x": 0, "sm": 1}.get(matrix_name, len(node.inputs) - 2)]
-    return ClassIndices(_NAMES[type(node.op)], matrix_name)(node.inputs[-1], shape_i(m, 1), shape_i(m, 0))
+def _labels(node: Apply, matrix: Variable, matrix_name: str) -> Variable:
+    """The node's class indices (its last input), checked against ``matrix`` (its input
+    ``matrix_name``) as ``perform`` checks them."""
+    return ClassIndices(node.op.what, matrix_name)(node.inputs[-1], shape_i(matrix, 1), shape_i(matrix, 0))
 
 
 def _fitted(results: list, node: Apply) -> list:
@@ -273,33 +275,28 @@ def _lowered_softmax_grad(node: Apply) -> list:
 def _lowered_crossentropy_softmax_argmax(node: Apply) -> list:
     x, b, y = node.inputs
     z = _math.add(x, b)
-    picked = log_softmax(z, axis=1)[arange(shape_i(x, 0)), _labels(node, "x")]
+    picked = log_softmax(z, axis=1)[arange(shape_i(x, 0)), _labels(node, x, "x")]
     return _fitted([_math.neg(picked), softmax(z, axis=1), argmax(z, axis=1)], node)
 
 
 def _lowered_crossentropy_dx(node: Apply) -> list:
     dy, sm, _ = node.inputs
     scale = shape_padright(dy) if dy.ndim == 1 else dy
-    return _fitted([_math.mul(scale, _math.sub(sm, one_hot_rows(_labels(node, "sm"), sm)))], node)
+    return _fitted([_math.mul(scale, _math.sub(sm, one_hot_rows(_labels(node, sm, "sm"), sm)))], node)
 
 
 def _lowered_crossentropy_categorical(node: Apply) -> list:
     coding = node.inputs[0]
-    picked = stable_log(coding)[arange(shape_i(coding, 0)), _labels(node, "coding_dist")]
+    picked = stable_log(coding)[arange(shape_i(coding, 0)), _labels(node, coding, "coding_dist")]
     return _fitted([_math.neg(picked)], node)
 
 
 def _lowered_crossentropy_categorical_grad(node: Apply) -> list:
     g_y, coding, _ = node.inputs
-    hot = one_hot_rows(_labels(node, "coding_dist"), coding)
+    hot = one_hot_rows(_labels(node, coding, "coding_dist"), coding)
     at_label = _math.switch(hot, coding, ones_like(coding))  # no 0 / 0 off the labels
     return _fitted([_math.true_div(_math.mul(_math.neg(shape_padright(g_y)), hot), at_label)], node)
 
-
-_NAMES = {CrossentropySoftmaxArgmax1HotWithBias: "crossentropy_softmax_argmax_1hot_with_bias",
-          CrossentropySoftmax1HotWithBiasDx: "crossentropy_softmax_1hot_with_bias_dx",
-          CrossentropyCategorical1Hot: "CrossentropyCategorical1Hot",
-          CrossentropyCategorical1HotGrad: "CrossentropyCategorical1HotGrad"}
 
 LOWERED = {SoftmaxWithBias: _lowered_softmax_with_bias, SoftmaxGrad: _lowered_softmax_grad,
            CrossentropySoftmaxArgmax1HotWithBias: _lowered_crossentropy_softmax_argmax,
