@@ -154,6 +154,15 @@ def test_crossentropy_softmax_argmax_is_stable_for_huge_logits(mode):
     assert_matches(sm, np.array([[1.0, 0.0, 0.0], [1 / 3] * 3]))
 
 
+def test_crossentropy_ops_of_no_rows(mode):
+    x, b, y, dy = T.matrix("x"), T.vector("b"), T.lvector("y"), T.vector("dy")
+    nll, sm, am = nnet.crossentropy_softmax_argmax_1hot_with_bias(x, b, y)
+    outs = [nll, sm, am, nnet.crossentropy_softmax_1hot_with_bias_dx(dy, sm, y),
+            nnet.CrossentropyCategorical1Hot()(sm, y)]
+    got = run([x, b, y, dy], outs, np.zeros((0, 3)), np.zeros(3), np.zeros(0, "int64"), np.zeros(0), mode=mode)
+    assert [g.shape for g in got] == [(0,), (0, 3), (0,), (0, 3), (0,)]
+
+
 @pytest.mark.parametrize("label_dtype", ["uint8", "int8", "int64"])
 def test_crossentropy_softmax_argmax_gradients(label_dtype):
     yv = _labels(3, 5, label_dtype, seed=1)
