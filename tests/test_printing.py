@@ -99,7 +99,7 @@ def test_debugprint_writes_to_a_file_or_stdout(capsys):
     buffer = io.StringIO()
     assert debugprint(x * 1, file=buffer) is buffer
     assert buffer.getvalue().startswith("Elemwise{mul")
-    debugprint(x * 1)
+    assert debugprint(x * 1) is None  # as Theano: an interactive prompt shows only the tree
     assert capsys.readouterr().out == buffer.getvalue()
 
 
@@ -186,7 +186,7 @@ def test_pp_infix():
     x, y = T.vector("x"), T.vector("y")
     assert pp(T.exp(x) * 2) == "(exp(x) * TensorConstant{2})"
     assert pp(-x + y / x) == "((-x) + (y / x))"
-    assert pp(T.switch(x < y, x, y)) == "switch((x < y), x, y)"
+    assert pp(T.switch(x < y, x, y)) == "switch(lt(x, y), x, y)"
     assert pp(T.cast(x, "float32")) == "convert_to_float32(x)"
 
 
@@ -248,3 +248,12 @@ def test_pydot_imported_says_whether_pydot_is_there():
     import importlib.util
     from arignote import printing
     assert printing.pydot_imported is (importlib.util.find_spec("pydot") is not None)
+
+
+def test_pprint_is_theanos_notation():
+    x = T.matrix("x")
+    w, b = shared(np.zeros(3), name="w"), shared(0.0, name="b")
+    prediction = 1 / (1 + T.exp(-T.dot(x, w) - b)) > 0.5
+    assert arignote.printing.pprint is pp
+    assert pp(prediction) == ("gt((TensorConstant{1} / (TensorConstant{1} + exp(((-(x \\dot w)) - b)))), "
+                              "TensorConstant{0.5})")

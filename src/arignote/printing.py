@@ -18,9 +18,11 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.tensor.blas import Dot
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 
-__all__ = ["debugprint", "pp", "pp_apply", "pydotprint", "pydot_graph", "Print", "pydot_imported"]
+__all__ = ["debugprint", "pp", "pprint", "pp_apply", "pydotprint", "pydot_graph", "Print",
+           "pydot_imported"]
 
 # Theano's flag, which scripts test before calling pydotprint (the optional ``pydot`` extra).
 pydot_imported = importlib.util.find_spec("pydot") is not None
@@ -50,8 +52,8 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     `` >``. For an op laid out as Scan is, each inner input names the outer
     input it reads: ``x_t [id F] -> [id B]``.
 
-    ``file='str'`` returns the text; otherwise it is written to ``file``
-    (default stdout), which is returned.
+    ``file='str'`` returns the text; otherwise it is written to ``file``,
+    which is returned, or to stdout (returning None).
     """
     if ids not in _ID_STYLES:
         raise ValueError(f"debugprint(ids={ids!r}): use one of {', '.join(map(repr, _ID_STYLES))}")
@@ -63,9 +65,11 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     text = "\n".join(printer.lines) + "\n"
     if file == "str":
         return text
-    stream = sys.stdout if file is None else file
-    stream.write(text)
-    return stream
+    if file is None:  # Theano returned nothing here, so a prompt prints no stream object
+        sys.stdout.write(text)
+        return None
+    file.write(text)
+    return file
 
 
 def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None]:
@@ -222,7 +226,7 @@ def pp(var: Variable) -> str:
     operators are infix and always parenthesized, so precedence is never in
     doubt. Broadcasting added by the library (leading ``'x'`` dimensions) is not
     shown. Ops format themselves through :func:`pp_apply`, where other modules
-    register their own notation.
+    register their own notation. ``pprint`` is the same function (Theano's name).
     """
     if not isinstance(var, Variable):
         raise TypeError(f"pp() takes a symbolic variable, got {type(var).__name__} {var!r}")
@@ -246,9 +250,13 @@ def pp(var: Variable) -> str:
     return text[var]
 
 
+pprint = pp
+
+
+# Theano's pprint: arithmetic infix, comparisons by name (``gt(a, b)``), the dot product as
+# ``(x \dot w)``.
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%",
-          "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",
-          "and_": "&", "or_": "|", "xor": "^"}
+          "pow": "**", "and_": "&", "or_": "|", "xor": "^"}
 _PREFIX = {"neg": "-", "invert": "~"}
 _CALLED = {"second": "fill"}  # Theano's pp name of the op (``fill`` is ``second``)
 
@@ -271,6 +279,11 @@ def _pp_elemwise(op: Elemwise, node: Apply, args: list[str]) -> str:
     if name in _PREFIX:
         return f"({_PREFIX[name]}{args[0]})"
     return f"{_CALLED.get(name, name)}({', '.join(args)})"
+
+
+@pp_apply.register(Dot)
+def _pp_dot(op: Dot, node: Apply, args: list[str]) -> str:
+    return f"({args[0]} \\dot {args[1]})"
 
 
 @pp_apply.register(DimShuffle)
