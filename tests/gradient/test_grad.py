@@ -287,5 +287,16 @@ def test_verify_grad_refuses_integer_points():
         verify_grad(T.sin, [np.array([1, 2])])
 
 
+def test_verify_grad_integer_output_has_a_zero_gradient():
+    """Theano's verify_grad takes an integer-valued fun (argmax, searchsorted): its symbolic
+    gradient must be zero, as the finite differences of its float projection are."""
+    point = [np.array([[0.33, 0.97, 0.15], [0.84, 0.26, 0.55]])]
+    verify_grad(lambda x: T.argmax(x, axis=1), point)
+    verify_grad(lambda x: T.cast(T.floor(x * 10), "int32"), point)
+    # The projection still sees the values: a jump inside the step is a mismatch.
+    with pytest.raises(GradientError, match="numeric"):
+        verify_grad(lambda x: T.cast(T.floor(x * 10), "int32"), [np.array([0.33])], eps=0.05)
+
+
 def test_verify_grad_float32():
     verify_grad(lambda x: T.tanh(x) * 2, [np.linspace(-1, 1, 4).astype("float32")])

@@ -290,6 +290,7 @@ Tensor = TensorType  # Theano's other name for the class
 discrete_dtypes = list(DISCRETE)
 int_dtypes = [d for d in INTEGER if not d.startswith("u")]
 uint_dtypes = [d for d in INTEGER if d.startswith("u")]
+integer_dtypes = list(INTEGER)
 float_dtypes = list(FLOAT)
 complex_dtypes = list(COMPLEX)
 continuous_dtypes = float_dtypes + complex_dtypes
