@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.special as sp
+import scipy.stats as stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
@@ -127,6 +128,8 @@ REFERENCE = {
     "erfcinv": (sp.erfcinv, to_float, REAL, False),
     "gammaln": (sp.gammaln, to_float, REAL, False),
     "psi": (sp.digamma, to_float, REAL, False),
+    "gamma": (sp.gamma, to_float, REAL, False),
+    "chi2sf": (stats.chi2.sf, to_float, REAL, False),
     "tri_gamma": (lambda x: sp.polygamma(1, x), to_float, REAL, False),
     "real": (np.real, real_of, ALL, False),
     "imag": (np.imag, real_of, ALL, False),

@@ -191,3 +191,50 @@ def test_empty_max_and_argmax_fail_clearly_at_run_time():
     with pytest.raises(ValueError, match="no elements to choose from"):
         run([x], x.argmax(), empty)
     assert_matches(run([x], x.sum(axis=0), empty), np.zeros(3))
+
+
+# ---------------------------------------------------------- Theano's forms
+@pytest.mark.parametrize("axis", [np.array(1), np.array([0, 1]), [np.array(0), np.array(1)],
+                                  np.array(-1, dtype="int32")])
+def test_axis_given_as_numpy_integers(axis):
+    v = value((3, 4))
+    x = var_for(v)
+    ref = tuple(int(a) for a in np.atleast_1d(np.asarray(axis)))
+    for fn, twin in ((T.sum, np.sum), (T.max, np.max), (T.mean, np.mean), (T.var, np.var)):
+        assert_matches(run([x], fn(x, axis=axis), v), twin(v, axis=ref))
+    if np.ndim(axis) == 0:
+        assert_matches(run([x], T.argmax(x, axis=axis), v), np.argmax(v, axis=int(axis)))
+    with pytest.raises(TypeError, match="axis must be"):
+        T.sum(x, axis=np.array([0.5]))
+
+
+@pytest.mark.parametrize("in_dtype", ["bool", "int8", "int16", "uint32", "int64"])
+@pytest.mark.parametrize("acc_dtype", ["float16", "float32", "complex64"])
+def test_a_discrete_input_may_accumulate_in_any_float(in_dtype, acc_dtype):
+    """Theano: a float/complex accumulator for an integer input is allowed (not an upcast)."""
+    v = (np.abs(value((2, 5))) * 3).astype(in_dtype)
+    x = var_for(v)
+    s = x.sum(axis=1, acc_dtype=acc_dtype)
+    assert s.owner.op.acc_dtype == acc_dtype
+    np.testing.assert_allclose(run([x], s, v), v.sum(axis=1, dtype=acc_dtype), rtol=1e-3)
+    with pytest.raises(TypeError, match="would lose precision"):
+        T.matrix("f", dtype="float64").sum(acc_dtype="float32")
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64"])
+def test_mean_with_a_discrete_dtype_is_float64(dtype):
+    v = (value((3, 4)) * 5).astype("int32")
+    x = var_for(v)
+    m = x.mean(axis=0, dtype=dtype)
+    assert m.dtype == "float64"
+    np.testing.assert_allclose(run([x], m, v), v.astype(dtype).sum(axis=0, dtype=dtype) / 3.0)
+
+
+def test_prod_takes_no_zeros_in_input():
+    """Theano's promise keyword; the gradient stays right where zeros are."""
+    from arignote.gradient import verify_grad
+    v = np.array([[1.0, 2.0, 3.0], [0.0, 5.0, 6.0], [0.0, 0.0, 9.0]])
+    x = var_for(v)
+    for flag in (False, True):
+        assert_matches(run([x], T.prod(x, axis=1, no_zeros_in_input=flag), v), np.prod(v, axis=1))
+    verify_grad(lambda a: T.prod(a, axis=1, no_zeros_in_input=True), [v])

@@ -21,7 +21,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar import ops as scalar_ops
-from arignote.scalar.dtypes import COMPLEX, FLOAT, upcast, upgrade_to_float
+from arignote.scalar.dtypes import COMPLEX, DISCRETE, FLOAT, upcast, upgrade_to_float
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor import math as _math
 from arignote.tensor.elemwise import DimShuffle
@@ -140,8 +140,10 @@ def sum(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = Fal
 
 
 def prod(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = False,
-         acc_dtype: str | None = None) -> Variable:
-    """Product over ``axis`` (None: all), with sum's dtype rules."""
+         acc_dtype: str | None = None, no_zeros_in_input: bool = False) -> Variable:
+    """Product over ``axis`` (None: all), with sum's dtype rules. ``no_zeros_in_input`` is
+    Theano's promise allowing a cheaper gradient; the gradient here is right with zeros
+    either way, so it changes nothing."""
     return _arith_reduce(scalar_ops.mul, "prod", x, axis, dtype, keepdims, acc_dtype)
 
 
@@ -197,7 +199,9 @@ def mean(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = Fa
     else:
         sum_dtype = "float64"
     total = sum(x, axes, dtype=sum_dtype, acc_dtype=acc_dtype)
-    result = _divide(total, _count(x, axes), _real(total.dtype))
+    if total.dtype in DISCRETE:  # summed in the integer dtype asked for; a mean is float64 (Theano)
+        dtype = "float64"
+    result = _divide(total, _count(x, axes), dtype if total.dtype in DISCRETE else _real(total.dtype))
     result = _math.cast(result, dtype or ("float16" if x.dtype == "float16" else result.dtype))
     return _keep(result, axes, keepdims)
 
@@ -253,7 +257,7 @@ def _arith_reduce(op: ScalarOp, what: str, x: Any, axis: Any, dtype: str | None,
     if acc_dtype is None:
         acc_dtype = upcast(x.dtype, out_dtype)
         acc_dtype = "float32" if acc_dtype == "float16" else acc_dtype
-    elif upcast(x.dtype, acc_dtype) != acc_dtype:
+    elif upcast(x.dtype, acc_dtype) != acc_dtype and not (x.dtype in DISCRETE and acc_dtype in FLOAT + COMPLEX):
         raise TypeError(f"{what} of {x.describe()} ({x.dtype}) with acc_dtype={acc_dtype!r} "
                         "would lose precision: leave acc_dtype unset, or give one at least as "
                         f"precise as {x.dtype}")
@@ -291,9 +295,13 @@ def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence; negatives count from the end) as sorted axes."""
     if axis is None:
         return tuple(range(x.ndim))
+    if isinstance(axis, np.ndarray) and axis.dtype.kind in "iu" and axis.ndim <= 1:
+        axis = axis.tolist()  # Theano took numpy integer arrays too
     items = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     axes = []
     for item in items:
+        if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
+            item = int(item)
         if isinstance(item, Variable) or not isinstance(item, (int, np.integer)) or isinstance(item, bool):
             raise TypeError(f"{what}: axis must be None, an int or a tuple of ints fixed when "
                             f"the graph is built, got {item!r}")
