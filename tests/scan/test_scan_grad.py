@@ -311,3 +311,26 @@ def test_a_recurrence_through_another_state_stays_connected(nrng):
                 [nrng.rand(2), nrng.rand(2)])
     verify_grad(lambda a0, c0: arignote.scan(step, outputs_info=[a0, c0], n_steps=3)[0][1].sum(),
                 [nrng.rand(2), nrng.rand(2)])
+
+
+def test_grad_through_two_chained_scans(nrng):
+    """Theano's test_grad_two_scans: a scan over the outputs of another, softmax then
+    crossentropy, differentiated with respect to the first one's weights."""
+    targets = nrng.randint(0, 3, size=(4, 5)).astype("int32")
+
+    def loss(x, W):
+        y, _ = arignote.scan(lambda x_t: T.nnet.softmax(T.dot(x_t, W)), sequences=x)
+        per_step, _ = arignote.scan(
+            lambda y_t, t_t: T.mean(T.nnet.categorical_crossentropy(y_t, t_t)),
+            sequences=[y, T.constant(targets)])
+        return T.mean(per_step)
+
+    x, W = nrng.normal(size=(4, 5, 2)), nrng.normal(size=(2, 3))
+    verify_grad(loss, [x, W])
+    xs, Ws = T.dtensor3("x"), T.dmatrix("W")
+    g = function([xs, Ws], grad(loss(xs, Ws), Ws))(x, W)
+    probs = np.exp(x @ W)
+    probs /= probs.sum(-1, keepdims=True)
+    onehot = np.eye(3)[targets]
+    expected = np.einsum("tbi,tbj->ij", x, probs - onehot) / targets.size
+    np.testing.assert_allclose(g, expected, rtol=1e-8)

@@ -409,3 +409,24 @@ def test_dimshuffle_views_and_errors():
         x.dimshuffle(0, 0, 2)
     with pytest.raises(ValueError, match="neither 'x' nor an axis"):
         x.dimshuffle(0, 1, 5)
+
+
+def test_theano_scalar_names():
+    """theano.scalar's ops by name build Elemwise ops; its dtype groups list dtype names."""
+    from arignote import scalar
+    assert scalar.add is TABLE["add"] and scalar.or_ is TABLE["or_"]
+    x, y = tensor.dvector("x"), tensor.dvector("y")
+    xv, yv = np.array([1.0, -2.0, 3.0]), np.array([0.5, 4.0, -1.0])
+    out = function([x, y], [Elemwise(scalar.maximum)(x, y), Elemwise(scalar.mul)(x, y)])(xv, yv)
+    np.testing.assert_array_equal(out[0], np.maximum(xv, yv))
+    np.testing.assert_array_equal(out[1], xv * yv)
+    assert set(scalar.all_types) == set(scalar.discrete_types) | set(scalar.continuous_types)
+    assert "bool" in scalar.discrete_types and "bool" not in scalar.integer_types
+    assert list(map(str, scalar.float_types)) == ["float16", "float32", "float64"]
+    c = scalar.constant(3, dtype="int16")
+    assert c.ndim == 0 and c.dtype == "int16" and c.astype("int32").dtype == "int32"
+    with pytest.raises(TypeError, match="takes a number"):
+        scalar.constant([1, 2])
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        scalar.nonsense
+    assert tensor.TensorType.values_eq(np.ones(2), np.ones(2))  # static, as in Theano

@@ -238,3 +238,30 @@ def test_prod_takes_no_zeros_in_input():
     for flag in (False, True):
         assert_matches(run([x], T.prod(x, axis=1, no_zeros_in_input=flag), v), np.prod(v, axis=1))
     verify_grad(lambda a: T.prod(a, axis=1, no_zeros_in_input=True), [v])
+
+
+def test_theano_signature_reduction_ops():
+    """Theano's CAReduce(scalar_op, axis=None), Sum(axis), Prod(axis), from tensor.elemwise."""
+    from arignote import scalar
+    from arignote.gradient import verify_grad
+    from arignote.tensor import elemwise
+    assert elemwise.CAReduce is CAReduce and elemwise.Prod is T.reduction.Prod
+    v = value((2, 3, 4))
+    x = var_for(v)
+    for axis, ref_axis in ((None, None), (1, 1), ([0, 2], (0, 2)), (-1, 2), ((-3, -1), (0, 2))):
+        out = CAReduce(scalar.add, axis=axis)(x)
+        assert isinstance(out.owner.op, CAReduce) and all(a >= 0 for a in out.owner.op.axis)
+        assert_matches(run([x], out, v), np.sum(v, axis=ref_axis))
+        assert_matches(run([x], CAReduce(scalar.maximum, axis)(x), v), np.max(v, axis=ref_axis))
+        assert_matches(run([x], elemwise.Sum(axis)(x), v), np.sum(v, axis=ref_axis))
+        assert_matches(run([x], elemwise.Prod(axis=axis)(x), v), np.prod(v, axis=ref_axis))
+        check_infer_shape([x], out, [v])
+    b = T.bmatrix("b")
+    assert CAReduce(scalar.add)(b).dtype == "int8"  # Theano's CAReduce keeps the dtype
+    assert elemwise.Sum()(b).dtype == "int64" and elemwise.Prod(axis=0)(b).dtype == "int64"
+    verify_grad(elemwise.Prod(axis=1), [np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])])
+    verify_grad(elemwise.Prod(axis=1, no_zeros_in_input=True), [np.array([[1.0, 2.0], [0.0, 5.0]])])
+    with pytest.raises(np.exceptions.AxisError):
+        CAReduce(scalar.add, axis=3)(x)
+    with pytest.raises(ValueError, match="cannot reduce with sub"):
+        CAReduce(scalar.sub)

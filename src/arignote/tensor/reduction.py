@@ -28,7 +28,7 @@ from arignote.tensor.elemwise import DimShuffle
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["CAReduce", "Argmax", "Argmin", "sum", "prod", "mean", "var", "std", "max", "min",
+__all__ = ["CAReduce", "Sum", "Prod", "Argmax", "Argmin", "sum", "prod", "mean", "var", "std", "max", "min",
            "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
 
 # The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
@@ -42,20 +42,33 @@ class CAReduce(Op):
 
     ``dtype`` is the output's; ``acc_dtype`` is the dtype numpy accumulates in
     (None: the input's). Reducing no axes still converts to ``dtype``.
+
+    Theano's signature ``CAReduce(scalar_op, axis=None)`` works too: an op built
+    without the axes (None: all, or counted from the end) or the dtype (None: the
+    input's) makes, once it meets its input, the node of the op that has them.
     """
 
     __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
 
-    def __init__(self, scalar_op: ScalarOp, axis: Sequence[int], dtype: str,
-                 acc_dtype: str | None = None):
+    def __init__(self, scalar_op: ScalarOp, axis: Sequence[int] | int | None = None,
+                 dtype: str | None = None, acc_dtype: str | None = None):
         if scalar_op.name not in _REDUCERS:
             raise ValueError(f"CAReduce cannot reduce with {scalar_op}; it takes "
                              f"{', '.join(_REDUCERS)}")
         self.scalar_op = scalar_op
-        self.axis = tuple(sorted(int(a) for a in axis))
-        self.dtype = str(dtype)
+        if axis is not None:
+            axis = tuple(sorted(int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])))
+        self.axis = axis
+        self.dtype = None if dtype is None else str(dtype)
         self.acc_dtype = None if acc_dtype is None else str(acc_dtype)
         self._reducer = _REDUCERS[scalar_op.name][0]
+
+    def _resolved(self, x: Variable) -> CAReduce | None:
+        """The op with this one's axes and dtype fixed for ``x``; None when they already are."""
+        if self.axis is not None and self.dtype is not None and builtins.all(a >= 0 for a in self.axis):
+            return None
+        return CAReduce(self.scalar_op, _axes(x, self.axis, str(self)), self.dtype or x.dtype,
+                        self.acc_dtype)
 
     def __str__(self) -> str:
         name = _REDUCERS[self.scalar_op.name][1]
@@ -63,6 +76,9 @@ class CAReduce(Op):
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
+        resolved = self._resolved(x)
+        if resolved is not None:
+            return resolved.make_node(x)
         for axis in self.axis:
             if not 0 <= axis < x.ndim:
                 raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
@@ -86,6 +102,30 @@ class CAReduce(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
+
+
+class Sum(CAReduce):
+    """Theano's ``Sum(axis=None, dtype=None, acc_dtype=None)`` op, with ``sum``'s dtype rules."""
+
+    def __init__(self, axis: Sequence[int] | int | None = None, dtype: str | None = None,
+                 acc_dtype: str | None = None):
+        super().__init__(scalar_ops.add, axis, dtype, acc_dtype)
+
+    def make_node(self, x: Any) -> Apply:
+        return sum(x, self.axis, dtype=self.dtype, acc_dtype=self.acc_dtype).owner
+
+
+class Prod(CAReduce):
+    """Theano's ``Prod(axis=None, dtype=None, acc_dtype=None, no_zeros_in_input=False)`` op,
+    with ``prod``'s dtype rules (``no_zeros_in_input`` as for :func:`prod`)."""
+
+    def __init__(self, axis: Sequence[int] | int | None = None, dtype: str | None = None,
+                 acc_dtype: str | None = None, no_zeros_in_input: bool = False):
+        super().__init__(scalar_ops.mul, axis, dtype, acc_dtype)
+        self.no_zeros_in_input = bool(no_zeros_in_input)
+
+    def make_node(self, x: Any) -> Apply:
+        return prod(x, self.axis, dtype=self.dtype, acc_dtype=self.acc_dtype).owner
 
 
 class Argmax(Op):

@@ -152,7 +152,9 @@ class TensorType(Type):
                             f"({cast_hint} if the change is wanted), or {relax}")
         return converted
 
-    def values_eq(self, a: Any, b: Any) -> bool:
+    @staticmethod
+    def values_eq(a: Any, b: Any) -> bool:
+        """Exact equality of two values (static, as Theano's: ``TensorType.values_eq(a, b)``)."""
         return np.array_equal(a, b)
 
     def values_eq_approx(self, a: Any, b: Any, rtol: float | None = None, atol: float | None = None) -> bool:
