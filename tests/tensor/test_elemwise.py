@@ -428,5 +428,5 @@ def test_theano_scalar_names():
     with pytest.raises(TypeError, match="takes a number"):
         scalar.constant([1, 2])
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
-        getattr(scalar, "nonsense")
+        _ = scalar.nonsense
     assert tensor.TensorType.values_eq(np.ones(2), np.ones(2))  # static, as in Theano
