@@ -429,4 +429,11 @@ def test_theano_scalar_names():
         scalar.constant([1, 2])
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         _ = scalar.nonsense
-    assert tensor.TensorType.values_eq(np.ones(2), np.ones(2))  # static, as in Theano
+    # Static, as in Theano; NaNs compare equal, dtypes must match unless told otherwise.
+    values_eq = tensor.TensorType.values_eq
+    assert values_eq(np.ones(2), np.ones(2)) and values_eq(np.array(np.nan), np.float64(np.nan))
+    assert values_eq(np.array([1.0, np.nan]), np.array([1.0, np.nan]))
+    assert not values_eq(np.array([1.0, np.nan]), np.array([np.nan, 1.0]))
+    assert not values_eq(np.ones(2), np.ones(2, "float32"))
+    assert values_eq(np.ones(2), np.ones(2, "float32"), force_same_dtype=False)
+    assert not values_eq(np.ones(2), np.ones(3)) and values_eq(np.arange(3), np.arange(3))

@@ -265,3 +265,29 @@ def test_theano_signature_reduction_ops():
         CAReduce(scalar.add, axis=3)(x)
     with pytest.raises(ValueError, match="cannot reduce with sub"):
         CAReduce(scalar.sub)
+
+
+def test_prod_without_zeros():
+    """Theano's ProdWithoutZeros: the product of the non-zero entries, prod's output dtypes,
+    Theano's accumulators, and no gradient."""
+    from arignote.gradient import NullTypeGradError, grad
+    from arignote.tensor.elemwise import ProdWithoutZeros
+    v = np.array([[1.0, 2.0, 3.0], [0.0, 5.0, 6.0], [0.0, 0.0, 9.0]])
+    x = var_for(v)
+    for axis in (None, 0, 1, -1, (0, 1), ()):
+        ref_axis = axis if axis != -1 else 1
+        expected = np.prod(np.where(v != 0, v, 1), axis=ref_axis)
+        out = ProdWithoutZeros(axis=axis)(x)
+        assert_matches(run([x], out, v), expected)
+        check_infer_shape([x], out, [v])
+    assert_matches(run([x], ProdWithoutZeros()(x * 0), v), np.float64(1.0))
+    for dtype, out_dtype, acc in (("int8", "int64", "int64"), ("uint16", "uint64", "uint64"),
+                                  ("float32", "float32", "float64"), ("bool", "int64", "int64"),
+                                  ("complex64", "complex64", "complex128")):
+        p = ProdWithoutZeros(axis=0)(T.matrix(dtype=dtype))
+        assert (p.dtype, p.owner.op.acc_dtype) == (out_dtype, acc)
+    assert ProdWithoutZeros(dtype="float16", acc_dtype="float32")(T.bmatrix()).dtype == "float16"
+    with pytest.raises(TypeError, match="would lose precision"):
+        ProdWithoutZeros(acc_dtype="int8")(T.lmatrix("l"))
+    with pytest.raises(NullTypeGradError, match="no_zeros_in_input"):
+        grad(ProdWithoutZeros(axis=0)(x).sum(), x)

@@ -286,11 +286,12 @@ class DimShuffle(Op):
         return [tuple(1 if i == "x" else shape[i] for i in self.new_order)]
 
 
-_REDUCTION_OPS = ("CAReduce", "Sum", "Prod")
+_REDUCTION_OPS = ("CAReduce", "Sum", "Prod", "ProdWithoutZeros")
 
 
 def __getattr__(name: str) -> Any:
-    """Theano kept its reduction ops here (``tensor.elemwise.CAReduce``, ``Sum``, ``Prod``);
+    """Theano kept its reduction ops here (``tensor.elemwise.CAReduce``, ``Sum``, ``Prod``,
+    ``ProdWithoutZeros``);
     ours live in ``tensor.reduction``, which builds on this module (hence the late import)."""
     if name in _REDUCTION_OPS:
         from arignote.tensor import reduction

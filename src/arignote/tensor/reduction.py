@@ -25,10 +25,11 @@ from arignote.scalar.dtypes import COMPLEX, DISCRETE, FLOAT, upcast, upgrade_to_
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor import math as _math
 from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["CAReduce", "Sum", "Prod", "Argmax", "Argmin", "sum", "prod", "mean", "var", "std", "max", "min",
+__all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "sum", "prod", "mean", "var", "std", "max", "min",
            "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
 
 # The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
@@ -126,6 +127,46 @@ class Prod(CAReduce):
 
     def make_node(self, x: Any) -> Apply:
         return prod(x, self.axis, dtype=self.dtype, acc_dtype=self.acc_dtype).owner
+
+
+# Theano's default accumulators (its CAReduceDtype table), which ProdWithoutZeros follows.
+_THEANO_ACC = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+               "uint8": "uint64", "uint16": "uint64", "uint32": "uint64", "float16": "float32",
+               "float32": "float64", "complex64": "complex128"}
+
+
+class ProdWithoutZeros(HostOp):
+    """Theano's ``ProdWithoutZeros(axis=None, dtype=None, acc_dtype=None)``: the product of
+    the non-zero entries over ``axis`` (1 where all are zero); ``prod``'s output dtypes,
+    Theano's accumulators; it has no gradient (Theano's neither)."""
+
+    __props__ = ("axis", "dtype", "acc_dtype")
+
+    def __init__(self, axis: Sequence[int] | int | None = None, dtype: str | None = None,
+                 acc_dtype: str | None = None):
+        if axis is not None:
+            axis = tuple(sorted(int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])))
+        self.axis = axis
+        self.dtype = None if dtype is None else str(np.dtype(dtype))
+        self.acc_dtype = None if acc_dtype is None else str(np.dtype(acc_dtype))
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        axes = _axes(x, self.axis, "ProdWithoutZeros")
+        dtype = self.dtype or _math_dtype(x.dtype)
+        acc_dtype = _checked_acc(x, self.acc_dtype, "ProdWithoutZeros") or _THEANO_ACC.get(x.dtype, x.dtype)
+        if (axes, dtype, acc_dtype) != (self.axis, self.dtype, self.acc_dtype):
+            return ProdWithoutZeros(axes, dtype, acc_dtype).make_node(x)
+        broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in axes]
+        return Apply(self, [x], [TensorType(dtype, broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x = inputs[0]
+        result = np.prod(np.where(x != 0, x, np.ones((), x.dtype)), axis=self.axis, dtype=self.acc_dtype)
+        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.numpy_dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
 
 
 class Argmax(Op):
@@ -294,14 +335,24 @@ def _arith_reduce(op: ScalarOp, what: str, x: Any, axis: Any, dtype: str | None,
     x = as_tensor_variable(x)
     axes = _axes(x, axis, what)
     out_dtype = _math_dtype(x.dtype) if dtype is None else str(np.dtype(dtype))
+    acc_dtype = _checked_acc(x, acc_dtype, what)
     if acc_dtype is None:
         acc_dtype = upcast(x.dtype, out_dtype)
         acc_dtype = "float32" if acc_dtype == "float16" else acc_dtype
-    elif upcast(x.dtype, acc_dtype) != acc_dtype and not (x.dtype in DISCRETE and acc_dtype in FLOAT + COMPLEX):
+    return _keep(CAReduce(op, axes, out_dtype, acc_dtype)(x), axes, keepdims)
+
+
+def _checked_acc(x: Variable, acc_dtype: str | None, what: str) -> str | None:
+    """``acc_dtype`` when it loses none of ``x``'s precision (any float will do for an
+    integer ``x``, as in Theano), else a TypeError."""
+    if acc_dtype is None:
+        return None
+    acc_dtype = str(np.dtype(acc_dtype))
+    if upcast(x.dtype, acc_dtype) != acc_dtype and not (x.dtype in DISCRETE and acc_dtype in FLOAT + COMPLEX):
         raise TypeError(f"{what} of {x.describe()} ({x.dtype}) with acc_dtype={acc_dtype!r} "
                         "would lose precision: leave acc_dtype unset, or give one at least as "
                         f"precise as {x.dtype}")
-    return _keep(CAReduce(op, axes, out_dtype, acc_dtype)(x), axes, keepdims)
+    return acc_dtype
 
 
 def _plain_reduce(op: ScalarOp, what: str, x: Any, axis: Any, keepdims: bool,

@@ -153,9 +153,14 @@ class TensorType(Type):
         return converted
 
     @staticmethod
-    def values_eq(a: Any, b: Any) -> bool:
-        """Exact equality of two values (static, as Theano's: ``TensorType.values_eq(a, b)``)."""
-        return np.array_equal(a, b)
+    def values_eq(a: Any, b: Any, force_same_dtype: bool = True) -> bool:
+        """Exact equality of two values, NaNs equal where both have them, the dtypes equal
+        unless ``force_same_dtype=False`` (static, as Theano's: ``TensorType.values_eq(a, b)``)."""
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or (force_same_dtype and a.dtype != b.dtype):
+            return False
+        nan_aware = a.dtype.kind in "fc" and b.dtype.kind in "fc"
+        return bool(np.array_equal(a, b, equal_nan=nan_aware))
 
     def values_eq_approx(self, a: Any, b: Any, rtol: float | None = None, atol: float | None = None) -> bool:
         a, b = np.asarray(a), np.asarray(b)
