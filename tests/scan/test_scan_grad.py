@@ -334,3 +334,24 @@ def test_grad_through_two_chained_scans(nrng):
     onehot = np.eye(3)[targets]
     expected = np.einsum("tbi,tbj->ij", x, probs - onehot) / targets.size
     np.testing.assert_allclose(g, expected, rtol=1e-8)
+
+
+def test_a_gradient_through_redrawn_random_states_is_refused_as_theano_did():
+    """Theano's test_crash_nonseq_grad: nested scans drawing per step; the gradient would need
+    the generators' per-step states. The error is Theano's NullTypeGradError (and says why)."""
+    from arignote.gradient import NullTypeGradError
+    from arignote.tensor.shared_randomstreams import RandomStreams
+    streams = RandomStreams(3)
+    inp = T.dmatrix("inp")
+    norm_inp = inp / T.sum(inp, axis=0)
+
+    def unit_dropout(out_idx):
+        pooled, _ = arignote.scan(lambda i: inp + streams.multinomial(n=1, pvals=norm_inp.T),
+                                  sequences=T.arange(inp.shape[0]))
+        return pooled + streams.binomial(size=pooled.shape)
+
+    out, _ = arignote.scan(unit_dropout, sequences=[T.arange(inp.shape[0])])
+    with pytest.raises(NullTypeGradError, match="per-step values of"):
+        grad(out.sum(), inp)
+    with pytest.raises(NotImplementedError):
+        grad(out.sum(), inp)

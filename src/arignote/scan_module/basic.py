@@ -99,6 +99,9 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
              + ([condition] if condition is not None else []))
     explicit = [v for group in seq_vars + state_vars for v in group]
     hoisted = _free_variables(roots, explicit + shared_targets, fixed)
+    # A non-sequence the step ignores is still an input of the loop (as in Theano), so a
+    # function given it as an input does not find it unused.
+    hoisted += [v for v in fixed if v not in hoisted]
     if strict:
         _check_strict(hoisted, non_seqs)
     hoisted_vars = [_inner(v.type, v, v.name) for v in hoisted]
