@@ -129,7 +129,8 @@ class InferShapeTester(unittest.TestCase):
         shapes_fn = function(list(inputs), [o.shape for o in outputs], mode=mode)
         if check_topo:
             shape_ops = [n.op for n in shapes_fn.maker.fgraph.toposort() if isinstance(n.op, cls)]
-            assert not shape_ops, f"computing the shapes still runs {shape_ops}: infer_shape is missing"
+            assert not shape_ops, (f"computing the shapes still runs {shape_ops}: the op lacks "
+                                   "infer_shape, or the shape graph itself uses its class")
             assert any(isinstance(n.op, cls) for n in outputs_fn.maker.fgraph.toposort()), \
                 f"no {cls.__name__} node computes the outputs: the test checks another op"
         for k, (value, shape) in enumerate(zip(outputs_fn(*numeric_inputs), shapes_fn(*numeric_inputs))):
