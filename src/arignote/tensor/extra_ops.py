@@ -2,8 +2,8 @@
 
 ``cumsum``/``cumprod`` (``CumOp``), ``diff``, ``bincount``, ``searchsorted``,
 ``fill_diagonal`` and ``fill_diagonal_offset``, ``to_one_hot``,
-``unravel_index``/``ravel_multi_index``, ``bartlett``, ``Unique``, and
-``squeeze``/``repeat`` (which live with the shape and join ops), ``cpu_contiguous``. Each op's
+``unravel_index``/``ravel_multi_index``, ``bartlett``, ``Unique``, ``cpu_contiguous``,
+and ``squeeze``/``repeat`` (which live with the shape and join ops). Each op's
 ``perform`` is the numpy function; gradients are in ``tensor/grad/extra_ops.py``.
 None has a GPU kernel (``HostOp``): placement keeps them on the CPU and says so.
 ``take_along_axis`` and ``permute_row_elements`` are gathers built from indexing.
@@ -29,8 +29,8 @@ from arignote.tensor.subtensor import AdvancedSubtensor1, set_subtensor
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["CpuContiguous", "cpu_contiguous", "CumOp", "DiffOp", "SearchsortedOp", "BinCount", "FillDiagonal", "FillDiagonalOffset",
-           "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
+__all__ = ["CpuContiguous", "cpu_contiguous", "CumOp", "DiffOp", "SearchsortedOp", "BinCount",
+           "FillDiagonal", "FillDiagonalOffset", "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
            "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
            "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat", "take_along_axis",
            "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values", "compress"]
@@ -39,7 +39,8 @@ RepeatOp = Repeat  # Theano's name of the op
 
 
 class RankError(TypeError, ValueError):
-    """An input of the wrong number of dimensions (Theano raised ValueError, arignote TypeError)."""
+    """An input of the wrong number of dimensions: both the ValueError Theano raised and the
+    TypeError arignote raises for a wrong type."""
 
 
 # ---------------------------------------------------------------- contiguity
@@ -194,7 +195,6 @@ def bincount(x: Any, weights: Any = None, minlength: Any = None, assert_nonneg: 
     check) an error that is also an AssertionError, as Theano's was.
     """
     return BinCount(assert_nonneg)(x, 0 if minlength is None else minlength, weights)
-
 
 
 class SearchsortedOp(HostOp):

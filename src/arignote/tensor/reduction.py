@@ -29,8 +29,8 @@ from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "sum", "prod", "mean", "var", "std", "max", "min",
-           "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
+__all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "sum", "prod", "mean",
+           "var", "std", "max", "min", "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
 
 # The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
 _REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Max"),
@@ -57,9 +57,7 @@ class CAReduce(Op):
             raise ValueError(f"CAReduce cannot reduce with {scalar_op}; it takes "
                              f"{', '.join(_REDUCERS)}")
         self.scalar_op = scalar_op
-        if axis is not None:
-            axis = tuple(sorted(int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])))
-        self.axis = axis
+        self.axis = _axis_tuple(axis)
         self.dtype = None if dtype is None else str(dtype)
         self.acc_dtype = None if acc_dtype is None else str(acc_dtype)
         self._reducer = _REDUCERS[scalar_op.name][0]
@@ -144,9 +142,7 @@ class ProdWithoutZeros(HostOp):
 
     def __init__(self, axis: Sequence[int] | int | None = None, dtype: str | None = None,
                  acc_dtype: str | None = None):
-        if axis is not None:
-            axis = tuple(sorted(int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])))
-        self.axis = axis
+        self.axis = _axis_tuple(axis)
         self.dtype = None if dtype is None else str(np.dtype(dtype))
         self.acc_dtype = None if acc_dtype is None else str(np.dtype(acc_dtype))
 
@@ -400,6 +396,13 @@ def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
     if len(set(axes)) != len(axes):
         raise ValueError(f"{what}: axis {tuple(items)} names the same axis twice; name each once")
     return tuple(sorted(axes))
+
+
+def _axis_tuple(axis: Sequence[int] | int | None) -> tuple[int, ...] | None:
+    """An op's ``axis`` argument (None, an int or ints) as sorted ints, or None."""
+    if axis is None:
+        return None
+    return tuple(sorted(int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])))
 
 
 def _keep(result: Variable, axes: tuple[int, ...], keepdims: bool) -> Variable:
