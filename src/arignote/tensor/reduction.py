@@ -95,6 +95,8 @@ class CAReduce(Op):
                              "elements is undefined: reduce only non-empty axes")
         if self.scalar_op.name in ("add", "mul"):
             result = self._reducer(x, axis=self.axis, dtype=self.acc_dtype)
+            if x.dtype.kind != "c" and np.iscomplexobj(result):
+                result = result.real  # a complex accumulator of real values: no imaginary part
         else:
             result = self._reducer(x, axis=self.axis)
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.numpy_dtype)
