@@ -314,3 +314,31 @@ def test_gamma_and_chi2sf_gradients():
     np.testing.assert_allclose(g, -stats.chi2.pdf(xv, kv), rtol=1e-10)
     with pytest.raises(arignote.gradient.NullTypeGradError, match="chi2sf"):
         grad(T.chi2sf(x, k).sum(), k)
+
+
+def test_verify_grad_float32_sums_the_cost_in_float64():
+    # Theano's projection is float64 (cast_to_output_type=False): summed in float32, this
+    # cost (~1e5) rounds by ~6e-3, which divided by the 2e-3 step is far above the tolerance.
+    point = np.linspace(50, 150, 1000).astype("float32")
+    verify_grad(lambda x: x * 3, [point], rng=np.random.RandomState(0))
+    with pytest.raises(GradientError, match="input 0"):
+        verify_grad(lambda x: x * 3, [point], rng=np.random.RandomState(0), cast_to_output_type=True)
+
+
+def test_verify_grad_float32_still_catches_a_wrong_gradient(monkeypatch):
+    monkeypatch.setitem(elemwise.RULES, "sin", lambda inputs, out, gz: [gz * T.cos(inputs[0]) * 1.05])
+    with pytest.raises(GradientError, match="input 0"):
+        verify_grad(T.sin, [np.linspace(-1, 1, 50).astype("float32")])
+
+
+def test_composite_gradient_stops_at_its_inputs():
+    # exp(x) * y + sin(x) with y = dot(x, x): the fused chain's gradient reaches x once
+    # directly and once through y's node, which the outer backpropagation differentiates;
+    # going on through y inside the composite's rule counted that path twice.
+    from tests.gradient.cases import _composite
+    x = T.dvector("x")
+    point = np.array([0.1, 0.5, -0.3])
+    fused = grad(_composite(x, T.dot(x, x)).sum(), x)
+    plain = grad((T.exp(x) * T.dot(x, x) + T.sin(x)).sum(), x)
+    np.testing.assert_allclose(function([x], fused)(point), function([x], plain)(point))
+    verify_grad(lambda v: _composite(v, T.dot(v, v)), [point])

@@ -190,6 +190,9 @@ def test_empty_max_and_argmax_fail_clearly_at_run_time():
         run([x], x.min(), empty)
     with pytest.raises(ValueError, match="no elements to choose from"):
         run([x], x.argmax(), empty)
+    # Over a non-empty axis of a matrix with no rows: no positions, not a reshape error.
+    assert_matches(run([x], x.argmax(axis=1), empty), np.zeros(0, "int64"))
+    assert_matches(run([x], T.argmin(x, axis=1), empty), np.zeros(0, "int64"))
     assert_matches(run([x], x.sum(axis=0), empty), np.zeros(3))
 
 

@@ -14,6 +14,7 @@ of ints is float64; any/all give bool; argmax/argmin give int64.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 from collections.abc import Sequence
 
@@ -196,7 +197,8 @@ class Argmax(Op):
                              f"axes {self.axis}: there are no elements to choose from")
         kept = [i for i in range(x.ndim) if i not in self.axis]
         moved = np.transpose(x, kept + list(self.axis))
-        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        # The reduced length spelt out: -1 cannot be inferred when a kept axis is empty.
+        flat = moved.reshape(moved.shape[:len(kept)] + (math.prod(x.shape[a] for a in self.axis),))
         output_storage[0][0] = np.asarray(self._numpy(flat, axis=-1), dtype="int64")
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:

@@ -367,9 +367,10 @@ def _cast(inputs, out, gz):
 
 
 def _composite(scalar, inputs, out, gz):
-    """Rebuild the fused chain as separate Elemwise nodes and differentiate those."""
+    """Rebuild the fused chain as separate Elemwise nodes and differentiate those, the
+    inputs as leaves (one may be computed from another: its gradient stops there)."""
     values = list(inputs)
     for step, args in scalar.steps:
         values.append(Elemwise(step)(*[values[a] for a in args]))
-    grads = backpropagate({values[scalar.output]: gz}, inputs)
+    grads = backpropagate({values[scalar.output]: gz}, inputs, consider_constant=inputs)
     return [grads.get(x) for x in inputs]
