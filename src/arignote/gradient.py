@@ -26,7 +26,7 @@ from arignote.config import config
 from arignote.graph.basic import Op, Variable
 from arignote.graph.types import DisconnectedType, NullType, disconnected_type, null_type
 from arignote.graph.traversal import ancestors, clone_get_equiv, graph_inputs, io_toposort
-from arignote.scalar.dtypes import DISCRETE
+from arignote.scalar.dtypes import DISCRETE, upcast
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import ones_like, zeros_like
 from arignote.tensor.reduction import sum as _sum
@@ -563,7 +563,8 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     Failures raise ``verify_grad.E_grad`` (GradientError).
 
     ``fun`` takes one symbolic input per array in ``pt`` (float arrays) and
-    returns a symbolic output of any shape; the output is projected on a random
+    returns a symbolic output of any shape (an integer one is projected as a float, so its
+    zero gradient is checked, as in Theano); the output is projected on a random
     tensor to get a scalar, ``n_tests`` times. An element passes when
     ``|symbolic - numeric| <= abs_tol + rel_tol * |numeric|``; defaults depend
     on the precision (float64: eps 1e-6, tolerances 1e-5; float32/16: eps 1e-3,
@@ -580,8 +581,9 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
               for i, p in enumerate(pt)]
     output = as_tensor_variable(fun(*inputs))
     if output.dtype in DISCRETE:
-        raise TypeError(f"verify_grad: fun returned {output.describe()} of dtype {output.dtype}, "
-                        "which has no gradient")
+        # As in Theano: an integer output is piecewise constant, so its gradient (zero where
+        # it is defined) is checked against finite differences of its float projection.
+        output = tm.cast(output, upcast(*[p.dtype.name for p in pt]))
     low = any(p.dtype.itemsize < 8 for p in pt) or output.dtype in ("float16", "float32")
     eps = eps or (1e-3 if low else 1e-6)
     abs_tol = abs_tol if abs_tol is not None else (1e-2 if low else 1e-5)

@@ -279,3 +279,29 @@ def test_as_tensor_variable():
     assert isinstance(as_tensor_variable(3), TensorConstant)
     with pytest.raises(TypeError, match="expected 2 dimensions"):
         as_tensor_variable(x, ndim=2)
+
+
+def test_fill_and_get_scalar_constant_value_methods():
+    """Theano's TensorVariable.fill(value) and get_scalar_constant_value()."""
+    from arignote.tensor import NotScalarConstantError, get_scalar_constant_value
+    x = tensor.dmatrix("x")
+    v = np.arange(6.0).reshape(2, 3)
+    out = run([x], x.fill(7), v)
+    np.testing.assert_array_equal(out, np.full((2, 3), 7.0))
+    assert run([x], x.fill(tensor.constant(2, dtype="int8")), v).dtype == np.int8  # the value's (Theano)
+    c = tensor.constant(3.0)
+    assert c.get_scalar_constant_value() == 3.0
+    assert get_scalar_constant_value(tensor.cast(c * 2 + 1, "float32")) == 7.0
+    assert get_scalar_constant_value(tensor.cast(c * 2, "float32")).dtype == np.float32
+    assert get_scalar_constant_value(tensor.constant(np.full((2, 2), 4))) == 4
+    assert get_scalar_constant_value(5) == 5
+    for bad in (x, x.sum(), tensor.constant(np.array([1, 2]))):
+        with pytest.raises(NotScalarConstantError, match="does not fix one value"):
+            get_scalar_constant_value(bad)
+    with pytest.raises(NotScalarConstantError):
+        get_scalar_constant_value(c + 1, only_process_constants=True)
+    assert get_scalar_constant_value(c + 1, elemwise=True) == 4.0
+    with pytest.raises(NotScalarConstantError):
+        get_scalar_constant_value(c + 1, elemwise=False)
+    row = tensor.TensorType("float64", (True, False))("row")
+    assert get_scalar_constant_value(row.shape[0]) == 1

@@ -186,6 +186,14 @@ class _TensorOperators:
     def ones_like(self, dtype: str | None = None):
         return _alloc.ones_like(self, dtype)
 
+    def get_scalar_constant_value(self):
+        """The one value the graph fixes for this tensor (NotScalarConstantError otherwise)."""
+        return _shape.get_scalar_constant_value(self)
+
+    def fill(self, value):
+        """``value`` broadcast to this tensor's shape (Theano's ``fill``)."""
+        return _alloc.fill(self, value)
+
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
         return _diagonal.diagonal(self, offset, axis1, axis2)
 
