@@ -86,10 +86,14 @@ def test_subtensor_output_is_a_view_and_declares_it():
 def test_zero_dimensional_and_trivial_indices():
     v = np.asarray(2.5)
     x = T.scalar("x")
-    assert x[()] is x and x[...] is x
+    # trivial indexings are Subtensor{} nodes, as in Theano (set_subtensor(m[:, :], y) needs
+    # the indexing); compiling removes them
+    for trivial in (x[()], x[...]):
+        assert isinstance(trivial.owner.op, Subtensor) and trivial.owner.op.idx_list == ()
+        assert_matches(run([x], trivial, v), v)
     assert_matches(run([x], x[None], v), v[None])
     m = T.matrix("m")
-    assert m[:, :] is m
+    assert m[:, :].owner.op == m[:].owner.op == m[...].owner.op
 
 
 def test_equal_indexings_build_equal_ops():
@@ -434,3 +438,19 @@ def test_advanced_inc_and_set_subtensor_functions():
     assert_matches(run([x], advanced_subtensor1(x, [4, 0]), xv), xv[[4, 0]])
     assert_matches(run([x], advanced_subtensor(x, [4, 0], slice(1, 3)), xv), xv[[4, 0], 1:3])
     assert T.advanced_inc_subtensor is advanced_inc_subtensor
+
+
+@pytest.mark.parametrize("write", ["set", "inc"])
+def test_writing_through_a_full_slice(write):
+    # x[:] is a Subtensor node (removed when compiled), so set_subtensor(x[:], y) is the whole of x
+    a, v = T.dcol("a"), T.dvector("v")
+    op = T.set_subtensor if write == "set" else T.inc_subtensor
+    f = function([a, v], op(a[:], v))
+    base = np.arange(3.0).reshape(3, 1)
+    np.testing.assert_array_equal(f(base, np.array([5.0])), np.full((3, 1), 5.0) + (base if write == "inc" else 0))
+    with pytest.raises(ValueError):
+        f(base, np.ones(2))
+    m = T.dmatrix("m")
+    g = function([m], [m[:] * 2, m[...] + 1])
+    assert [str(n.op) for n in g.maker.fgraph.toposort()].count("Subtensor{}") == 0
+    np.testing.assert_array_equal(g(np.ones((2, 2)))[0], np.full((2, 2), 2.0))

@@ -292,8 +292,18 @@ def local_useless_cast(fgraph: FunctionGraph, node: Apply):
     return [retype(node.inputs[0], node.outputs[0])]
 
 
+@node_rewriter([Subtensor])
+def local_useless_subtensor(fgraph: FunctionGraph, node: Apply):
+    """``x[:]`` (a Subtensor with no index items: full slices only) -> ``x``. Built as a node so
+    that ``set_subtensor(x[:], y)`` sees the indexing, as in Theano."""
+    if node.op.idx_list:
+        return None
+    return [retype(node.inputs[0], node.outputs[0])]
+
+
 for _rewriter in (local_remove_gradient_ops, local_mul_one, local_add_zero, local_double_neg,
-                  local_neg_pairs, local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast):
+                  local_neg_pairs, local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast,
+                  local_useless_subtensor):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
 for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
                   local_dimshuffle_lift, local_subtensor_of_unary, local_useless_reshape):

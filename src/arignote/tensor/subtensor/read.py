@@ -27,9 +27,7 @@ def getitem(x: Any, index: Any) -> Variable:
     """``x[index]``: numpy's basic, integer-array and boolean-mask indexing."""
     x = as_tensor_variable(x)
     idx_list, entries = parse_index(x, index)
-    if not idx_list:
-        return x
-    if ARRAY not in idx_list:
+    if ARRAY not in idx_list:  # no items (x[:], x[...]) is a node too: set_subtensor(x[:], y)
         if (len(idx_list) == 1 and isinstance(idx_list[0], int) and x.owner is not None
                 and isinstance(x.owner.op, Shape)):
             return _shape_entry(x.owner.inputs[0], idx_list[0])
