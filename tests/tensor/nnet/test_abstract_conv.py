@@ -339,7 +339,7 @@ def test_conv2d_keywords_and_deprecations():
     (dict(subsample=(1,)), ValueError, "subsample must have 2 elements"),
     (dict(filter_dilation=(0, 1)), ValueError, "filter_dilation must have 2 elements, each a positive"),
     (dict(num_groups=0), ValueError, "num_groups must be an int greater than zero"),
-    (dict(unshared=True), NotImplementedError, "unshared"),
+    (dict(unshared=True), TypeError, "the filters .* must be a 6D tensor"),
     (dict(input_shape=(1, 2)), ValueError, "imshp must have 4 entries"),
 ])
 def test_bad_parameters_are_refused(kwargs, error, match):

@@ -23,6 +23,7 @@ from arignote.backends.gpu.placement import StaysOnCpu, _check_dtypes, register_
 from arignote.backends.kernels import render, render_conv
 from arignote.graph.basic import Apply, Variable
 from arignote.tensor.nnet.abstract_conv import FAMILY, BaseAbstractConv
+from arignote.tensor.nnet.corr import CORR_KINDS
 
 
 def _grid(size: int) -> tuple[tuple[int], tuple[int]]:
@@ -199,11 +200,16 @@ def _lower(gpu_class: type) -> Callable:
         dtype = node.outputs[0].type.dtype
         if dtype not in ("float32", "float64"):
             raise StaysOnCpu(f"the GPU convolution computes float32 or float64, not {dtype}")
+        if node.op.unshared:
+            raise StaysOnCpu("unshared (locally connected) convolution has no GPU kernel yet: "
+                             "it runs on the host")
         op = gpu_class(node.op)
         return [op.make_node(on_gpu(a), on_gpu(b), *shape, out_type=node.outputs[0].type).outputs[0]]
     return lower
 
 
+_GPU_CLASS = {"forward": GpuCorrMM, "weights": GpuCorrMM_gradWeights, "inputs": GpuCorrMM_gradInputs}
 for (_convdim, _kind), _class in FAMILY.items():
-    register_lowering(_class)(_lower({"forward": GpuCorrMM, "weights": GpuCorrMM_gradWeights,
-                                      "inputs": GpuCorrMM_gradInputs}[_kind]))
+    register_lowering(_class)(_lower(_GPU_CLASS[_kind]))
+for _class, _kind in CORR_KINDS.items():  # Theano's names of the same ops
+    register_lowering(_class)(_lower(_GPU_CLASS[_kind]))

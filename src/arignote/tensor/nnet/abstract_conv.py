@@ -267,30 +267,37 @@ class BaseAbstractConv(Op):
                  num_groups: int = 1, unshared: bool = False):
         if convdim not in (2, 3):
             raise ValueError(f"convolution dimension {convdim} is not supported (2 or 3)")
-        if unshared:
-            raise NotImplementedError("unshared (locally connected) convolution is not "
-                                      "implemented in arignote: use unshared=False")
+        if unshared and convdim != 2:
+            raise NotImplementedError(f"unshared convolution is implemented for 2D only, not "
+                                      f"{convdim}D")
+        self.unshared = bool(unshared)
         self.convdim = convdim
         self.border_mode = _normal_border_mode(border_mode, convdim)
         self.subsample = _int_tuple(subsample or (1,) * convdim, convdim, "subsample")
         self.filter_dilation = _int_tuple(filter_dilation or (1,) * convdim, convdim, "filter_dilation")
         self.filter_flip = bool(filter_flip)
         self.imshp = _shape_prop(imshp, 2 + convdim, "imshp")
-        self.kshp = _shape_prop(kshp, 2 + convdim, "kshp")
+        self.kshp = _shape_prop(kshp, self.kernel_ndim, "kshp")
         if not _is_int(num_groups) or num_groups < 1:
             raise ValueError(f"num_groups must be an int greater than zero, got {num_groups!r}")
         self.num_groups = int(num_groups)
-        self.unshared = False
+
+    @property
+    def kernel_ndim(self) -> int:
+        """Dimensions of the filters: (F, C_g, *K), or (F, *O, C_g, *K) when unshared."""
+        return 2 + 2 * self.convdim if self.unshared else 2 + self.convdim
 
     def params(self) -> dict:
         """Constructor arguments of the convdim-specific classes, for building siblings."""
         return dict(imshp=self.imshp, kshp=self.kshp, border_mode=self.border_mode,
                     subsample=self.subsample, filter_flip=self.filter_flip,
-                    filter_dilation=self.filter_dilation, num_groups=self.num_groups)
+                    filter_dilation=self.filter_dilation, num_groups=self.num_groups,
+                    unshared=self.unshared)
 
     def __str__(self) -> str:
         return (f"{type(self).__name__}{{{self.border_mode}, {self.subsample}, "
-                f"flip={self.filter_flip}, dilation={self.filter_dilation}, groups={self.num_groups}}}")
+                f"flip={self.filter_flip}, dilation={self.filter_dilation}, groups={self.num_groups}"
+                f"{', unshared' if self.unshared else ''}}}")
 
     def pads(self, kernel_spatial: Sequence[int]) -> tuple[tuple[int, int], ...]:
         dilated = [(k - 1) * d + 1 for k, d in zip(kernel_spatial, self.filter_dilation)]
@@ -322,12 +329,23 @@ class BaseAbstractConv(Op):
     def _check_groups(self, img_var: Variable, channels: int, kern_var: Variable,
                       kern_shape: tuple) -> None:
         groups = self.num_groups
-        if channels % groups or kern_shape[0] % groups or kern_shape[1] * groups != channels:
+        per_group = kern_shape[-self.convdim - 1]
+        if channels % groups or kern_shape[0] % groups or per_group * groups != channels:
+            layout = "(F, *output, channels" if self.unshared else "(F, channels"
             raise ValueError(
                 f"{type(self).__name__}: {img_var.describe()} has {channels} channels and the "
                 f"filters {kern_var.describe()} have shape {kern_shape}: with num_groups={groups} "
-                f"the filters must have shape (F, channels / {groups}, ...) with F and the "
+                f"the filters must have shape {layout} / {groups}, ...) with F and the "
                 f"channels divisible by {groups}")
+
+    def _check_unshared(self, kern_var: Variable, kern_shape: tuple, spatial: tuple) -> None:
+        """Unshared filters hold one kernel per output position: their axes 1.. are ``spatial``."""
+        if self.unshared and tuple(kern_shape[1:1 + self.convdim]) != tuple(spatial):
+            raise ValueError(f"{type(self).__name__}: the unshared filters {kern_var.describe()} "
+                             f"have shape {kern_shape}, so {kern_shape[1:1 + self.convdim]} "
+                             f"output positions, but the output has spatial shape {spatial}: "
+                             f"give filters of shape (F, {', '.join(map(str, spatial))}, C / "
+                             f"num_groups, *kernel)")
 
 
 class AbstractConv(BaseAbstractConv):
@@ -335,7 +353,7 @@ class AbstractConv(BaseAbstractConv):
 
     def make_node(self, img: Any, kern: Any) -> Apply:
         img = self._tensor(img, "the input", 2 + self.convdim)
-        kern = self._tensor(kern, "the filters", 2 + self.convdim)
+        kern = self._tensor(kern, "the filters", self.kernel_ndim)
         img, kern = self._common_float(img, kern)
         broadcastable = (img.broadcastable[0], kern.broadcastable[0]) + (False,) * self.convdim
         return Apply(self, [img, kern], [TensorType(img.dtype, broadcastable)()])
@@ -347,20 +365,22 @@ class AbstractConv(BaseAbstractConv):
         self._check_given(img_var, img, self.imshp, "input_shape")
         self._check_given(kern_var, kern, self.kshp, "filter_shape")
         self._check_groups(img_var, img.shape[1], kern_var, kern.shape)
-        spatial = self.out_spatial(img.shape[2:], kern.shape[2:])
+        spatial = self.out_spatial(img.shape[2:], kern.shape[-self.convdim:])
         if any(n <= 0 for n in spatial):
             raise ValueError(f"{type(self).__name__}: the input {img_var.describe()} of shape "
                              f"{img.shape} is smaller than the filters {kern_var.describe()} of "
                              f"shape {kern.shape} (dilation {self.filter_dilation}, border_mode "
                              f"{self.border_mode!r}): the output would have spatial shape {spatial}")
+        self._check_unshared(kern_var, kern.shape, spatial)
         return spatial
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         img, kern = inputs
         spatial = self.check(node.inputs, img, kern)
-        output_storage[0][0] = im2col.forward(img, kern, self.pads(kern.shape[2:]), self.subsample,
-                                              self.filter_dilation, self.num_groups,
-                                              self.filter_flip, spatial, out=output_storage[0][0])
+        output_storage[0][0] = im2col.forward(img, kern, self.pads(kern.shape[-self.convdim:]),
+                                              self.subsample, self.filter_dilation,
+                                              self.num_groups, self.filter_flip, spatial,
+                                              out=output_storage[0][0], unshared=self.unshared)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         imshp = [s if g is None else g for s, g in zip(input_shapes[0], self.imshp)]
@@ -378,7 +398,9 @@ class AbstractConv_gradWeights(BaseAbstractConv):
         topgrad = self._tensor(topgrad, "the output gradient", 2 + self.convdim)
         img, topgrad = self._common_float(img, topgrad)
         shape = as_shape_vector(shape, f"{type(self).__name__} filter shape")
-        broadcastable = (topgrad.broadcastable[1], img.broadcastable[1]) + (False,) * self.convdim
+        positions = (False,) * self.convdim if self.unshared else ()
+        broadcastable = ((topgrad.broadcastable[1],) + positions + (img.broadcastable[1],)
+                         + (False,) * self.convdim)
         return Apply(self, [img, topgrad, shape], [TensorType(img.dtype, broadcastable)()])
 
     def check(self, variables: Sequence[Variable], img: Any, top: Any, shape: np.ndarray) -> tuple[int, ...]:
@@ -403,12 +425,15 @@ class AbstractConv_gradWeights(BaseAbstractConv):
         kernel = self.check(node.inputs, img, top, shape)
         output_storage[0][0] = im2col.grad_weights(img, top, kernel, self.pads(kernel), self.subsample,
                                                    self.filter_dilation, self.num_groups,
-                                                   self.filter_flip, out=output_storage[0][0])
+                                                   self.filter_flip, out=output_storage[0][0],
+                                                   unshared=self.unshared)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         imshp, topshp = input_shapes[0], input_shapes[1]
         channels = imshp[1] // self.num_groups if self.num_groups > 1 else imshp[1]
-        fallback = [topshp[1], channels] + [vector_entry(node.inputs[2], i) for i in range(self.convdim)]
+        positions = list(topshp[2:]) if self.unshared else []
+        fallback = ([topshp[1]] + positions + [channels]
+                    + [vector_entry(node.inputs[2], i) for i in range(self.convdim)])
         return [tuple(f if g is None else g for f, g in zip(fallback, self.kshp))]
 
 
@@ -417,11 +442,11 @@ class AbstractConv_gradInputs(BaseAbstractConv):
     (B, F, *O), for an input of spatial shape ``shape``."""
 
     def make_node(self, kern: Any, topgrad: Any, shape: Any, add_assert_shape: bool = True) -> Apply:
-        kern = self._tensor(kern, "the filters", 2 + self.convdim)
+        kern = self._tensor(kern, "the filters", self.kernel_ndim)
         topgrad = self._tensor(topgrad, "the output gradient", 2 + self.convdim)
         kern, topgrad = self._common_float(kern, topgrad)
         shape = as_shape_vector(shape, f"{type(self).__name__} input shape")
-        channels = kern.broadcastable[1] if self.num_groups == 1 else False
+        channels = kern.broadcastable[-self.convdim - 1] if self.num_groups == 1 else False
         broadcastable = (topgrad.broadcastable[0], channels) + (False,) * self.convdim
         return Apply(self, [kern, topgrad, shape], [TensorType(kern.dtype, broadcastable)()])
 
@@ -430,7 +455,7 @@ class AbstractConv_gradInputs(BaseAbstractConv):
         kern_var, top_var = variables[:2]
         spatial = tuple(int(s) for s in shape)
         self._check_given(kern_var, kern, self.kshp, "filter_shape")
-        channels = kern.shape[1] * self.num_groups
+        channels = kern.shape[-self.convdim - 1] * self.num_groups
         if self.imshp[1] is not None and self.imshp[1] != channels:
             raise ValueError(f"{type(self).__name__}: the filters {kern_var.describe()} of shape "
                              f"{kern.shape} (num_groups={self.num_groups}) give {channels} "
@@ -439,24 +464,27 @@ class AbstractConv_gradInputs(BaseAbstractConv):
             raise ValueError(f"{type(self).__name__}: the filters {kern_var.describe()} of shape "
                              f"{kern.shape}: their number must be divisible by num_groups="
                              f"{self.num_groups}")
-        expected = (top.shape[0], kern.shape[0]) + self.out_spatial(spatial, kern.shape[2:])
+        expected = (top.shape[0], kern.shape[0]) + self.out_spatial(spatial, kern.shape[-self.convdim:])
         if expected != top.shape:
             raise ValueError(f"invalid input_shape for gradInputs: the given input_shape "
                              f"{spatial} would produce an output of shape {expected}, but the "
                              f"given topgrad {top_var.describe()} has shape {top.shape}")
+        self._check_unshared(kern_var, kern.shape, top.shape[2:])
         return spatial
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         kern, top, shape = inputs
         spatial = self.check(node.inputs, kern, top, shape)
-        output_storage[0][0] = im2col.grad_inputs(kern, top, spatial, self.pads(kern.shape[2:]),
+        output_storage[0][0] = im2col.grad_inputs(kern, top, spatial,
+                                                  self.pads(kern.shape[-self.convdim:]),
                                                   self.subsample, self.filter_dilation,
                                                   self.num_groups, self.filter_flip,
-                                                  out=output_storage[0][0])
+                                                  out=output_storage[0][0], unshared=self.unshared)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         kshp, topshp = input_shapes[0], input_shapes[1]
-        channels = kshp[1] * self.num_groups if self.num_groups > 1 else kshp[1]
+        per_group = kshp[-self.convdim - 1]
+        channels = per_group * self.num_groups if self.num_groups > 1 else per_group
         fallback = [topshp[0], channels] + [vector_entry(node.inputs[2], i) for i in range(self.convdim)]
         return [tuple(f if g is None else g for f, g in zip(fallback, self.imshp))]
 
@@ -512,18 +540,21 @@ def conv3d(input: Any, filters: Any, input_shape: Sequence | None = None,
                           filter_dilation, num_groups)(input, filters)
 
 
-def _spatial_shape(shape: Sequence, convdim: int, what: str) -> tuple[tuple, Any]:
-    """(numeric shape with None for symbolic lengths, the spatial lengths as given)."""
-    if len(shape) != 2 + convdim:
-        raise ValueError(f"{what} must have {2 + convdim} entries, got {len(shape)}")
-    for i in range(2):
+def _spatial_shape(shape: Sequence, convdim: int, what: str,
+                   unshared: bool = False) -> tuple[tuple, Any]:
+    """(numeric shape with None for symbolic lengths, the kernel's or input's spatial
+    lengths as given: its last ``convdim`` entries)."""
+    length = 2 + 2 * convdim if unshared else 2 + convdim
+    if len(shape) != length:
+        raise ValueError(f"{what} must have {length} entries, got {len(shape)}")
+    for i in range(length - convdim):
         if shape[i] is not None and _constant_int(shape[i]) is None:
             raise ValueError(f"{what}[{i}] must be a constant or None")
-    for i in range(2, 2 + convdim):
+    for i in range(length - convdim, length):
         if shape[i] is None:
             raise ValueError(f"{what}[{i}] must be a symbolic variable or a constant, not None")
     numeric = tuple(_constant_int(s) if s is not None else None for s in shape)
-    return numeric, tuple(shape[2:])
+    return numeric, tuple(shape[-convdim:])
 
 
 def _grad_inputs(convdim: int, output_grad: Any, filters: Any, input_shape: Sequence,
@@ -531,22 +562,16 @@ def _grad_inputs(convdim: int, output_grad: Any, filters: Any, input_shape: Sequ
                  filter_dilation: Any, num_groups: int, unshared: bool) -> Variable:
     numeric, spatial = _spatial_shape(input_shape, convdim, "input_shape")
     op = FAMILY[convdim, "inputs"](numeric, filter_shape, border_mode, subsample, filter_flip,
-                                   filter_dilation, num_groups)
-    if unshared:
-        raise NotImplementedError("unshared (locally connected) convolution is not implemented "
-                                  "in arignote: use unshared=False")
+                                   filter_dilation, num_groups, unshared)
     return op(filters, output_grad, spatial)
 
 
 def _grad_weights(convdim: int, input: Any, output_grad: Any, filter_shape: Sequence,
                   input_shape: Any, border_mode: Any, subsample: Any, filter_flip: bool,
                   filter_dilation: Any, num_groups: int, unshared: bool) -> Variable:
-    numeric, spatial = _spatial_shape(filter_shape, convdim, "filter_shape")
-    if unshared:
-        raise NotImplementedError("unshared (locally connected) convolution is not implemented "
-                                  "in arignote: use unshared=False")
+    numeric, spatial = _spatial_shape(filter_shape, convdim, "filter_shape", unshared)
     op = FAMILY[convdim, "weights"](input_shape, numeric, border_mode, subsample, filter_flip,
-                                    filter_dilation, num_groups)
+                                    filter_dilation, num_groups, unshared)
     return op(input, output_grad, spatial)
 
 
