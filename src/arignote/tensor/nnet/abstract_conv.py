@@ -23,6 +23,8 @@ from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import upcast, upgrade_to_float
 from arignote.tensor import math as _math
 from arignote.tensor.nnet import im2col
+from arignote.tensor.nnet.bilinear import (bilinear_kernel_1D, bilinear_kernel_2D,  # noqa: F401
+                                           bilinear_upsampling, frac_bilinear_upsampling)
 from arignote.tensor.shape import as_shape_vector, specify_shape, static_value, vector_entry
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
@@ -35,7 +37,8 @@ __all__ = ["get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweight
            "AbstractConv3d_gradWeights", "AbstractConv_gradInputs", "AbstractConv2d_gradInputs",
            "AbstractConv3d_gradInputs", "conv2d", "conv3d", "conv2d_grad_wrt_inputs",
            "conv2d_grad_wrt_weights", "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights",
-           "separable_conv2d", "separable_conv3d", "causal_conv1d"]
+           "separable_conv2d", "separable_conv3d", "causal_conv1d", "bilinear_kernel_1D",
+           "bilinear_kernel_2D", "bilinear_upsampling", "frac_bilinear_upsampling"]
 
 
 # ------------------------------------------------------------------ shape helpers
