@@ -19,19 +19,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arignote.config import config
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import upcast, upgrade_to_float
 from arignote.tensor import math as _math
 from arignote.tensor.nnet import im2col
 from arignote.tensor.nnet.bilinear import (bilinear_kernel_1D, bilinear_kernel_2D,  # noqa: F401
                                            bilinear_upsampling, frac_bilinear_upsampling)
-from arignote.tensor.shape import as_shape_vector, specify_shape, static_value, vector_entry
+from arignote.tensor.shape import ShapeMismatchError, as_shape_vector, static_value, vector_entry
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
            "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
            "get_conv_gradinputs_shape_1axis", "check_conv_gradinputs_shape", "assert_shape",
+           "assert_conv_shape", "ShapeAssert",
            "border_mode_to_pad", "BaseAbstractConv", "AbstractConv", "AbstractConv2d",
            "AbstractConv3d", "AbstractConv_gradWeights", "AbstractConv2d_gradWeights",
            "AbstractConv3d_gradWeights", "AbstractConv_gradInputs", "AbstractConv2d_gradInputs",
@@ -173,12 +175,61 @@ def check_conv_gradinputs_shape(image_shape: Sequence, kernel_shape: Sequence,
     return True
 
 
+class ShapeAssert(Op):
+    """``value`` itself, after checking at run time that every condition is true; else
+    a ``ShapeMismatchError`` (an AssertionError, as Theano's Assert raised, and a
+    ValueError) with ``msg``. The checks of ``assert_shape``/``assert_conv_shape``."""
+
+    __props__ = ("msg",)
+    view_map = {0: [0]}
+    passes_value = True
+
+    def __init__(self, msg: str):
+        self.msg = msg
+
+    def make_node(self, value: Any, *conditions: Any) -> Apply:
+        value = as_tensor_variable(value)
+        conditions = [as_tensor_variable(c) for c in conditions]
+        return Apply(self, [value, *conditions], [value.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        if not all(np.all(c) for c in inputs[1:]):
+            raise ShapeMismatchError(f"{self.msg} (checking {node.inputs[0].describe()})")
+        output_storage[0][0] = inputs[0]
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+def assert_conv_shape(shape: Sequence) -> tuple:
+    """``shape`` (of a convolution's input, output or filters) with each entry checked:
+    the first two must be >= 0 and the spatial ones > 0. Constant entries are
+    checked now (ValueError), symbolic ones when the graph runs (AssertionError)."""
+    checked = []
+    for i, n in enumerate(shape):
+        bound, relation = (0, ">=") if i < 2 else (1, ">")
+        value = _constant_int(n)
+        if value is not None:
+            if value < bound:
+                raise ValueError(f"The convolution would produce an invalid shape (dim[{i}]: "
+                                 f"{value} {'<' if i < 2 else '<='} 0).")
+            checked.append(n)
+        else:
+            n = as_tensor_variable(n)
+            checked.append(ShapeAssert(f"The convolution would produce an invalid shape (dim[{i}] "
+                                       f"must be {relation} 0)")(n, _math.ge(n, bound)))
+    return tuple(checked)
+
+
 def assert_shape(x: Any, expected_shape: Sequence | None, msg: str = "Unexpected shape.") -> Variable:
-    """``x``, checked at run time to have ``expected_shape`` (None entries: any length)."""
+    """``x``, checked at run time to have ``expected_shape`` (None entries: any length),
+    when the flag ``conv.assert_shape`` is on (Theano's default: off, ``x`` as it is).
+    The convolution ops check the shapes they are given either way."""
     x = as_tensor_variable(x)
-    if expected_shape is None or all(e is None for e in expected_shape):
+    if expected_shape is None or not config.conv.assert_shape:
         return x
-    return specify_shape(x, tuple(expected_shape))
+    conditions = [_math.eq(x.shape[i], e) for i, e in enumerate(expected_shape) if e is not None]
+    return ShapeAssert(msg)(x, *conditions) if conditions else x
 
 
 def border_mode_to_pad(mode: Any, convdim: int, kshp: Sequence[int]) -> tuple[tuple[int, int], ...]:
@@ -325,7 +376,7 @@ class BaseAbstractConv(Op):
 
     def _check_given(self, var: Variable, value: Any, given: tuple, what: str) -> None:
         if any(g is not None and g != n for g, n in zip(given, value.shape)):
-            raise ValueError(f"{type(self).__name__} shape mismatch: {var.describe()} has shape "
+            raise ShapeMismatchError(f"{type(self).__name__} shape mismatch: {var.describe()} has shape "
                              f"{value.shape}, but {what}={given} was given: fix the value, or the "
                              f"{what} argument (None for a length that varies)")
 
@@ -460,7 +511,7 @@ class AbstractConv_gradInputs(BaseAbstractConv):
         self._check_given(kern_var, kern, self.kshp, "filter_shape")
         channels = kern.shape[-self.convdim - 1] * self.num_groups
         if self.imshp[1] is not None and self.imshp[1] != channels:
-            raise ValueError(f"{type(self).__name__}: the filters {kern_var.describe()} of shape "
+            raise ShapeMismatchError(f"{type(self).__name__}: the filters {kern_var.describe()} of shape "
                              f"{kern.shape} (num_groups={self.num_groups}) give {channels} "
                              f"channels, but input_shape={self.imshp}")
         if kern.shape[0] % self.num_groups:
