@@ -414,3 +414,21 @@ def test_ops_pickle_and_compare_by_parameters():
     assert again == op and hash(again) == hash(op)
     assert op != ac.AbstractConv2d_gradInputs((None, 3, 5, 5), None, ((1, 2), 0), (2, 1), True, (1, 2), 1)
     assert isinstance(op, ac.AbstractConv_gradInputs)
+
+
+def test_group_errors_name_the_variables_in_every_direction():
+    x, w, top = T.tensor4("images"), T.tensor4("filters"), T.tensor4("top")
+    forward = arignote.function([x, w], T.nnet.conv2d(x, w, num_groups=2))
+    with pytest.raises(ValueError, match=r"'images' has 3 channels and the filters 'filters' have "
+                                         r"shape \(4, 1, 2, 2\): with num_groups=2 .*divisible by 2"):
+        forward(np.zeros((1, 3, 4, 4)), np.zeros((4, 1, 2, 2)))
+    with pytest.raises(ValueError, match=r"'filters' have shape \(3, 2, 2, 2\)"):
+        forward(np.zeros((1, 4, 4, 4)), np.zeros((3, 2, 2, 2)))
+    weights = arignote.function([x, top], ac.conv2d_grad_wrt_weights(x, top, (4, 2, 2, 2), num_groups=2))
+    with pytest.raises(ValueError, match="'images' has 3 channels and 'top' 4: both must be divisible "
+                                         "by num_groups=2"):
+        weights(np.zeros((1, 3, 4, 4)), np.zeros((1, 4, 3, 3)))
+    inputs = arignote.function([w, top], ac.conv2d_grad_wrt_inputs(top, w, (1, 4, 4, 4), num_groups=2))
+    with pytest.raises(ValueError, match=r"'filters' of shape \(3, 2, 2, 2\): their number must be "
+                                         r"divisible by num_groups=2"):
+        inputs(np.zeros((3, 2, 2, 2)), np.zeros((1, 3, 3, 3)))
