@@ -166,6 +166,9 @@ def test_verify_grad_wrt_inputs_and_weights(case):
 
 def test_shapes_are_inferred():
     case = CASES[3]
+    assert ac.get_conv_gradinputs_shape(case.kern(), case.top(), case.border_mode, case.subsample,
+                                        num_groups=case.groups)[:2] == case.img[:2]
+    assert ac.get_conv_output_shape(case.img, case.kern(), case.border_mode, case.subsample) == case.top()
     x, w, g = T.tensor4("x"), tensor6("float64", "w"), T.tensor4("g")
     img, kern, top = values(case, "float64")
     check_infer_shape([x, w], [T.nnet.conv2d(x, w, **case.op_args())], [img, kern])

@@ -140,10 +140,11 @@ def get_conv_gradinputs_shape_1axis(kernel_shape: Any, top_shape: Any, border_mo
 def get_conv_gradinputs_shape(kernel_shape: Sequence, top_shape: Sequence, border_mode: Any,
                               subsample: Sequence, filter_dilation: Sequence | None = None,
                               num_groups: int = 1) -> tuple:
-    """(batch, channels, *spatial) of a gradient of the input; None where unknown."""
+    """(batch, channels, *spatial) of a gradient of the input; None where unknown.
+    ``kernel_shape`` may be an unshared one, (F, *O, C / num_groups, *K)."""
     nd = len(top_shape) - 2
     dilation = filter_dilation if filter_dilation is not None else (1,) * len(subsample)
-    channels = kernel_shape[1]
+    channels = kernel_shape[-nd - 1]
     if num_groups > 1 and channels is not None:
         channels = channels * num_groups
     spatial = tuple(get_conv_gradinputs_shape_1axis(kernel_shape[-nd:][i], top_shape[2 + i],
