@@ -432,3 +432,21 @@ def test_group_errors_name_the_variables_in_every_direction():
     with pytest.raises(ValueError, match=r"'filters' of shape \(3, 2, 2, 2\): their number must be "
                                          r"divisible by num_groups=2"):
         inputs(np.zeros((3, 2, 2, 2)), np.zeros((1, 3, 3, 3)))
+
+
+@pytest.mark.parametrize("img, kern", [((0, 1, 6, 6), (1, 1, 2, 2)), ((1, 0, 6, 6), (1, 0, 2, 2)),
+                                       ((1, 1, 6, 6), (0, 1, 2, 2)), ((0, 2, 5, 4, 4), (2, 1, 2, 2, 2))],
+                         ids=["no-image", "no-channel", "no-filter", "3d-no-image-groups"])
+def test_empty_batches_channels_and_filters(img, kern):
+    """Zero images, channels or filters give empty results and gradients that are empty or
+    zero (sums over no image, channel or filter), as Theano's own tests expect."""
+    nd = len(img) - 2
+    case = Case("empty", img, kern, "valid", (1,) * nd, (1,) * nd, 2 if nd == 3 else 1)
+    x, w, g = (tensor_of(len(s), "float64", n) for s, n in ((img, "x"), (kern, "w"), (img, "g")))
+    y = conv(case, x, w)
+    grad_x, grad_w = arignote.grad(None, [x, w], known_grads={y: g})
+    top = np.ones(out_shape(case))
+    out, gx, gw = run([x, w, g], [y, grad_x, grad_w], np.ones(img), np.ones(kern), top)
+    assert out.shape == out_shape(case)
+    assert_matches(gx, np.zeros(img))
+    assert_matches(gw, np.zeros(kern))

@@ -202,3 +202,15 @@ def test_unshared_is_a_parameter_of_the_op():
     assert again == op and hash(again) == hash(op)
     assert op != ac.AbstractConv2d(border_mode="full", num_groups=2)
     assert "unshared" in str(op)
+
+
+def test_empty_batch_and_filters():
+    x, w, g = T.tensor4("x"), tensor6("float64", "w"), T.tensor4("g")
+    y = T.nnet.conv2d(x, w, unshared=True)
+    grad_x, grad_w = arignote.grad(None, [x, w], known_grads={y: g})
+    for img, kern in [((0, 2, 4, 4), (3, 3, 3, 2, 2, 2)), ((1, 2, 4, 4), (0, 3, 3, 2, 2, 2))]:
+        top = np.ones((img[0], kern[0], 3, 3))
+        out, gx, gw = run([x, w, g], [y, grad_x, grad_w], np.ones(img), np.ones(kern), top)
+        assert out.shape == top.shape
+        assert_matches(gx, np.zeros(img))
+        assert_matches(gw, np.zeros(kern))

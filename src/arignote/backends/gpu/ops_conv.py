@@ -63,7 +63,8 @@ def _fbo(x: GpuArray) -> GpuArray:
     moved = _view(x, (x.shape[1], x.shape[0]) + x.shape[2:], (x.strides[1], x.strides[0]) + x.strides[2:])
     out = GpuArray(x.context, moved.shape, x.dtype)
     x.context.copy_into(out, moved)
-    return out.view((x.shape[1], x.size // max(x.shape[1], 1)), (x.size // max(x.shape[1], 1), 1), 0)
+    width = x.shape[0] * math.prod(x.shape[2:])  # B*O even when there are no filters (F = 0)
+    return out.view((x.shape[1], width), (width, 1), 0)
 
 
 def _groups_gemm(node: Apply, c: GpuArray, a: GpuArray, b: GpuArray, groups: int,

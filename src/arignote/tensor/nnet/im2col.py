@@ -78,7 +78,7 @@ def _cols(x: np.ndarray, pad: Pad, out_spatial: Sequence[int], kshp: Sequence[in
                                   *(s * t for s, t in zip(ss, stride))), writeable=False)
     cols = scratch("cols", shape, x.dtype)
     np.copyto(cols, view)
-    return cols.reshape(xp.shape[1] * math.prod(kshp), -1)
+    return cols.reshape(xp.shape[1] * math.prod(kshp), xp.shape[0] * math.prod(out_spatial))
 
 
 def _as_fbo(a: np.ndarray) -> np.ndarray:
@@ -88,22 +88,23 @@ def _as_fbo(a: np.ndarray) -> np.ndarray:
         copy = scratch("fbo", moved.shape, a.dtype)
         np.copyto(copy, moved)
         moved = copy
-    return moved.reshape(moved.shape[0], -1)
+    return moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
 
 
 def _flip(kern: np.ndarray, nd: int) -> np.ndarray:
     return kern[(Ellipsis,) + (slice(None, None, -1),) * nd]
 
 
-def _by_position(cols: np.ndarray, groups: int, batch: int) -> np.ndarray:
+def _by_position(cols: np.ndarray, groups: int, batch: int, positions: int) -> np.ndarray:
     """The window matrix (C*K, B*O) as (groups, O, C_g*K, B): a view."""
-    return cols.reshape(groups, cols.shape[0] // groups, batch, -1).transpose(0, 3, 1, 2)
+    return cols.reshape(groups, cols.shape[0] // groups, batch, positions).transpose(0, 3, 1, 2)
 
 
 def _unshared_weights(kern: np.ndarray, groups: int, nd: int) -> np.ndarray:
     """Unshared filters (F, *O, C_g, *K) as (groups, O, F_g, C_g*K): a view where it can."""
     n_filters, positions = kern.shape[0], math.prod(kern.shape[1:1 + nd])
-    return kern.reshape(groups, n_filters // groups, positions, -1).transpose(0, 2, 1, 3)
+    return kern.reshape(groups, n_filters // groups, positions,
+                        math.prod(kern.shape[1 + nd:])).transpose(0, 2, 1, 3)
 
 
 def forward(img: np.ndarray, kern: np.ndarray, pad: Pad, stride: Sequence[int],
@@ -119,11 +120,13 @@ def forward(img: np.ndarray, kern: np.ndarray, pad: Pad, stride: Sequence[int],
     cols = _cols(img, pad, out_spatial, kern.shape[-nd:], stride, dilation)
     if unshared:
         # (groups, O, F_g, B) -> (B, groups, F_g, O) = (B, F, *O)
-        prod = np.matmul(_unshared_weights(kern, groups, nd), _by_position(cols, groups, batch))
+        windows = _by_position(cols, groups, batch, math.prod(out_spatial))
+        prod = np.matmul(_unshared_weights(kern, groups, nd), windows)
         final = result(out, (batch, n_filters, *out_spatial), dtype)
-        np.copyto(final.reshape(batch, groups, n_filters // groups, -1), prod.transpose(3, 0, 2, 1))
+        np.copyto(final.reshape(batch, groups, n_filters // groups, math.prod(out_spatial)),
+                  prod.transpose(3, 0, 2, 1))
         return final
-    weights = kern.reshape(n_filters, -1)
+    weights = kern.reshape(n_filters, math.prod(kern.shape[1:]))
     mat = scratch("gemm", (n_filters, cols.shape[1]), dtype)
     rows, per = weights.shape[1], n_filters // groups
     for g in range(groups):
@@ -166,8 +169,9 @@ def _unshared_grad_weights(cols: np.ndarray, top: np.ndarray, kshp: Sequence[int
     batch, n_filters, *out_spatial = top.shape
     nd = len(kshp)
     # top (B, F, O) as (groups, O, F_g, B); windows (groups, O, B, C_g*K)
-    top_pos = top.reshape(batch, groups, n_filters // groups, -1).transpose(1, 3, 2, 0)
-    prod = np.matmul(top_pos, _by_position(cols, groups, batch).transpose(0, 1, 3, 2))
+    top_pos = top.reshape(batch, groups, n_filters // groups, math.prod(out_spatial)).transpose(1, 3, 2, 0)
+    windows = _by_position(cols, groups, batch, math.prod(out_spatial))
+    prod = np.matmul(top_pos, windows.transpose(0, 1, 3, 2))
     channels = cols.shape[0] // (groups * math.prod(kshp))
     final = result(out, (n_filters, *out_spatial, channels, *kshp), prod.dtype)
     source = prod.transpose(0, 2, 1, 3).reshape(final.shape)
@@ -191,12 +195,12 @@ def grad_inputs(kern: np.ndarray, top: np.ndarray, in_spatial: Sequence[int], pa
     dcols = scratch("gemm", (rows * groups, batch * math.prod(out_spatial)), dtype)
     if unshared:
         # (groups, O, C_g*K, F_g) @ (groups, O, F_g, B) -> (groups, O, C_g*K, B)
-        top_pos = top.reshape(batch, groups, per, -1).transpose(1, 3, 2, 0)
+        top_pos = top.reshape(batch, groups, per, math.prod(out_spatial)).transpose(1, 3, 2, 0)
         prod = np.matmul(_unshared_weights(kern, groups, nd).transpose(0, 1, 3, 2), top_pos)
-        np.copyto(_by_position(dcols, groups, batch), prod)
+        np.copyto(_by_position(dcols, groups, batch, math.prod(out_spatial)), prod)
     else:
         grad = _as_fbo(top)
-        weights = kern.reshape(n_filters, -1)
+        weights = kern.reshape(n_filters, math.prod(kern.shape[1:]))
         for g in range(groups):
             np.dot(weights[g * per:(g + 1) * per].T, grad[g * per:(g + 1) * per],
                    out=dcols[g * rows:(g + 1) * rows])
