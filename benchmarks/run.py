@@ -214,12 +214,14 @@ def main() -> None:
         return
     frameworks = [f for f in ("arignote", "pytensor", "jax") if available(f)]
     # Cold start with an empty kernel cache, then warm (a new process each time).
-    empty = Path(tempfile.mkdtemp(prefix="arignote-bench-cache-"))
-    # Byte-compiled modules, as an installed package has them (pip compiles them at install):
-    # one discarded run writes them, even where PYTHONDONTWRITEBYTECODE is set.
-    spawn(["--cold", "arignote"], 1, compiledir=empty / "bytecode", bytecode=True)
-    cold_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / str(k)) for k in range(3)]
-    warm_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / "0") for _ in range(3)]
+    with tempfile.TemporaryDirectory(prefix="arignote-bench-cache-") as tmp:
+        empty = Path(tmp)
+        # Byte-compiled modules, as an installed package has them (pip compiles them at
+        # install): one discarded run writes them, even where PYTHONDONTWRITEBYTECODE is set.
+        spawn(["--cold", "arignote"], 1, compiledir=empty / "bytecode", bytecode=True)
+        cold_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / str(k))
+                       for k in range(3)]
+        warm_native = [spawn(["--cold", "arignote"], 1, compiledir=empty / "0") for _ in range(3)]
     cold = {f: [spawn(["--cold", f], 1) for _ in range(1 if args.quick else 3)] for f in frameworks}
     memory = {(f, w): spawn(["--memory", f, w], 1) for w in ("W3", "W4")
               for f in ("numpy", "arignote", "pytensor") if available(f)}

@@ -15,10 +15,10 @@ def test_debugprint_tree_format():
     x = T.vector("x")
     y = T.exp(x) * 2
     assert debugprint(y, file="str") == (
-        "Elemwise{mul,no_inplace} [id A] ''\n"
-        " |Elemwise{exp,no_inplace} [id B] ''\n"
+        "Elemwise{mul,no_inplace} [id A] ''   \n"
+        " |Elemwise{exp,no_inplace} [id B] ''   \n"
         " | |x [id C]\n"
-        " |InplaceDimShuffle{x} [id D] ''\n"
+        " |InplaceDimShuffle{x} [id D] ''   \n"
         "   |TensorConstant{2} [id E]\n")
 
 
@@ -37,14 +37,40 @@ def test_debugprint_list_shares_ids_and_shows_names_and_types():
     e.name = "e"
     text = debugprint([e, e + 1], file="str", print_type=True)
     lines = text.splitlines()
-    assert lines[0] == "Elemwise{exp,no_inplace} [id A] <TensorType(float64, vector)> 'e'"
+    assert lines[0] == "Elemwise{exp,no_inplace} [id A] <TensorType(float64, vector)> 'e'   "
     assert lines[1] == " |x [id B] <TensorType(float64, vector)>"
     assert "Elemwise{exp,no_inplace} [id A]" in lines[3]
 
 
-@pytest.mark.parametrize("ids, pattern", [("int", "[id 0]"), ("", "Elemwise{exp,no_inplace} ''")])
+@pytest.mark.parametrize("ids, pattern", [("int", "[id 0]"), ("", "Elemwise{exp,no_inplace}  ''   ")])
 def test_debugprint_id_styles(ids, pattern):
     assert pattern in debugprint(T.exp(T.vector("x")), file="str", ids=ids)
+
+
+def test_debugprint_is_theanos_text_and_stops_where_asked():
+    A, B, D, E = (T.matrix(n) for n in "ABDE")
+    C = A + B
+    C.name = "C"
+    G = C + (D + E)
+    assert debugprint(G, file="str", ids="int") == (
+        "Elemwise{add,no_inplace} [id 0] ''   \n"
+        " |Elemwise{add,no_inplace} [id 1] 'C'   \n"
+        " | |A [id 2]\n"
+        " | |B [id 3]\n"
+        " |Elemwise{add,no_inplace} [id 4] ''   \n"
+        "   |D [id 5]\n"
+        "   |E [id 6]\n")
+    assert debugprint(G, file="str", ids="") == (
+        "Elemwise{add,no_inplace}  ''   \n"
+        " |Elemwise{add,no_inplace}  'C'   \n"
+        " | |A \n"
+        " | |B \n"
+        " |Elemwise{add,no_inplace}  ''   \n"
+        "   |D \n"
+        "   |E \n")
+    named = debugprint(G, file="str", stop_on_name=True).splitlines()
+    assert named[1] == " |Elemwise{add,no_inplace} [id B] 'C'   " and named[2].startswith(" |Elemwise")
+    assert len(debugprint(G, 2, file="str").splitlines()) == 3  # Theano's positional depth
 
 
 def test_debugprint_char_ids_go_past_z():
@@ -73,7 +99,7 @@ def test_debugprint_writes_to_a_file_or_stdout(capsys):
     buffer = io.StringIO()
     assert debugprint(x * 1, file=buffer) is buffer
     assert buffer.getvalue().startswith("Elemwise{mul")
-    debugprint(x * 1)
+    assert debugprint(x * 1) is None  # as Theano: an interactive prompt shows only the tree
     assert capsys.readouterr().out == buffer.getvalue()
 
 
@@ -103,21 +129,21 @@ def _rnn(name="rnn"):
 def test_debugprint_shows_a_scan_inner_graph_after_the_tree():
     x, h0, hs = _rnn()
     assert debugprint(hs, file="str") == (
-        "Subtensor{1:} [id A] 'rnn[0]'\n"
-        " |Scan{rnn} [id B] ''\n"
-        "   |Shape_i{i=0} [id C] ''\n"
+        "Subtensor{1:} [id A] 'rnn[0]'   \n"
+        " |Scan{rnn} [id B] ''   \n"
+        "   |Shape_i{i=0} [id C] ''   \n"
         "   | |x [id D]\n"
         "   |x [id D]\n"
-        "   |InplaceDimShuffle{x,0} [id E] ''\n"
+        "   |InplaceDimShuffle{x,0} [id E] ''   \n"
         "   | |h0 [id F]\n"
         "   |W [id G]\n"
         "\n"
         "Inner graphs of the scan ops:\n"
         "\n"
-        "Scan{rnn} [id B] ''\n"
-        " >Elemwise{tanh,no_inplace} [id H] ''\n"
-        " > |Elemwise{add,no_inplace} [id I] ''\n"
-        " >   |Dot [id J] ''\n"
+        "Scan{rnn} [id B] ''   \n"
+        " >Elemwise{tanh,no_inplace} [id H] ''   \n"
+        " > |Elemwise{add,no_inplace} [id I] ''   \n"
+        " >   |Dot [id J] ''   \n"
         " >   | |h0[t-1] [id K] -> [id E]\n"
         " >   | |W [id L] -> [id G]\n"
         " >   |x[t+0] [id M] -> [id D]\n")
@@ -160,7 +186,7 @@ def test_pp_infix():
     x, y = T.vector("x"), T.vector("y")
     assert pp(T.exp(x) * 2) == "(exp(x) * TensorConstant{2})"
     assert pp(-x + y / x) == "((-x) + (y / x))"
-    assert pp(T.switch(x < y, x, y)) == "switch((x < y), x, y)"
+    assert pp(T.switch(x < y, x, y)) == "switch(lt(x, y), x, y)"
     assert pp(T.cast(x, "float32")) == "convert_to_float32(x)"
 
 
@@ -216,3 +242,18 @@ def test_pp_writes_second_as_theanos_fill():
         text = pp(gy)
     assert text == ("((fill((x ** TensorConstant{2}), TensorConstant{1.0}) * TensorConstant{2}) * "
                       "(x ** (TensorConstant{2} - TensorConstant{1})))")
+
+
+def test_pydot_imported_says_whether_pydot_is_there():
+    import importlib.util
+    from arignote import printing
+    assert printing.pydot_imported is (importlib.util.find_spec("pydot") is not None)
+
+
+def test_pprint_is_theanos_notation():
+    x = T.matrix("x")
+    w, b = shared(np.zeros(3), name="w"), shared(0.0, name="b")
+    prediction = 1 / (1 + T.exp(-T.dot(x, w) - b)) > 0.5
+    assert arignote.printing.pprint is pp
+    assert pp(prediction) == ("gt((TensorConstant{1} / (TensorConstant{1} + exp(((-(x \\dot w)) - b)))), "
+                              "TensorConstant{0.5})")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from arignote import config, gradient, tensor as T, testing
+from arignote.graph.basic import Apply, Op
 
 
 def test_fetch_seed_and_seed_rng_follow_the_flag():
@@ -48,3 +49,55 @@ def test_verify_grad_passes_a_right_gradient_and_raises_on_a_wrong_one():
     # zero_grad hides one factor from the gradient: x * x differentiates as x, not 2 x
     with pytest.raises(testing.verify_grad.E_grad):
         testing.verify_grad(lambda x: x * gradient.zero_grad(x), point)
+
+
+class _Outer(Op):
+    """outer(u, v) as a host op with an infer_shape, for InferShapeTester's own test."""
+
+    def make_node(self, u, v):
+        u, v = T.as_tensor_variable(u), T.as_tensor_variable(v)
+        return Apply(self, [u, v], [T.TensorType(u.dtype, (False, False))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.outer(*inputs)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(input_shapes[0][0], input_shapes[1][0])]
+
+
+class _SwappedOuter(_Outer):
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(input_shapes[1][0], input_shapes[0][0])]
+
+
+class _ShapelessOuter(_Outer):
+    infer_shape = None
+
+
+class _Tester(testing.InferShapeTester):
+    def runTest(self):  # unittest needs one to instantiate the case
+        pass
+
+
+@pytest.mark.parametrize("op, error", [(_Outer, None), (_SwappedOuter, "infer_shape gives \\(4, 3\\)"),
+                                       (_ShapelessOuter, "still runs")])
+def test_infer_shape_tester(op, error):
+    """Theano's utt.InferShapeTester._compile_and_check: infer_shape against computed shapes."""
+    case = _Tester()
+    case.setUp()
+    u, v = T.dvector("u"), T.dvector("v")
+    args = ([u, v], [op()(u, v)], [np.ones(3), np.ones(4)], op)
+    if error is None:
+        case._compile_and_check(*args)
+    else:
+        with pytest.raises(AssertionError, match=error):
+            case._compile_and_check(*args)
+    with pytest.raises(AssertionError, match="no _Outer node"):
+        case._compile_and_check([u, v], [u + v], [np.ones(3), np.ones(3)], _Outer, warn=False)
+    m = T.dmatrix("m")
+    with pytest.warns(UserWarning, match="repeated lengths"):
+        case._compile_and_check([m, v], [_Outer()(m[0], v)], [np.ones((3, 3)), np.ones(4)], _Outer)
+    _ShapelessOuter_ok = _Tester()
+    _ShapelessOuter_ok.setUp()
+    _ShapelessOuter_ok._compile_and_check([u, v], [_ShapelessOuter()(u, v)], [np.ones(3), np.ones(4)],
+                                          _ShapelessOuter, check_topo=False)

@@ -14,6 +14,7 @@ from arignote import sandbox
 from arignote import gradient
 from arignote.gradient import Lop, Rop, grad, hessian, jacobian, subgraph_grad, verify_grad
 from arignote.compile.builders import OpFromGraph
+from arignote.compile.ops import as_op
 from arignote.printing import debugprint, pp
 from arignote.backends.gpu import explain
 from arignote import scan_module
@@ -29,4 +30,4 @@ __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mo
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
            "jacobian", "hessian", "subgraph_grad", "change_flags", "clone", "dot", "function_dump",
-           "OrderedUpdates", "OpFromGraph", "save", "load", "misc"]
+           "OrderedUpdates", "OpFromGraph", "as_op", "save", "load", "misc"]

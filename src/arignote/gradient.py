@@ -26,7 +26,7 @@ from arignote.config import config
 from arignote.graph.basic import Op, Variable
 from arignote.graph.types import DisconnectedType, NullType, disconnected_type, null_type
 from arignote.graph.traversal import ancestors, clone_get_equiv, graph_inputs, io_toposort
-from arignote.scalar.dtypes import DISCRETE
+from arignote.scalar.dtypes import DISCRETE, upcast
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import ones_like, zeros_like
 from arignote.tensor.reduction import sum as _sum
@@ -354,12 +354,13 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
     grads: dict[Variable, Variable] = {}
     for var, g in seeds.items():
         _accumulate(grads, var, g)
+    undefined_above = _undefined_above(nodes, depends)
     for node in reversed(nodes):
         flowing = [o in grads and o not in blocked for o in node.outputs]
         if not any(flowing) or not any(i in depends for i in node.inputs):
             continue
         rows = connection_rows(node)
-        nulls = [flowing[j] and is_null(grads[o]) for j, o in enumerate(node.outputs)]
+        nulls = [flowing[j] and o in grads and is_null(grads[o]) for j, o in enumerate(node.outputs)]
         usable = [flowing[j] and not nulls[j] and _is_float(o) for j, o in enumerate(node.outputs)]
         pairs: Any = []
         if any(usable):
@@ -378,6 +379,15 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                 if cut is not None:
                     cut.update((node, i) for i, (_, g) in enumerate(pairs)
                                if isinstance(getattr(g, "type", None), DisconnectedType))
+        elif any(flowing) and not any(nulls) and undefined_above:
+            # Integer outputs pass no gradient back (their terms are zeros), but a gradient
+            # that is undefined stays undefined through zeros: the probabilities of a
+            # discrete draw, cast(u < undefined_grad(p)) (Theano's rule).
+            pairs = [(above, grad_undefined(above.owner.op, 0, above.owner.inputs[0],
+                                            "(undefined_grad: such as a discrete draw's probabilities)"))
+                     for i, inp in enumerate(node.inputs)
+                     if any(rows[i][j] and flowing[j] for j in range(len(node.outputs)))
+                     for above in undefined_above.get(inp, ())]
         terms = dict(_pairs_list(pairs))
         for i, inp in enumerate(node.inputs):
             null = next((grads[o] for j, o in enumerate(node.outputs) if nulls[j] and rows[i][j]), None)
@@ -399,6 +409,21 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                 g = fit_to(g, inp)
             _accumulate(grads, inp, g)
     return grads
+
+
+def _undefined_above(nodes: list, depends: set) -> dict[Variable, frozenset]:
+    """For each variable between ``wrt`` and the seeds, the undefined_grad outputs it is
+    computed from (itself included); empty (and nothing walked) when there are none."""
+    if not any(isinstance(node.op, UndefinedGrad) for node in nodes):
+        return {}
+    above: dict[Variable, frozenset] = {}
+    for node in nodes:
+        found = frozenset().union(*(above.get(i, ()) for i in node.inputs if i in depends))
+        if isinstance(node.op, UndefinedGrad):
+            found = found | {node.outputs[0]}
+        if found:
+            above.update((o, found) for o in node.outputs)
+    return above
 
 
 def _no_gradient(var: Variable) -> Variable:
@@ -445,7 +470,7 @@ def _stable_pairs(node: Any, output_grads: list, depends: set, blocked: set,
         if skipped & (blocked | wrt):
             return None
         sources = [s for s in sources if s in depends and s not in blocked]
-        inner = backpropagate({output: fit_to(output_grads[0], output)}, sources)
+        inner = backpropagate({output: fit_to(output_grads[0], output)}, sources, consider_constant=sources)
         return [(s, inner[s]) for s in sources if s in inner]
     return None
 
@@ -530,12 +555,16 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
                 no_debug_ref: bool = True) -> None:
     """Check ``grad`` of ``fun`` at the point ``pt`` against central finite differences.
 
-    The signature is Theano's; ``out_type``, ``cast_to_output_type`` and
-    ``no_debug_ref`` are accepted and have no effect (the projection takes the
-    output's own dtype). Failures raise ``verify_grad.E_grad`` (GradientError).
+    The signature is Theano's; ``out_type`` and ``no_debug_ref`` are accepted
+    and have no effect. As in Theano, the random projection is float64 unless
+    ``cast_to_output_type`` is true and the output is float32, so a float32
+    output's cost is summed in float64: summed in float32, its rounding over a
+    few hundred elements divided by the step is as large as the tolerance.
+    Failures raise ``verify_grad.E_grad`` (GradientError).
 
     ``fun`` takes one symbolic input per array in ``pt`` (float arrays) and
-    returns a symbolic output of any shape; the output is projected on a random
+    returns a symbolic output of any shape (an integer one is projected as a float, so its
+    zero gradient is checked, as in Theano); the output is projected on a random
     tensor to get a scalar, ``n_tests`` times. An element passes when
     ``|symbolic - numeric| <= abs_tol + rel_tol * |numeric|``; defaults depend
     on the precision (float64: eps 1e-6, tolerances 1e-5; float32/16: eps 1e-3,
@@ -552,13 +581,15 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
               for i, p in enumerate(pt)]
     output = as_tensor_variable(fun(*inputs))
     if output.dtype in DISCRETE:
-        raise TypeError(f"verify_grad: fun returned {output.describe()} of dtype {output.dtype}, "
-                        "which has no gradient")
+        # As in Theano: an integer output is piecewise constant, so its gradient (zero where
+        # it is defined) is checked against finite differences of its float projection.
+        output = tm.cast(output, upcast(*[p.dtype.name for p in pt]))
     low = any(p.dtype.itemsize < 8 for p in pt) or output.dtype in ("float16", "float32")
     eps = eps or (1e-3 if low else 1e-6)
     abs_tol = abs_tol if abs_tol is not None else (1e-2 if low else 1e-5)
     rel_tol = rel_tol if rel_tol is not None else (1e-2 if low else 1e-5)
-    projection = TensorType(output.dtype, (False,) * output.ndim)("projection")
+    projection_dtype = output.dtype if cast_to_output_type and output.dtype == "float32" else "float64"
+    projection = TensorType(projection_dtype, (False,) * output.ndim)("projection")
     cost = _sum(tm.mul(output, projection))
     cost_fn = function(inputs + [projection], cost, mode=mode, on_unused_input="ignore")
     grad_fn = function(inputs + [projection], grad(cost, inputs, disconnected_inputs="ignore"),
@@ -566,7 +597,7 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     out_shape = np.shape(function(inputs, output, mode=mode, on_unused_input="ignore")(*pt))
     draw = rng.random_sample if isinstance(rng, np.random.RandomState) else rng.random
     for _ in range(n_tests):
-        proj = np.asarray(draw(out_shape) + 0.5, dtype=output.dtype)
+        proj = np.asarray(draw(out_shape) + 0.5, dtype=projection_dtype)
         symbolic = grad_fn(*pt, proj)
         for i, p in enumerate(pt):
             numeric = _finite_difference(lambda *args, proj=proj: cost_fn(*args, proj), pt, i, eps)

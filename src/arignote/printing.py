@@ -8,6 +8,7 @@ order, so a user can see which ops (``Gpu*`` or not) their code became. A loop
 """
 from __future__ import annotations
 
+import importlib.util
 import sys
 from functools import singledispatch
 from typing import Any, TextIO
@@ -17,15 +18,20 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.tensor.blas import Dot
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 
-__all__ = ["debugprint", "pp", "pp_apply", "pydotprint", "pydot_graph", "Print"]
+__all__ = ["debugprint", "pp", "pprint", "pp_apply", "pydotprint", "pydot_graph", "Print",
+           "pydot_imported"]
+
+# Theano's flag, which scripts test before calling pydotprint (the optional ``pydot`` extra).
+pydot_imported = importlib.util.find_spec("pydot") is not None
 
 _ID_STYLES = ("CHAR", "int", "id", "")
 
 
-def debugprint(obj: Any, file: TextIO | str | None = None, print_type: bool = False,
-               ids: str = "CHAR") -> Any:
+def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO | str | None = None,
+               ids: str = "CHAR", stop_on_name: bool = False) -> Any:
     """Print the graph of ``obj`` as an indented tree, Theano's format.
 
     ``obj`` is a Variable, an Apply node, a list of them, a FunctionGraph or a
@@ -35,7 +41,10 @@ def debugprint(obj: Any, file: TextIO | str | None = None, print_type: bool = Fa
     is printed again as its line only, so shared subtrees appear once and are
     found by their id. ``ids`` is ``'CHAR'`` (A, B, ..., Z, BA...), ``'int'``,
     ``'id'`` (Python ids) or ``''`` (none). ``print_type`` adds each
-    variable's type.
+    variable's type. ``depth`` (-1: all) limits how many levels each tree shows;
+    ``stop_on_name`` does not expand a named variable's inputs. The positions of
+    the arguments are Theano's (``debugprint(obj, depth, print_type, file, ids,
+    stop_on_name)``).
 
     Ops with an inner graph (``inner_inputs`` -> ``inner_outputs``, as Scan
     has) get it printed after the trees, under ``Inner graphs of the scan
@@ -43,22 +52,24 @@ def debugprint(obj: Any, file: TextIO | str | None = None, print_type: bool = Fa
     `` >``. For an op laid out as Scan is, each inner input names the outer
     input it reads: ``x_t [id F] -> [id B]``.
 
-    ``file='str'`` returns the text; otherwise it is written to ``file``
-    (default stdout), which is returned.
+    ``file='str'`` returns the text; otherwise it is written to ``file``,
+    which is returned, or to stdout (returning None).
     """
     if ids not in _ID_STYLES:
         raise ValueError(f"debugprint(ids={ids!r}): use one of {', '.join(map(repr, _ID_STYLES))}")
     outputs, order = _roots(obj)
-    printer = _TreePrinter(print_type, ids, order)
+    printer = _TreePrinter(print_type, ids, order, depth, stop_on_name)
     for var in outputs:
         printer.tree(var)
     printer.inner_graphs()
     text = "\n".join(printer.lines) + "\n"
     if file == "str":
         return text
-    stream = sys.stdout if file is None else file
-    stream.write(text)
-    return stream
+    if file is None:  # Theano returned nothing here, so a prompt prints no stream object
+        sys.stdout.write(text)
+        return None
+    file.write(text)
+    return file
 
 
 def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None]:
@@ -84,8 +95,9 @@ def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None]:
 class _TreePrinter:
     """The lines of one ``debugprint`` call; ids and expanded nodes are shared by all its trees."""
 
-    def __init__(self, print_type: bool, ids: str, order: dict[Apply, int] | None):
-        self.print_type = print_type
+    def __init__(self, print_type: bool, ids: str, order: dict[Apply, int] | None,
+                 depth: int = -1, stop_on_name: bool = False):
+        self.print_type, self.depth, self.stop_on_name = print_type, depth, stop_on_name
         self.ids = ids
         self.order = order
         self.id_of: dict[Any, str] = {}
@@ -98,9 +110,9 @@ class _TreePrinter:
 
     def tree(self, top: Variable, prefix: str = "") -> None:
         # An explicit stack rather than recursion: deep graphs must print too.
-        stack = [(top, prefix, prefix)]
+        stack = [(top, prefix, prefix, 1)]
         while stack:
-            var, line_prefix, child_prefix = stack.pop()
+            var, line_prefix, child_prefix, level = stack.pop()
             self.lines.append(line_prefix + self.label(var))
             node = var.owner
             if node is None or node in self.expanded:
@@ -108,11 +120,13 @@ class _TreePrinter:
             self.expanded.add(node)
             if _inner_graph(node.op) is not None:
                 self.loops.append(node)
+            if level == self.depth or (self.stop_on_name and var.name is not None):
+                continue
             last = len(node.inputs) - 1
             for i in range(last, -1, -1):
                 # The bar continues below a child only while siblings follow it.
                 stack.append((node.inputs[i], child_prefix + " |",
-                              child_prefix + ("  " if i == last else " |")))
+                              child_prefix + ("  " if i == last else " |"), level + 1))
 
     def inner_graphs(self) -> None:
         """Each inner graph met so far (the list grows while nested loops are printed)."""
@@ -126,19 +140,18 @@ class _TreePrinter:
         self.sources = {}
 
     def label(self, var: Variable) -> str:
+        """Theano's line, spacing included: ``op [id A] <type> 'name'   order`` for a node (the
+        two empty fields are Theano's destroy and view maps), ``x [id B] <type>`` for an input."""
+        ident = f"[id {self.key_id(var)}]" if self.ids else ""
+        typ = f" <{var.type}>" if self.print_type else ""
         node = var.owner
-        parts = [_variable_text(var) if node is None else _node_text(var)]
-        if self.ids:
-            parts.append(f"[id {self.key_id(var)}]")
-        if self.print_type:
-            parts.append(f"<{var.type}>")
-        if node is not None:
-            parts.append(repr(var.name) if var.name else "''")
-            if self.order is not None and node in self.order:
-                parts.append(f"  {self.order[node]}")
-        elif self.ids and var in self.sources:
-            parts.append(f"-> [id {self.key_id(self.sources[var])}]")
-        return " ".join(parts)
+        if node is None:
+            text = f"{_variable_text(var)} {ident}{typ}"
+            if self.ids and var in self.sources:
+                text += f" -> [id {self.key_id(self.sources[var])}]"
+            return text
+        order = self.order.get(node, "") if self.order is not None else ""
+        return f"{_node_text(var)} {ident}{typ} '{var.name or ''}'   {order}"
 
     def key_id(self, var: Variable) -> str:
         """The id of ``var``'s line: its node's for a computed variable (all outputs share it)."""
@@ -213,7 +226,7 @@ def pp(var: Variable) -> str:
     operators are infix and always parenthesized, so precedence is never in
     doubt. Broadcasting added by the library (leading ``'x'`` dimensions) is not
     shown. Ops format themselves through :func:`pp_apply`, where other modules
-    register their own notation.
+    register their own notation. ``pprint`` is the same function (Theano's name).
     """
     if not isinstance(var, Variable):
         raise TypeError(f"pp() takes a symbolic variable, got {type(var).__name__} {var!r}")
@@ -237,9 +250,13 @@ def pp(var: Variable) -> str:
     return text[var]
 
 
+pprint = pp
+
+
+# Theano's pprint: arithmetic infix, comparisons by name (``gt(a, b)``), the dot product as
+# ``(x \dot w)``.
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%",
-          "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",
-          "and_": "&", "or_": "|", "xor": "^"}
+          "pow": "**", "and_": "&", "or_": "|", "xor": "^"}
 _PREFIX = {"neg": "-", "invert": "~"}
 _CALLED = {"second": "fill"}  # Theano's pp name of the op (``fill`` is ``second``)
 
@@ -262,6 +279,11 @@ def _pp_elemwise(op: Elemwise, node: Apply, args: list[str]) -> str:
     if name in _PREFIX:
         return f"({_PREFIX[name]}{args[0]})"
     return f"{_CALLED.get(name, name)}({', '.join(args)})"
+
+
+@pp_apply.register(Dot)
+def _pp_dot(op: Dot, node: Apply, args: list[str]) -> str:
+    return f"({args[0]} \\dot {args[1]})"
 
 
 @pp_apply.register(DimShuffle)

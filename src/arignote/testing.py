@@ -5,12 +5,14 @@ flag, ``config.unittests.rseed`` (default 666; ``'random'`` for a new seed
 each run), so a failing run can be replayed with
 ``ARIGNOTE_FLAGS=unittests.rseed=N``. ``verify_grad`` is
 ``arignote.verify_grad`` seeded the same way; ``assert_allclose`` compares
-with tolerances chosen by dtype and reports what differs.
+with tolerances chosen by dtype and reports what differs; ``InferShapeTester``
+checks an op's ``infer_shape`` against the shapes it computes.
 """
 from __future__ import annotations
 
 import sys
 import unittest
+import warnings
 from typing import Any
 from collections.abc import Callable, Sequence
 
@@ -19,7 +21,8 @@ import numpy as np
 from arignote import gradient
 from arignote.config import config
 
-__all__ = ["fetch_seed", "seed_rng", "verify_grad", "assert_allclose", "WrongValue", "SkipTest"]
+__all__ = ["fetch_seed", "seed_rng", "verify_grad", "assert_allclose", "WrongValue", "SkipTest",
+           "InferShapeTester"]
 
 SkipTest = unittest.SkipTest
 
@@ -99,3 +102,50 @@ def _broadcast(a: np.ndarray, b: np.ndarray) -> bool:
     except ValueError:
         return False
     return True
+
+
+class InferShapeTester(unittest.TestCase):
+    """Theano's base class for testing ``infer_shape``: ``_compile_and_check`` compiles the
+    outputs and, separately, their shapes (with the shape rewrites of ``canonicalize``), and
+    checks that the shapes need no node of the op class and agree with the computed ones."""
+
+    mode: Any = None
+
+    def setUp(self) -> None:
+        from arignote.compile.mode import get_default_mode
+        seed_rng()
+        self.mode = (self.mode if self.mode is not None else get_default_mode()).including("canonicalize")
+
+    def _compile_and_check(self, inputs: Sequence[Any], outputs: Sequence[Any],
+                           numeric_inputs: Sequence[Any], cls: type,
+                           excluding: Sequence[str] | None = None, warn: bool = True,
+                           check_topo: bool = True) -> None:
+        """``check_topo=False`` skips the op-class checks (for ops without ``infer_shape``)."""
+        from arignote.compile.function import function
+        mode = self.mode.excluding(*excluding) if excluding else self.mode
+        if warn:
+            _warn_on_repeated_lengths(inputs, numeric_inputs, cls)
+        outputs_fn = function(list(inputs), list(outputs), mode=mode)
+        shapes_fn = function(list(inputs), [o.shape for o in outputs], mode=mode)
+        if check_topo:
+            shape_ops = [n.op for n in shapes_fn.maker.fgraph.toposort() if isinstance(n.op, cls)]
+            assert not shape_ops, (f"computing the shapes still runs {shape_ops}: the op lacks "
+                                   "infer_shape, or the shape graph itself uses its class")
+            assert any(isinstance(n.op, cls) for n in outputs_fn.maker.fgraph.toposort()), \
+                f"no {cls.__name__} node computes the outputs: the test checks another op"
+        for k, (value, shape) in enumerate(zip(outputs_fn(*numeric_inputs), shapes_fn(*numeric_inputs))):
+            assert np.shape(value) == tuple(shape), (
+                f"output {k}: infer_shape gives {tuple(int(n) for n in shape)}, the value has "
+                f"shape {np.shape(value)}")
+
+
+def _warn_on_repeated_lengths(inputs: Sequence[Any], values: Sequence[Any], cls: type) -> None:
+    """Equal lengths (a square matrix) cannot show that infer_shape mixed two dimensions up."""
+    for var, value in zip(inputs, values):
+        shape = np.shape(value)
+        pattern = getattr(var.type, "broadcastable", (False,) * len(shape))
+        lengths = [n for n, b in zip(shape, pattern) if not b]
+        if len(set(lengths)) != len(lengths):
+            warnings.warn(f"testing infer_shape of {cls.__name__} with an input of shape {shape}, "
+                          "whose repeated lengths cannot tell dimensions apart", stacklevel=3)
+            return

@@ -1,5 +1,6 @@
 """The module map of the ``theano`` alias: the same objects as arignote's, Theano's layout."""
 import importlib
+import pickle
 import subprocess
 import sys
 import warnings
@@ -24,6 +25,8 @@ def test_theano_names_are_arignote_objects(theano):
     assert MRG_RandomStreams is arignote.sandbox.rng_mrg.MRG_RandomStreams
     assert theano.tensor.elemwise is arignote.tensor.elemwise  # not mapped: the same path under ours
     assert theano.printing is arignote.printing and theano.gradient is arignote.gradient
+    from theano.compile.ops import as_op
+    assert as_op is arignote.as_op and theano.as_op is as_op and theano.compile.as_op is as_op
 
 
 def test_theano_layout_where_ours_differs(theano):
@@ -87,6 +90,59 @@ def test_softmax_of_a_vector_is_theano_1_0s_under_the_alias_only(theano):
     np.testing.assert_allclose(ours.eval({v: value}), expected, rtol=1e-12)
     with pytest.raises(ValueError, match="1-d or 2-d"):
         T.nnet.softmax(T.tensor3())
+
+
+def test_theano_nnet_softmax_family_names(theano):
+    """Every name of Theano 1.0's tensor.nnet softmax / crossentropy family resolves, to
+    arignote's object except the 1.0 entry points that pad vectors."""
+    import theano.tensor.nnet as tn
+    from theano.tensor.nnet.nnet import CrossentropySoftmaxArgmax1HotWithBias  # Theano's module path
+    ours = arignote.tensor.nnet
+    for name in ["SoftmaxWithBias", "softmax_with_bias", "SoftmaxGrad", "softmax_grad", "softmax_graph",
+                 "CrossentropySoftmaxArgmax1HotWithBias", "crossentropy_softmax_argmax_1hot_with_bias",
+                 "CrossentropySoftmax1HotWithBiasDx", "crossentropy_softmax_1hot_with_bias_dx",
+                 "CrossentropyCategorical1Hot", "CrossentropyCategorical1HotGrad",
+                 "crossentropy_categorical_1hot_grad", "crossentropy_softmax_max_and_argmax_1hot",
+                 "crossentropy_softmax_max_and_argmax_1hot_with_bias", "Prepend_scalar_constant_to_each_row",
+                 "Prepend_scalar_to_each_row", "prepend_scalar_to_each_row", "prepend_0_to_each_row",
+                 "prepend_1_to_each_row", "confusion_matrix", "Softmax", "LogSoftmax"]:
+        assert getattr(tn, name) is getattr(ours, name), name
+    assert CrossentropySoftmaxArgmax1HotWithBias is ours.CrossentropySoftmaxArgmax1HotWithBias
+    assert isinstance(tn.softmax_op, ours.Softmax) and isinstance(tn.logsoftmax_op, ours.LogSoftmax)
+    # Theano's idiom node.op == softmax_op: the alias's op equals the op of its nodes (axis 1).
+    m = theano.tensor.dmatrix("m")
+    for op, other in ((tn.softmax_op, tn.logsoftmax_op), (tn.logsoftmax_op, tn.softmax_op)):
+        node_op = op(m).owner.op
+        assert node_op == op and op == node_op and hash(op) == hash(node_op) and op in [node_op]
+        assert op != other and op != type(node_op)(0) and str(op) == str(node_op)
+        assert pickle.loads(pickle.dumps(op)) == op
+
+
+@pytest.mark.parametrize("name, reference", [
+    ("softmax_op", lambda v: np.exp(v) / np.exp(v).sum()),
+    ("logsoftmax_op", lambda v: v - np.log(np.exp(v).sum())),
+    ("logsoftmax", lambda v: v - np.log(np.exp(v).sum()))])
+def test_theano_1_0_softmax_ops_pad_a_vector_under_the_alias(theano, name, reference):
+    import theano.tensor as T
+    fn = getattr(T.nnet, name)
+    v, m = T.dvector("v"), T.dmatrix("m")
+    with pytest.warns(UserWarning, match="DEPRECATION: If x is a vector"):
+        row = fn(v)
+    assert row.broadcastable == (True, False)
+    value = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(row.eval({v: value}), reference(value)[None, :], rtol=1e-12)
+    out = fn(m)  # a matrix: its rows, and the node holds arignote's op of axis 1
+    assert type(out.owner.op) in (arignote.tensor.nnet.Softmax, arignote.tensor.nnet.LogSoftmax)
+    assert out.owner.op.axis == 1
+    assert getattr(arignote.tensor.nnet, name)(v).ndim == 1  # arignote's own keeps the vector
+    with pytest.raises(ValueError, match="1-d or 2-d"):
+        fn(T.tensor3("t"))
+    # Theano's crossentropy of softmax_op(vector): one row, one label.
+    if name == "softmax_op":
+        y = T.lvector("y")
+        with pytest.warns(UserWarning):
+            xent = T.nnet.crossentropy_categorical_1hot(fn(v), y)
+        np.testing.assert_allclose(xent.eval({v: value, y: np.array([2])}), -np.log(reference(value)[[2]]))
 
 
 def test_install_is_per_process_and_uninstall_forgets(theano):

@@ -1,13 +1,13 @@
 """OpFromGraph: values, shared variables inside, nesting, inline expansion, gradients
-(default, overridden per input or as a whole, NullType/DisconnectedType), connection
-patterns, pickling, and errors."""
+(default, overridden per input or as a whole, NullType/DisconnectedType), R-op overrides,
+connection patterns, shapes, test values, pickling, and errors."""
 import pickle
 
 import numpy as np
 import pytest
 
-from arignote import OpFromGraph, function, shared, tensor as T
-from arignote.gradient import DisconnectedType, NullType, NullTypeGradError, grad, verify_grad
+from arignote import OpFromGraph, config, function, shared, tensor as T
+from arignote.gradient import DisconnectedType, NullType, NullTypeGradError, Rop, grad, verify_grad
 
 x, y, z = T.dscalars("x", "y", "z")
 
@@ -83,6 +83,73 @@ def test_gradient_overrides():
     assert grad(cut(x, y), y, disconnected_inputs="ignore", return_disconnected="None") is None
     by_op = OpFromGraph([x, y], [x * y], grad_overrides=OpFromGraph([x, y, z], [z * 0 + 7, z * 0 + 9]))
     assert function([x, y], grad(by_op(x, y), [x, y]), on_unused_input="ignore")(1.0, 1.0) == [7.0, 9.0]
+
+
+def test_lop_override_given_as_an_op_of_inputs_outputs_and_output_gradients():
+    v, out, g_out = T.dvectors("v", "out", "g_out")
+    sigmoid = 1 / (1 + T.exp(-v))
+    twice = OpFromGraph([v, out, g_out], [2 * out * (1 - out) * g_out])
+    for inline in (False, True):
+        op = OpFromGraph([v], [sigmoid], lop_overrides=twice, inline=inline)
+        w = T.dvector("w")
+        point = np.linspace(-2, 2, 7)
+        got = function([w], grad(op(w).sum(), w))(point)
+        s = 1 / (1 + np.exp(-point))
+        np.testing.assert_allclose(got, 2 * s * (1 - s))
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_rop_overrides(inline):
+    a, b, u, w = T.dvectors("a", "b", "u", "w")
+    point = [np.arange(1.0, 5.0), np.arange(5.0, 9.0), np.full(4, 0.5), np.full(4, 2.0)]
+    expected = point[2] * point[1] * 2 + point[0] * point[3] * 1.5  # not the product's own R-op
+
+    def by_hand(inputs, eval_points):
+        (p, q), (dp, dq) = inputs, eval_points
+        return [dp * q * 2 + p * dq * 1.5]
+
+    forms = [by_hand, OpFromGraph([a, b, u, w], by_hand([a, b], [u, w])),
+             [lambda inputs, points: by_hand(inputs, points)[0]]]
+    for form in forms:
+        op = OpFromGraph([a, b], [a * b], rop_overrides=form, inline=inline)
+        xa, xb, du, dv = T.dvectors("xa", "xb", "du", "dv")
+        r = Rop(op(xa, xb), [xa, xb], [du, dv])
+        np.testing.assert_allclose(function([xa, xb, du, dv], r)(*point), expected)
+    plain = OpFromGraph([a, b], [a * b], rop_overrides=["default"], inline=inline)
+    xa, xb, du, dv = T.dvectors("xa", "xb", "du", "dv")
+    r = function([xa, xb, du, dv], Rop(plain(xa, xb), [xa, xb], [du, dv]))(*point)
+    np.testing.assert_allclose(r, point[2] * point[1] + point[0] * point[3])
+    with pytest.raises(ValueError, match="1 outputs"):
+        Rop(OpFromGraph([a, b], [a * b], rop_overrides=[by_hand, by_hand])(xa, xb), [xa], [du])
+
+
+def test_connection_pattern_goes_through_inner_multi_output_nodes():
+    m, n, p, q = T.dmatrices("m", "n", "p", "q")
+    pair = OpFromGraph([m, n, p], [m * n, n * p])
+    assert pair.connection_pattern(None) == [[True, False], [True, True], [False, True]]
+    first, second = pair(m, n, p)
+    nested = OpFromGraph([m, n, p, q], list(pair(first, q, second)))
+    # m reaches only the nested op's first output: through the inner pair's first output
+    assert nested.connection_pattern(None) == [[True, False], [True, True], [False, True], [True, True]]
+
+
+def test_shapes_are_inferred_without_running_the_op():
+    m, n = T.dmatrices("m", "n")
+    op = OpFromGraph([m, n], [m + n, T.dot(m, n.T)])
+    total, product = op(m, n)
+    f = function([m, n], [total.shape, product.shape])
+    assert not any(isinstance(node.op, OpFromGraph) for node in f.maker.fgraph.toposort())
+    got = f(np.ones((3, 4)), np.ones((3, 4)))
+    assert [tuple(s) for s in got] == [(3, 4), (3, 3)]
+
+
+def test_gradient_with_test_values_on():
+    v = T.dscalar("v")
+    v.tag.test_value = np.array(2.0)
+    cube = OpFromGraph([x], [x ** 3])
+    with config.change_flags(compute_test_value="raise"):
+        g = grad(cube(v), v)  # the gradient op's inner placeholders have no test values
+    assert g.tag.test_value == 12.0
 
 
 def test_connection_pattern():

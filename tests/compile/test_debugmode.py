@@ -132,6 +132,29 @@ def test_an_op_returning_an_undeclared_view_is_caught():
         f(_values("cpu"))
 
 
+class OverlappingOutputs(Op):
+    """Two outputs that are overlapping slices of one new array: an in-place op on one
+    would change the other, and no view_map can say so."""
+
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type(), x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        r = inputs[0] * 1
+        output_storage[0][0], output_storage[1][0] = r[:-1], r[1:]
+
+
+def test_outputs_sharing_memory_are_caught():
+    def graph(x):
+        first, second = OverlappingOutputs()(x)
+        return first * 2 + second * 2
+    f = _compile(graph)
+    with pytest.raises(BadViewMap, match=r"OverlappingOutputs.*outputs 0 and 1 share memory"):
+        f(_values("cpu"))
+    assert DebugMode(check_preallocated_output=["f_contiguous"]).stability_patience == 10  # Theano's keyword
+
+
 def test_a_wrong_infer_shape_is_caught(where):
     f = _compile(lambda x: WrongInferShape()(x) + 1)
     with pytest.raises(BadInferShape, match=r"WrongInferShape.*shape \(5,\), but it has shape \(4,\)"):

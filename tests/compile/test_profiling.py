@@ -159,3 +159,16 @@ def test_config_profile_prints_every_profile_at_exit():
     assert result.returncode == 0, result.stderr
     assert "Function profiling" in result.stderr and "Message: seed" in result.stderr
     assert "Time in 1 calls to Function.__call__" in result.stderr
+
+
+def test_theanos_call_of_profile_stats(capsys):
+    import io
+    import arignote.compat.theano.top as top
+    profile = ProfileStats(False, gpu_checks=False)  # Theano's arguments: no print at exit
+    assert top.ProfileStats is ProfileStats
+    x = T.vector("x")
+    f = function([x], T.exp(x).sum(), profile=profile, name="theanos")
+    f(np.ones(4, dtype=x.dtype))
+    out = io.StringIO()
+    f.profile.summary(out)
+    assert f.profile is profile and "Time in 1 calls" in out.getvalue() and "Sum{" in out.getvalue()

@@ -53,7 +53,7 @@ UNARY = {
     "arctan": "any", "sinh": "any", "cosh": "any", "tanh": "any", "arcsinh": "any",
     "arccosh": "gt1", "arctanh": "unit", "deg2rad": "any", "rad2deg": "any", "sigmoid": "any",
     "softplus": "any", "erf": "any", "erfc": "any", "erfinv": "unit", "erfcinv": "prob",
-    "gammaln": "pos", "psi": "pos", "identity": "any", "sgn": "nonzero", "floor": "frac",
+    "gammaln": "pos", "psi": "pos", "gamma": "pos", "identity": "any", "sgn": "nonzero", "floor": "frac",
     "ceil": "frac", "trunc": "frac", "round_half_to_even": "frac",
     "round_half_away_from_zero": "frac",
 }

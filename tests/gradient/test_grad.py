@@ -287,5 +287,58 @@ def test_verify_grad_refuses_integer_points():
         verify_grad(T.sin, [np.array([1, 2])])
 
 
+def test_verify_grad_integer_output_has_a_zero_gradient():
+    """Theano's verify_grad takes an integer-valued fun (argmax, searchsorted): its symbolic
+    gradient must be zero, as the finite differences of its float projection are."""
+    point = [np.array([[0.33, 0.97, 0.15], [0.84, 0.26, 0.55]])]
+    verify_grad(lambda x: T.argmax(x, axis=1), point)
+    verify_grad(lambda x: T.cast(T.floor(x * 10), "int32"), point)
+    # The projection still sees the values: a jump inside the step is a mismatch.
+    with pytest.raises(GradientError, match="numeric"):
+        verify_grad(lambda x: T.cast(T.floor(x * 10), "int32"), [np.array([0.33])], eps=0.05)
+
+
 def test_verify_grad_float32():
     verify_grad(lambda x: T.tanh(x) * 2, [np.linspace(-1, 1, 4).astype("float32")])
+
+
+def test_gamma_and_chi2sf_gradients():
+    """Theano's tensor.gamma and tensor.chi2sf: d gamma = gamma * psi; d chi2sf/dx is minus
+    the chi-squared density (scipy's); the degrees of freedom have no gradient."""
+    from scipy import stats
+    x, k = T.dvector("x"), T.dvector("k")
+    xv, kv = np.array([0.4, 1.5, 3.2, 7.0]), np.array([1.0, 2.0, 5.0, 3.0])
+    verify_grad(T.gamma, [xv])
+    verify_grad(lambda a: T.chi2sf(a, T.constant(kv)), [xv])
+    g = function([x, k], grad(T.chi2sf(x, k).sum(), x))(xv, kv)
+    np.testing.assert_allclose(g, -stats.chi2.pdf(xv, kv), rtol=1e-10)
+    with pytest.raises(arignote.gradient.NullTypeGradError, match="chi2sf"):
+        grad(T.chi2sf(x, k).sum(), k)
+
+
+def test_verify_grad_float32_sums_the_cost_in_float64():
+    # Theano's projection is float64 (cast_to_output_type=False): summed in float32, this
+    # cost (~1e5) rounds by ~6e-3, which divided by the 2e-3 step is far above the tolerance.
+    point = np.linspace(50, 150, 1000).astype("float32")
+    verify_grad(lambda x: x * 3, [point], rng=np.random.RandomState(0))
+    with pytest.raises(GradientError, match="input 0"):
+        verify_grad(lambda x: x * 3, [point], rng=np.random.RandomState(0), cast_to_output_type=True)
+
+
+def test_verify_grad_float32_still_catches_a_wrong_gradient(monkeypatch):
+    monkeypatch.setitem(elemwise.RULES, "sin", lambda inputs, out, gz: [gz * T.cos(inputs[0]) * 1.05])
+    with pytest.raises(GradientError, match="input 0"):
+        verify_grad(T.sin, [np.linspace(-1, 1, 50).astype("float32")])
+
+
+def test_composite_gradient_stops_at_its_inputs():
+    # exp(x) * y + sin(x) with y = dot(x, x): the fused chain's gradient reaches x once
+    # directly and once through y's node, which the outer backpropagation differentiates;
+    # going on through y inside the composite's rule counted that path twice.
+    from tests.gradient.cases import _composite
+    x = T.dvector("x")
+    point = np.array([0.1, 0.5, -0.3])
+    fused = grad(_composite(x, T.dot(x, x)).sum(), x)
+    plain = grad((T.exp(x) * T.dot(x, x) + T.sin(x)).sum(), x)
+    np.testing.assert_allclose(function([x], fused)(point), function([x], plain)(point))
+    verify_grad(lambda v: _composite(v, T.dot(v, v)), [point])

@@ -267,3 +267,68 @@ def test_multinomial_wo_replacement_is_choice():
                                   [[2, 3], [1, 0]])  # Theano 1.0.5 gives these for this seed
     with pytest.raises(ValueError, match="size must be None"):
         a.multinomial_wo_replacement(size=3, n=2, pvals=p)
+
+
+def test_discrete_draws_have_no_gradient_for_their_probabilities():
+    from arignote.gradient import NullTypeGradError, grad
+    srng = MRG_RandomStreams(seed=1234)
+    p, q = T.dscalars("p", "q")
+    pvals = T.stack([p, q, 0.25]).dimshuffle("x", 0)
+    draws = {"binomial": lambda: srng.binomial((3,), p=p),
+             "binomial float": lambda: srng.binomial((3,), p=T.nnet.sigmoid(p), dtype="float64"),
+             "multinomial": lambda: srng.multinomial(pvals=pvals, n=4),
+             "choice": lambda: srng.choice(size=1, p=pvals, replace=False)}
+    for name, draw in draws.items():
+        with pytest.raises(NullTypeGradError, match="with respect to 'p'"):
+            grad(T.sum(draw()), p)
+            pytest.fail(f"{name}: no error")
+
+
+def test_a_dropout_mask_leaves_the_weights_gradient_alone():
+    from arignote import shared
+    from arignote.gradient import grad
+    srng = MRG_RandomStreams(seed=5)
+    x = T.dmatrix("x")
+    w = shared(np.arange(12.0).reshape(4, 3), name="w")
+    h = T.dot(x, w)
+    mask = srng.binomial(size=h.shape, p=0.5, dtype=h.dtype)
+    f = function([x], [mask, grad((h * mask).sum(), w)])
+    m, g = f(np.ones((2, 4)))
+    np.testing.assert_allclose(g, np.ones((4, 2)) @ m)
+
+
+def test_continuous_draws_have_their_pathwise_gradient():
+    from arignote.gradient import grad
+    srng = MRG_RandomStreams(seed=3)
+    low, high, avg, std = T.dscalars("low", "high", "avg", "std")
+    u = srng.uniform((50,), low=low, high=high)
+    z = srng.normal((50,), avg=avg, std=std)
+    f = function([low, high, avg, std], [u, z] + grad(T.sum(u) + T.sum(z), [low, high, avg, std]))
+    u_v, z_v, g_low, g_high, g_avg, g_std = f(-1.0, 3.0, 2.0, 0.5)
+    unit = (u_v + 1.0) / 4.0  # the raw uniforms of this call
+    np.testing.assert_allclose([g_low, g_high], [np.sum(1 - unit), np.sum(unit)])
+    np.testing.assert_allclose([g_avg, g_std], [50.0, np.sum((z_v - 2.0) / 0.5)])
+
+
+def test_target_keyword_and_guess_warning():
+    srng = MRG_RandomStreams(seed=2)
+    for draw in [srng.uniform((3, 2), target="cpu"), srng.normal((3, 2), target="cpu"),
+                 srng.truncated_normal((3, 2), target="cpu"), srng.binomial((3, 2), target="cpu"),
+                 srng.multinomial(pvals=np.array([[0.2, 0.8]], "float32"), target="cpu"),
+                 srng.choice(p=np.array([[0.2, 0.8]], "float32"), replace=False, target="cpu")]:
+        assert isinstance(function([], draw)(), np.ndarray)
+    with pytest.warns(UserWarning, match="cannot guess a stream count"):
+        assert guess_n_streams(T.lscalar("n"), warn=True) == 60 * 256
+
+
+def test_one_choice_per_row_is_a_broadcastable_column():
+    srng = MRG_RandomStreams(seed=234)
+    x = T.dmatrix("x")
+    p = np.full((4, 3), 1 / 3)
+    for size in [(10, 1), (x.shape[0], 1)]:
+        for draw in (srng.uniform, srng.normal, srng.truncated_normal, srng.binomial):
+            assert draw(size=size).broadcastable == (False, True)
+    one = srng.choice(size=1, p=p, replace=False)
+    assert one.broadcastable == (False, True) and function([], one)().shape == (4, 1)
+    assert srng.choice(size=2, p=p, replace=False).broadcastable == (False, False)
+    assert srng.multinomial(pvals=np.full((4, 1), 1.0)).broadcastable == (False, True)

@@ -55,12 +55,71 @@ def test_log_softmax_replaces_log_of_softmax_and_stays_finite():
     np.testing.assert_allclose(out, special.log_softmax(logits, axis=1), rtol=1e-12)
 
 
+@pytest.mark.parametrize("index, reference", [
+    (lambda sm, y: sm[T.arange(y.shape[0]), y], lambda a, y: a[np.arange(len(y)), y]),  # an NLL
+    (lambda sm, y: sm[0], lambda a, y: a[0]),
+    (lambda sm, y: sm[:, 1], lambda a, y: a[:, 1]),
+    (lambda sm, y: sm[y], lambda a, y: a[y]),
+], ids=["rows,labels", "row 0", "column 1", "rows y"])
+def test_log_of_an_indexed_softmax_is_the_indexed_log_softmax(index, reference):
+    m, y = T.dmatrix("m"), T.lvector("y")
+    yv = np.array([2, 0, 1])
+    f = check_same_values([m, y], -T.log(index(nnet.softmax(m), y)), STABLE, [rng.standard_normal((3, 4)), yv])
+    assert "Softmax" not in op_names(f) and "LogSoftmax" in op_names(f)
+    logits = np.array([[1e4, 0.0, -1e4, 5.0], [1.0, 2.0, 3.0, 4.0], [-1e4, 1e4, 0.0, 0.0]])
+    out = f(logits, yv)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, -reference(special.log_softmax(logits, axis=1), yv), rtol=1e-12)
+
+
+def test_crossentropy_categorical_1hot_of_a_softmax_is_finite_for_huge_logits():
+    m, y = T.dmatrix("m"), T.lvector("y")
+    out = function([m, y], nnet.crossentropy_categorical_1hot(nnet.softmax(m), y))(
+        np.array([[1e4, 0.0, -1e4]]), np.array([2]))
+    np.testing.assert_allclose(out, [2e4])
+
+
 def test_softmax_of_logits_around_1e4_has_no_nan():
     m = T.dmatrix("m")
     logits = 1e4 + rng.standard_normal((4, 6)) * 10
     out = function([m], nnet.softmax(m))(logits)
     assert not np.isnan(out).any()
     np.testing.assert_allclose(out, special.softmax(logits, axis=1), rtol=1e-12)
+
+
+_EXP_RATIOS = {
+    "sum(1).dimshuffle(0,x)": (2, lambda c: T.exp(c) / T.exp(c).sum(axis=1).dimshuffle(0, "x"), 1),
+    "sum(1, keepdims)": (2, lambda c: T.exp(c) / T.exp(c).sum(axis=1, keepdims=True), 1),
+    "sum(0) broadcast": (2, lambda c: T.exp(c) / T.exp(c).sum(axis=0), 0),
+    "vector": (1, lambda c: T.exp(c) / T.exp(c).sum(), 0),
+    "softmax_graph": (2, nnet.softmax_graph, 1),
+    "3-d, axis 1": (3, lambda c: T.exp(c) / T.exp(c).sum(axis=1, keepdims=True), 1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_EXP_RATIOS))
+def test_written_out_softmax_becomes_the_op(name, dtype):
+    ndim, build, axis = _EXP_RATIOS[name]
+    c = T.tensor(dtype, (False,) * ndim, "c")
+    f = check_same_values([c], build(c), STABLE, [rng.standard_normal((3, 4, 2)[:ndim]).astype(dtype)],
+                          rtol=1e-5 if dtype == "float32" else 1e-12)
+    assert op_names(f) == ["Softmax"] and f.maker.fgraph.toposort()[0].op.axis == axis
+    huge = (rng.standard_normal((3, 4, 2)[:ndim]) * 1e4).astype(dtype)
+    np.testing.assert_allclose(f(huge), special.softmax(huge.astype("float64"), axis=axis).astype(dtype),
+                               rtol=1e-5, atol=1e-30)
+
+
+@pytest.mark.parametrize("build", [
+    lambda c: T.exp(c) / T.exp(c).sum(axis=1),  # broadcasts the row sums along the rows: no softmax
+    lambda c: T.exp(c) / T.exp(c + 1).sum(axis=1, keepdims=True),
+    lambda c: T.exp(c) / T.exp(c).sum(axis=(0, 1), keepdims=True),
+    lambda c: T.exp(c) / T.exp(c).max(axis=1, keepdims=True),
+], ids=["other axis", "other numerator", "two axes", "max"])
+def test_other_exp_ratios_are_left_alone(build):
+    c = T.dmatrix("c")
+    f = check_same_values([c], build(c), STABLE, [rng.standard_normal((3, 3))])
+    assert "Softmax" not in op_names(f)
 
 
 def test_logsumexp_is_shifted_by_the_max():

@@ -254,3 +254,43 @@ def test_a_tap_may_be_one_int_and_repeated_taps_are_refused():
         arignote.scan(lambda a, b: a + b, outputs_info=dict(initial=x0, taps=[-1, -1]), n_steps=2)
     with pytest.raises(ValueError, match=r"sequence 0 has taps \[0, 0\]"):
         arignote.scan(lambda a, b: a + b, sequences=dict(input=u, taps=[0, 0]))
+
+
+def test_strict_raises_missing_input_error():
+    """Theano's strict=True raised gof.fg.MissingInputError for a variable not passed in."""
+    from arignote.graph.fg import MissingInputError
+    w = shared(np.array([[-1.0, 2.0], [3.0, -4.0]]), name="w")
+    x0 = T.dvector("x0")
+    with pytest.raises(MissingInputError, match="strict=True.*'w'.*non_sequences"):
+        arignote.scan(lambda x: T.dot(x, w), outputs_info=[x0], n_steps=3, strict=True)
+    out, _ = arignote.scan(lambda x, w_: T.dot(x, w_), outputs_info=[x0], non_sequences=[w],
+                           n_steps=3, strict=True)
+    expected, x = [], np.array([1.0, 2.0])
+    for _ in range(3):
+        x = x @ w.get_value()
+        expected.append(x)
+    np.testing.assert_allclose(function([x0], out)(np.array([1.0, 2.0])), expected)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_a_literal_initial_value_takes_the_steps_dtype(dtype):
+    """outputs_info=0 (an int8 literal) with a step of a wider dtype: the state has the step's
+    dtype (Theano's one-step scans gave it), here over several steps and with taps."""
+    seq = T.vector("seq", dtype=dtype)
+    rs, _ = arignote.scan(lambda s, prev: prev + s, sequences=dict(input=seq, taps=[2]),
+                          outputs_info=0, n_steps=1)
+    assert rs.dtype == dtype
+    values = np.arange(20).astype(dtype)
+    assert function([seq], rs)(values).tolist() == [2]
+    total, _ = arignote.scan(lambda s, prev: prev + s, sequences=seq, outputs_info=0)
+    np.testing.assert_array_equal(function([seq], total)(values), np.cumsum(values).astype(dtype))
+    two, _ = arignote.scan(lambda s, a, b: a + b + s, sequences=seq,
+                           outputs_info=dict(initial=np.array([1, 1], "int8"), taps=[-2, -1]))
+    expected, window = [], [1, 1]
+    for v in values:
+        window = [window[1], window[0] + window[1] + v]
+        expected.append(window[1])
+    np.testing.assert_array_equal(function([seq], two)(values), np.asarray(expected, dtype))
+    # A symbolic initial value keeps its dtype: a mismatch is still an error.
+    with pytest.raises(TypeError, match="output 0 of the step function"):
+        arignote.scan(lambda s, prev: prev + s, sequences=seq, outputs_info=T.bscalar("b"))

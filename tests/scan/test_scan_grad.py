@@ -267,3 +267,91 @@ def test_scan_accepts_an_empty_outputs_info_and_infers_shapes():
     until_out, _ = arignote.scan(lambda v: (v * 2, arignote.scan_module.until(v > 2)), sequences=x[:, 0])
     f = function([x], until_out.shape)
     assert list(f(np.arange(12.0).reshape(6, 2))) == [3]  # a do-while's length is read from its output
+
+
+def test_an_input_no_step_reads_is_disconnected():
+    """Theano's rule: an initial value, sequence or non-sequence whose values never reach an
+    output the cost uses raises DisconnectedInputError (a ValueError)."""
+    from arignote.gradient import DisconnectedInputError
+    x0, y0, z0 = T.dvector("x0"), T.dvector("y0"), T.dvector("z0")
+    [x, y, z], _ = arignote.scan(lambda a, b, c: (a ** 2, b, a + 1), outputs_info=[x0, y0, z0],
+                                 n_steps=4)
+    cost = (x + y + z).sum()
+    gx0, gy0 = grad(cost, [x0, y0])
+    with pytest.raises(DisconnectedInputError, match="'z0'"):
+        grad(cost, z0)
+    with pytest.raises(DisconnectedInputError, match="'y0'"):
+        grad(x.sum(), y0)
+    assert isinstance(grad(x.sum(), y0, disconnected_inputs="ignore"), T.TensorVariable)
+    f = function([x0, y0, z0], [gx0, gy0], on_unused_input="ignore")
+    a = np.array([0.5, 0.9])
+    # x_t = x0 ** (2 ** t), z_t = x_{t-1} + 1, y_t = y0: d/dx0 of sum over the 4 steps.
+    powers = [2 ** t for t in range(1, 5)]
+    want_x = sum(p * a ** (p - 1) for p in powers) + sum(p * a ** (p - 1) for p in [1] + powers[:-1])
+    np.testing.assert_allclose(f(a, a, a)[0], want_x)
+    np.testing.assert_allclose(f(a, a, a)[1], 4 * np.ones(2))
+    # A sequence and a non-sequence only a disregarded output reads.
+    s, w = T.dmatrix("s"), T.dvector("w")
+    [u, v], _ = arignote.scan(lambda st, ut, w_: (ut * 2, st + w_), sequences=s, non_sequences=w,
+                              outputs_info=[x0, None])
+    with pytest.raises(DisconnectedInputError, match="'s'"):
+        grad(u.sum(), s)
+    with pytest.raises(DisconnectedInputError, match="'w'"):
+        grad(u.sum(), w)
+    verify_grad(lambda s_, w_: arignote.scan(lambda st, ut, w__: (ut * 2, st + w__), sequences=s_,
+                                             non_sequences=w_, outputs_info=[T.ones(2), None])[0][1].sum(),
+                [np.ones((3, 2)), np.ones(2)])
+
+
+def test_a_recurrence_through_another_state_stays_connected(nrng):
+    """z never reads itself but x reads z and z reads x: both initial values reach both outputs."""
+    def step(a, c):
+        return T.tanh(c), T.sin(a)
+    verify_grad(lambda a0, c0: arignote.scan(step, outputs_info=[a0, c0], n_steps=3)[0][0].sum(),
+                [nrng.rand(2), nrng.rand(2)])
+    verify_grad(lambda a0, c0: arignote.scan(step, outputs_info=[a0, c0], n_steps=3)[0][1].sum(),
+                [nrng.rand(2), nrng.rand(2)])
+
+
+def test_grad_through_two_chained_scans(nrng):
+    """Theano's test_grad_two_scans: a scan over the outputs of another, softmax then
+    crossentropy, differentiated with respect to the first one's weights."""
+    targets = nrng.randint(0, 3, size=(4, 5)).astype("int32")
+
+    def loss(x, W):
+        y, _ = arignote.scan(lambda x_t: T.nnet.softmax(T.dot(x_t, W)), sequences=x)
+        per_step, _ = arignote.scan(
+            lambda y_t, t_t: T.mean(T.nnet.categorical_crossentropy(y_t, t_t)),
+            sequences=[y, T.constant(targets)])
+        return T.mean(per_step)
+
+    x, W = nrng.normal(size=(4, 5, 2)), nrng.normal(size=(2, 3))
+    verify_grad(loss, [x, W])
+    xs, Ws = T.dtensor3("x"), T.dmatrix("W")
+    g = function([xs, Ws], grad(loss(xs, Ws), Ws))(x, W)
+    probs = np.exp(x @ W)
+    probs /= probs.sum(-1, keepdims=True)
+    onehot = np.eye(3)[targets]
+    expected = np.einsum("tbi,tbj->ij", x, probs - onehot) / targets.size
+    np.testing.assert_allclose(g, expected, rtol=1e-8)
+
+
+def test_a_gradient_through_redrawn_random_states_is_refused_as_theano_did():
+    """Theano's test_crash_nonseq_grad: nested scans drawing per step; the gradient would need
+    the generators' per-step states. The error is Theano's NullTypeGradError (and says why)."""
+    from arignote.gradient import NullTypeGradError
+    from arignote.tensor.shared_randomstreams import RandomStreams
+    streams = RandomStreams(3)
+    inp = T.dmatrix("inp")
+    norm_inp = inp / T.sum(inp, axis=0)
+
+    def unit_dropout(out_idx):
+        pooled, _ = arignote.scan(lambda i: inp + streams.multinomial(n=1, pvals=norm_inp.T),
+                                  sequences=T.arange(inp.shape[0]))
+        return pooled + streams.binomial(size=pooled.shape)
+
+    out, _ = arignote.scan(unit_dropout, sequences=[T.arange(inp.shape[0])])
+    with pytest.raises(NullTypeGradError, match="per-step values of"):
+        grad(out.sum(), inp)
+    with pytest.raises(NotImplementedError):
+        grad(out.sum(), inp)

@@ -62,3 +62,17 @@ def test_an_expression_of_an_updated_shared_variable_is_taken_before_the_loop():
     out, updates = arignote.scan(lambda a: (a + 0, {w: w + 1}), non_sequences=w, n_steps=3)
     np.testing.assert_allclose(function([], out, updates=updates)(), [1, 2, 3])
     assert w.get_value() == 4.0
+
+
+def test_a_non_sequence_the_step_ignores_is_still_an_input():
+    """Theano kept every non_sequence as an input of the loop: a function listing one the step
+    does not read must not raise UnusedInputError (Theano's test_pushout_seqs)."""
+    X, Y = T.dmatrix("X"), T.dmatrix("Y")
+    out, _ = arignote.scan(lambda i, a, b: a.sum() * i, sequences=T.arange(3), non_sequences=[X, Y])
+    f = arignote.function([X, Y], out)
+    xv = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(f(xv, np.ones((4, 4))), xv.sum() * np.arange(3))
+    with pytest.raises(arignote.gradient.DisconnectedInputError, match="'Y'"):
+        arignote.grad(out.sum(), Y)
+    g = function([X, Y], arignote.grad(out.sum(), X), on_unused_input="ignore")
+    np.testing.assert_allclose(g(xv, xv), np.full((2, 3), 3.0))  # d/dX of sum_i i * X.sum()

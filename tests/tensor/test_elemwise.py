@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.special as sp
+import scipy.stats as stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
@@ -127,6 +128,8 @@ REFERENCE = {
     "erfcinv": (sp.erfcinv, to_float, REAL, False),
     "gammaln": (sp.gammaln, to_float, REAL, False),
     "psi": (sp.digamma, to_float, REAL, False),
+    "gamma": (sp.gamma, to_float, REAL, False),
+    "chi2sf": (stats.chi2.sf, to_float, REAL, False),
     "tri_gamma": (lambda x: sp.polygamma(1, x), to_float, REAL, False),
     "real": (np.real, real_of, ALL, False),
     "imag": (np.imag, real_of, ALL, False),
@@ -406,3 +409,31 @@ def test_dimshuffle_views_and_errors():
         x.dimshuffle(0, 0, 2)
     with pytest.raises(ValueError, match="neither 'x' nor an axis"):
         x.dimshuffle(0, 1, 5)
+
+
+def test_theano_scalar_names():
+    """theano.scalar's ops by name build Elemwise ops; its dtype groups list dtype names."""
+    from arignote import scalar
+    assert scalar.add is TABLE["add"] and scalar.or_ is TABLE["or_"]
+    x, y = tensor.dvector("x"), tensor.dvector("y")
+    xv, yv = np.array([1.0, -2.0, 3.0]), np.array([0.5, 4.0, -1.0])
+    out = function([x, y], [Elemwise(scalar.maximum)(x, y), Elemwise(scalar.mul)(x, y)])(xv, yv)
+    np.testing.assert_array_equal(out[0], np.maximum(xv, yv))
+    np.testing.assert_array_equal(out[1], xv * yv)
+    assert set(scalar.all_types) == set(scalar.discrete_types) | set(scalar.continuous_types)
+    assert "bool" in scalar.discrete_types and "bool" not in scalar.integer_types
+    assert list(map(str, scalar.float_types)) == ["float16", "float32", "float64"]
+    c = scalar.constant(3, dtype="int16")
+    assert c.ndim == 0 and c.dtype == "int16" and c.astype("int32").dtype == "int32"
+    with pytest.raises(TypeError, match="takes a number"):
+        scalar.constant([1, 2])
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        _ = scalar.nonsense
+    # Static, as in Theano; NaNs compare equal, dtypes must match unless told otherwise.
+    values_eq = tensor.TensorType.values_eq
+    assert values_eq(np.ones(2), np.ones(2)) and values_eq(np.array(np.nan), np.float64(np.nan))
+    assert values_eq(np.array([1.0, np.nan]), np.array([1.0, np.nan]))
+    assert not values_eq(np.array([1.0, np.nan]), np.array([np.nan, 1.0]))
+    assert not values_eq(np.ones(2), np.ones(2, "float32"))
+    assert values_eq(np.ones(2), np.ones(2, "float32"), force_same_dtype=False)
+    assert not values_eq(np.ones(2), np.ones(3)) and values_eq(np.arange(3), np.arange(3))

@@ -67,6 +67,20 @@ def test_bincount():
     verify_grad(lambda w: E.bincount(T.constant(xv), w), [wv], rng=RNG)
 
 
+def test_bincount_assert_nonneg_raises_an_assertion_error():
+    """Theano checked negative values with an Assert (AssertionError) under assert_nonneg."""
+    x = T.bvector("x")
+    checked = E.bincount(x, assert_nonneg=True)
+    with pytest.raises(AssertionError, match="'x'.*>= 0, got -2"):
+        run([x], checked, np.array([1, -2, 0], "int8"))
+    with pytest.raises(ValueError):  # still the ValueError it was
+        run([x], checked, np.array([-1], "int8"))
+    assert_matches(run([x], checked, np.array([2, 0, 2], "int8")), np.bincount([2, 0, 2]).astype("int8"))
+    with pytest.raises(ValueError) as plain:
+        run([x], E.bincount(x), np.array([-1], "int8"))
+    assert not isinstance(plain.value, AssertionError)
+
+
 def test_searchsorted():
     x, v = T.dvector("x"), T.dmatrix("v")
     xv, vv = np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([[-10.0, 10.0], [2.0, 3.0]])
@@ -85,6 +99,40 @@ def test_searchsorted():
     # Integer-valued: a cost through it is connected but flat.
     g = grad(T.cast(E.searchsorted(x, v), "float64").sum(), v)
     assert_matches(run([x, v], g, xv, vv), np.zeros_like(vv))
+
+
+def test_searchsorted_wrong_ranks_and_verify_grad():
+    """Theano raised ValueError for a non-vector x or sorter; the error is also a TypeError."""
+    v = T.tensor3("v")
+    for bad in ({"x": T.dmatrix("no_1d")}, {"x": T.dvector("x"), "sorter": T.lmatrix("no_1d")}):
+        with pytest.raises(ValueError, match="'no_1d'"):
+            E.searchsorted(bad["x"], v, sorter=bad.get("sorter"))
+        with pytest.raises(TypeError, match="vector"):
+            E.searchsorted(bad["x"], v, sorter=bad.get("sorter"))
+    with pytest.raises(TypeError, match="integer vector"):
+        E.searchsorted(T.dvector("x"), v, sorter=T.fvector("s"))
+    # An integer output is checked as Theano did: its gradient is zero, like finite differences.
+    a = np.sort(RNG.rand(10))
+    verify_grad(E.SearchsortedOp(), [a, RNG.rand(2, 3, 4)], rng=RNG)
+    verify_grad(lambda x, w: E.searchsorted(x, w, side="right"), [a, RNG.rand(3)], rng=RNG)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_cpu_contiguous(dtype):
+    x, i = T.matrix("x", dtype=dtype), T.iscalar("i")
+    xv = np.arange(20).reshape(4, 5).astype(dtype)
+    y = E.cpu_contiguous(x.reshape((5, 4))[::i])
+    assert isinstance(y.owner.op, E.CpuContiguous)
+    for step in (1, 2, 3):
+        out = run([x, i], y, xv, step)
+        assert out.flags["C_CONTIGUOUS"]
+        assert_matches(out, xv.reshape(5, 4)[::step])
+    check_infer_shape([x, i], y, [xv, 2])
+
+
+def test_cpu_contiguous_gradient_passes_through():
+    verify_grad(E.cpu_contiguous, [RNG.rand(5, 7, 2)], rng=RNG)
+    verify_grad(lambda x: E.cpu_contiguous(x.T[::2]), [RNG.rand(4, 6)], rng=RNG)
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3), (3, 3, 3)])
@@ -157,6 +205,26 @@ def test_unravel_and_ravel_multi_index():
         E.unravel_index(T.dvector(), dims)
 
 
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("flags", [(False, True, False), (True, True, False), (True, True, True),
+                                   (True, False, True), (False, False, True)])
+def test_unique_infer_shape(flags, axis):
+    """Inverse indices are as long as the input (along axis); the rest as the values found."""
+    m = T.matrix("m")
+    mv = np.array([[2.0, 1.0, 1.0], [3.0, 2.0, 2.0], [2.0, 1.0, 1.0], [0.0, 0.0, 0.0]], config.floatX)
+    outs = E.Unique(*flags, axis=axis)(m)
+    expected = np.unique(mv, *flags, axis=axis)
+    for k, out in enumerate(outs):
+        assert_matches(run([m], out, mv), np.reshape(expected[k], -1) if k else expected[0])
+        check_infer_shape([m], out, [mv])
+    inverse = outs[1 + flags[0]] if flags[1] else None
+    if inverse is not None:  # its shape needs no Unique at run time
+        from arignote.compile import function
+        f = function([m], inverse.shape)
+        assert not any(isinstance(n.op, E.Unique) for n in f.maker.fgraph.toposort())
+        assert tuple(f(mv)) == ((mv.size,) if axis is None else (mv.shape[axis],))
+
+
 def test_bartlett_and_unique():
     m = T.lscalar("m")
     for n in (0, 1, 5):
@@ -170,7 +238,8 @@ def test_bartlett_and_unique():
 
 
 def test_squeeze_and_repeat_are_here():
-    assert E.squeeze is T.squeeze and E.repeat is T.repeat and E.RepeatOp is type(T.repeat(T.dvector(), 2).owner.op)
+    assert E.squeeze is T.squeeze and E.repeat is T.repeat
+    assert E.RepeatOp is type(T.repeat(T.dvector(), T.lvector()).owner.op)
 
 
 def test_take_along_axis_and_permute_row_elements():

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from arignote import tensor as T
+from arignote.compile import function
+from arignote.gradient import verify_grad
 from arignote.tensor.join import Join, Split
 from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
@@ -144,6 +146,56 @@ def test_repeat(shp, dtype):
         z = T.repeat(x, rv, axis=-1)
         assert_matches(run([x, rv], z, v, counts), np.repeat(v, counts, axis=-1))
         check_infer_shape([x, rv], z, [v, counts])
+
+
+@pytest.mark.parametrize("ndim", [0, 1, 2])
+def test_repeat_op_axes_and_gradient(ndim):
+    """Theano's RepeatOp(axis) takes axes counted from the end, and its gradient sums copies."""
+    rng = np.random.RandomState(3)
+    v = np.asarray(rng.rand(*(4,) * ndim))
+    for axis in [None] + list(range(-ndim, ndim)):
+        x = var_for(v)
+        for counts in (3, np.arange(1, 5) if axis is not None else 3):
+            y = T.Repeat(axis)(x, counts)
+            assert_matches(run([x], y, v), np.repeat(v, counts, axis=axis))
+            check_infer_shape([x], y, [v])
+            verify_grad(lambda a, c=counts, ax=axis: T.Repeat(ax)(a, c), [v], rng=rng)
+        verify_grad(lambda a, ax=axis: T.repeat(a, 2, axis=ax), [v], rng=rng)
+
+
+def test_repeat_broadcastable():
+    """Repeating a broadcastable dimension once keeps it broadcastable (Theano's rule)."""
+    x = T.TensorType("float64", (False, True, False))("x")
+    assert T.Repeat(1)(x, 2).broadcastable == (False, False, False)
+    assert T.Repeat(1)(x, 1).broadcastable == (False, True, False)
+    assert T.Repeat(-2)(x, 1).broadcastable == (False, True, False)
+    assert T.Repeat(0)(x, 2).broadcastable == (False, True, False)
+    assert T.Repeat(1)(x, T.lscalar("r")).broadcastable == (False, False, False)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "uint32", "int64"])
+def test_repeat_one_count_is_a_broadcast(dtype):
+    """A scalar count (or a length-1 broadcastable vector) needs no host Repeat op."""
+    v = np.arange(12.0).reshape(3, 4)
+    x = var_for(v)
+    for r_var, r in ((T.scalar("r", dtype=dtype), np.asarray(3, dtype)),
+                     (T.TensorType(dtype, (True,))("r"), np.array([2], dtype))):
+        for axis in (None, 0, 1, -1):
+            y = T.repeat(x, r_var, axis=axis)
+            f = function([x, r_var], y)
+            assert not any(isinstance(n.op, T.Repeat) for n in f.maker.fgraph.toposort())
+            assert_matches(f(v, r), np.repeat(v, r.reshape(()), axis=axis))
+            assert tuple(function([x, r_var], y.shape)(v, r)) == np.repeat(v, r.reshape(()), axis).shape
+    assert_matches(run([x], T.repeat(x, [2], axis=0), v), np.repeat(v, 2, axis=0))
+
+
+def test_repeat_refuses_uint64_counts():
+    x = T.matrix("x")
+    for r in (T.scalar("r", dtype="uint64"), T.vector("r", dtype="uint64")):
+        with pytest.raises(TypeError, match="'r' is uint64.*cast it to int64"):
+            T.repeat(x, r, axis=0)
+    with pytest.raises(np.exceptions.AxisError, match="-2 <= axis < 2"):
+        T.Repeat(-3)(x, 2)
 
 
 def test_repeat_errors():

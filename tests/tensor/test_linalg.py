@@ -94,6 +94,60 @@ def test_helpers():
     verify_grad(N.trace, [a], rng=RNG)
 
 
+def test_norm_refusals():
+    with pytest.raises(ValueError, match="ord='fro' is not a vector norm"):
+        N.norm(T.dvector("v"), "fro")
+    with pytest.raises(ValueError, match="not a matrix norm"):
+        N.norm(T.dmatrix("m"), 0)
+    with pytest.raises(ValueError, match="the scalar"):
+        N.norm(3, None)
+    with pytest.raises(NotImplementedError, match="3-d"):
+        N.norm(T.dtensor3("t"), None)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "float64"])
+@pytest.mark.parametrize("b_shape", [(5,), (5, 2)])
+def test_lstsq(dtype, b_shape):
+    a_val = (RNG.randn(5, 3) * 4).astype(dtype)
+    b_val = (RNG.randn(*b_shape) * 4).astype(dtype)
+    a, b, rcond = T.matrix("a", dtype=dtype), T.tensor(dtype, (False,) * len(b_shape), name="b"), T.dscalar()
+    outs = N.lstsq()(a, b, rcond)
+    got = function([a, b, rcond], outs)(a_val, b_val, -1.0)
+    want = np.linalg.lstsq(a_val, b_val, rcond=-1)
+    tol = 1e-4 if dtype == "float32" else 1e-9
+    for value, ref, out in zip(got, want, outs):
+        assert value.dtype == out.dtype
+        np.testing.assert_allclose(value, ref, rtol=tol, atol=tol)
+    assert got[2] == 3 and outs[2].dtype == "int64"
+    with pytest.raises(TypeError, match="lstsq expects a coefficient matrix"):
+        N.lstsq()(T.dvector("v"), b, rcond)
+
+
+@pytest.mark.parametrize("shape, ind", [((4, 6, 8, 3), 2), ((6, 2, 3), 1), ((2, 3, 6), 2)])
+def test_tensorinv(shape, ind):
+    t = T.tensor("float64", (False,) * len(shape), name="t")
+    a = RNG.randn(*shape)
+    inv = N.tensorinv(t, ind)
+    assert_matches(run([t], inv, a), np.linalg.tensorinv(a, ind))
+    check_infer_shape([t], inv, [a])
+    with pytest.raises(TypeError, match=r"tensorinv\(ind=3\) expects a float tensor of more than 3"):
+        N.tensorinv(T.dtensor3("x"), 3)
+
+
+def test_tensorsolve():
+    a_val, b_val = RNG.randn(6, 2, 3), RNG.randn(6)
+    a, b = T.dtensor3("a"), T.dvector("b")
+    x = N.tensorsolve(a, b)
+    assert x.ndim == 2
+    assert_matches(run([a, b], x, a_val, b_val), np.linalg.tensorsolve(a_val, b_val))
+    moved_val, rhs_val = RNG.randn(2, 6, 3), RNG.randn(2, 3)  # axes=(1,): a's axis 1 goes last
+    m, r = T.dtensor3("m"), T.dmatrix("r")
+    assert_matches(run([m, r], N.tensorsolve(m, r, axes=(1,)), moved_val, rhs_val),
+                   np.linalg.tensorsolve(moved_val, rhs_val, axes=(1,)))
+    with pytest.raises(TypeError, match="more dimensions than b"):
+        N.tensorsolve(b, a)
+
+
 @pytest.mark.parametrize("lower", [True, False])
 def test_cholesky(lower):
     x = T.dmatrix("x")

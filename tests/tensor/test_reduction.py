@@ -190,4 +190,107 @@ def test_empty_max_and_argmax_fail_clearly_at_run_time():
         run([x], x.min(), empty)
     with pytest.raises(ValueError, match="no elements to choose from"):
         run([x], x.argmax(), empty)
+    # Over a non-empty axis of a matrix with no rows: no positions, not a reshape error.
+    assert_matches(run([x], x.argmax(axis=1), empty), np.zeros(0, "int64"))
+    assert_matches(run([x], T.argmin(x, axis=1), empty), np.zeros(0, "int64"))
     assert_matches(run([x], x.sum(axis=0), empty), np.zeros(3))
+
+
+# ---------------------------------------------------------- Theano's forms
+@pytest.mark.parametrize("axis", [np.array(1), np.array([0, 1]), [np.array(0), np.array(1)],
+                                  np.array(-1, dtype="int32")])
+def test_axis_given_as_numpy_integers(axis):
+    v = value((3, 4))
+    x = var_for(v)
+    ref = tuple(int(a) for a in np.atleast_1d(np.asarray(axis)))
+    for fn, twin in ((T.sum, np.sum), (T.max, np.max), (T.mean, np.mean), (T.var, np.var)):
+        assert_matches(run([x], fn(x, axis=axis), v), twin(v, axis=ref))
+    if np.ndim(axis) == 0:
+        assert_matches(run([x], T.argmax(x, axis=axis), v), np.argmax(v, axis=int(axis)))
+    with pytest.raises(TypeError, match="axis must be"):
+        T.sum(x, axis=np.array([0.5]))
+
+
+@pytest.mark.parametrize("in_dtype", ["bool", "int8", "int16", "uint32", "int64"])
+@pytest.mark.parametrize("acc_dtype", ["float16", "float32", "complex64"])
+def test_a_discrete_input_may_accumulate_in_any_float(in_dtype, acc_dtype):
+    """Theano: a float/complex accumulator for an integer input is allowed (not an upcast)."""
+    v = (np.abs(value((2, 5))) * 3).astype(in_dtype)
+    x = var_for(v)
+    s = x.sum(axis=1, acc_dtype=acc_dtype)
+    assert s.owner.op.acc_dtype == acc_dtype
+    np.testing.assert_allclose(run([x], s, v), v.sum(axis=1, dtype=acc_dtype), rtol=1e-3)
+    with pytest.raises(TypeError, match="would lose precision"):
+        T.matrix("f", dtype="float64").sum(acc_dtype="float32")
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64"])
+def test_mean_with_a_discrete_dtype_is_float64(dtype):
+    v = (value((3, 4)) * 5).astype("int32")
+    x = var_for(v)
+    m = x.mean(axis=0, dtype=dtype)
+    assert m.dtype == "float64"
+    np.testing.assert_allclose(run([x], m, v), v.astype(dtype).sum(axis=0, dtype=dtype) / 3.0)
+
+
+def test_prod_takes_no_zeros_in_input():
+    """Theano's promise keyword; the gradient stays right where zeros are."""
+    from arignote.gradient import verify_grad
+    v = np.array([[1.0, 2.0, 3.0], [0.0, 5.0, 6.0], [0.0, 0.0, 9.0]])
+    x = var_for(v)
+    for flag in (False, True):
+        assert_matches(run([x], T.prod(x, axis=1, no_zeros_in_input=flag), v), np.prod(v, axis=1))
+    verify_grad(lambda a: T.prod(a, axis=1, no_zeros_in_input=True), [v])
+
+
+def test_theano_signature_reduction_ops():
+    """Theano's CAReduce(scalar_op, axis=None), Sum(axis), Prod(axis), from tensor.elemwise."""
+    from arignote import scalar
+    from arignote.gradient import verify_grad
+    from arignote.tensor import elemwise
+    assert elemwise.CAReduce is CAReduce and elemwise.Prod is T.reduction.Prod
+    v = value((2, 3, 4))
+    x = var_for(v)
+    for axis, ref_axis in ((None, None), (1, 1), ([0, 2], (0, 2)), (-1, 2), ((-3, -1), (0, 2))):
+        out = CAReduce(scalar.add, axis=axis)(x)
+        assert isinstance(out.owner.op, CAReduce) and all(a >= 0 for a in out.owner.op.axis)
+        assert_matches(run([x], out, v), np.sum(v, axis=ref_axis))
+        assert_matches(run([x], CAReduce(scalar.maximum, axis)(x), v), np.max(v, axis=ref_axis))
+        assert_matches(run([x], elemwise.Sum(axis)(x), v), np.sum(v, axis=ref_axis))
+        assert_matches(run([x], elemwise.Prod(axis=axis)(x), v), np.prod(v, axis=ref_axis))
+        check_infer_shape([x], out, [v])
+    b = T.bmatrix("b")
+    assert CAReduce(scalar.add)(b).dtype == "int8"  # Theano's CAReduce keeps the dtype
+    assert elemwise.Sum()(b).dtype == "int64" and elemwise.Prod(axis=0)(b).dtype == "int64"
+    verify_grad(elemwise.Prod(axis=1), [np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])])
+    verify_grad(elemwise.Prod(axis=1, no_zeros_in_input=True), [np.array([[1.0, 2.0], [0.0, 5.0]])])
+    with pytest.raises(np.exceptions.AxisError):
+        CAReduce(scalar.add, axis=3)(x)
+    with pytest.raises(ValueError, match="cannot reduce with sub"):
+        CAReduce(scalar.sub)
+
+
+def test_prod_without_zeros():
+    """Theano's ProdWithoutZeros: the product of the non-zero entries, prod's output dtypes,
+    Theano's accumulators, and no gradient."""
+    from arignote.gradient import NullTypeGradError, grad
+    from arignote.tensor.elemwise import ProdWithoutZeros
+    v = np.array([[1.0, 2.0, 3.0], [0.0, 5.0, 6.0], [0.0, 0.0, 9.0]])
+    x = var_for(v)
+    for axis in (None, 0, 1, -1, (0, 1), ()):
+        ref_axis = axis if axis != -1 else 1
+        expected = np.prod(np.where(v != 0, v, 1), axis=ref_axis)
+        out = ProdWithoutZeros(axis=axis)(x)
+        assert_matches(run([x], out, v), expected)
+        check_infer_shape([x], out, [v])
+    assert_matches(run([x], ProdWithoutZeros()(x * 0), v), np.float64(1.0))
+    for dtype, out_dtype, acc in (("int8", "int64", "int64"), ("uint16", "uint64", "uint64"),
+                                  ("float32", "float32", "float64"), ("bool", "int64", "int64"),
+                                  ("complex64", "complex64", "complex128")):
+        p = ProdWithoutZeros(axis=0)(T.matrix(dtype=dtype))
+        assert (p.dtype, p.owner.op.acc_dtype) == (out_dtype, acc)
+    assert ProdWithoutZeros(dtype="float16", acc_dtype="float32")(T.bmatrix()).dtype == "float16"
+    with pytest.raises(TypeError, match="would lose precision"):
+        ProdWithoutZeros(acc_dtype="int8")(T.lmatrix("l"))
+    with pytest.raises(NullTypeGradError, match="no_zeros_in_input"):
+        grad(ProdWithoutZeros(axis=0)(x).sum(), x)

@@ -9,8 +9,12 @@ from hypothesis.extra import numpy as hnp
 from arignote import function
 from arignote import tensor as T
 from arignote.tensor.shape import Shape_i
+from arignote.gradient import verify_grad
 from arignote.tensor.subtensor import (AdvancedIncSubtensor, AdvancedIncSubtensor1, AdvancedSubtensor,
-                                       AdvancedSubtensor1, IncSubtensor, Subtensor, slice_length)
+                                       AdvancedSubtensor1, IncSubtensor, Subtensor, advanced_inc_subtensor,
+                                       advanced_inc_subtensor1, advanced_set_subtensor,
+                                       advanced_set_subtensor1, advanced_subtensor, advanced_subtensor1,
+                                       get_canonical_form_slice, slice_length)
 from arignote.tensor.variable import as_tensor_variable
 from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
@@ -330,3 +334,103 @@ def test_bad_set_and_inc_fail_clearly():
         run([x, y], out, np.zeros((2, 3), "float32"), np.zeros(4, "float32"))
     v = np.zeros((2, 3), "float32")
     assert_matches(run([x], T.set_subtensor(x[0], 0.5), v), np.where([[1], [0]], 0.5, v).astype("float32"))
+
+
+# ------------------------------------------------------- Theano's index forms
+def test_a_list_of_slices_is_a_tuple_of_index_items():
+    """Theano (and numpy before 1.23) read a list holding slices, None or ... as a tuple."""
+    v = np.arange(100).reshape(5, 5, 4)
+    x = var_for(v)
+    assert_matches(run([x], x[[slice(1, -1)] * 3], v), v[1:-1, 1:-1, 1:-1])
+    assert_matches(run([x], x[[1, Ellipsis, None]], v), v[1, ..., None])
+    assert_matches(run([x], x[[0, 2]], v), v[[0, 2]])  # a list of ints is still an index array
+
+
+def test_an_index_past_int64_is_refused():
+    x = T.matrix("x")
+    for index in (2 ** 63, np.uint64(2 ** 63), -2 ** 63 - 1):
+        for item in (index, slice(None, index), slice(index, None, 2)):
+            with pytest.raises(IndexError, match=f"index {int(index)} of 'x' does not fit in int64"):
+                x[item]
+    assert_matches(run([x], x[: 2 ** 63 - 1], np.ones((2, 3))), np.ones((2, 3)))
+
+
+LENGTHS = [0, 1, 5]
+BOUNDS = [None, -8, -5, -4, -1, 0, 1, 4, 5, 8]
+STEPS = [None, -6, -3, -1, 1, 2, 5]
+
+
+def _canonical_matches(a, canonical, direction, original):
+    got = a[canonical][::direction]
+    assert canonical.step > 0 and 0 <= canonical.start <= canonical.stop <= len(a)
+    assert_matches(got, a[original])
+
+
+def test_get_canonical_form_slice_of_ints():
+    for n in LENGTHS:
+        a = np.arange(n)
+        for start in BOUNDS:
+            for stop in BOUNDS:
+                for step in STEPS:
+                    s = slice(start, stop, step)
+                    canonical, direction = get_canonical_form_slice(s, n)
+                    assert all(isinstance(v, int) for v in (canonical.start, canonical.stop,
+                                                            canonical.step, direction))
+                    _canonical_matches(a, canonical, direction, s)
+    assert get_canonical_form_slice(-2, 5) == (3, 1) and get_canonical_form_slice(2, 5) == (2, 1)
+
+
+@pytest.mark.parametrize("symbolic", ["start", "stop", "step", "length", "all"])
+def test_get_canonical_form_slice_symbolic(symbolic):
+    """With symbolic bounds (of any sign), the int64 results select numpy's elements."""
+    names = ["start", "stop", "step", "length"] if symbolic == "all" else [symbolic]
+    scalars = {name: T.lscalar(name) for name in names}
+    for n in LENGTHS:
+        a = np.arange(n)
+        for start in BOUNDS:
+            for stop in BOUNDS[::3]:
+                for step in [s for s in STEPS if s is not None]:
+                    given = {"start": start, "stop": stop, "step": step, "length": n}
+                    if any(given[k] is None for k in names):
+                        continue
+                    parts = {k: scalars.get(k, given[k]) for k in given}
+                    canonical, direction = get_canonical_form_slice(
+                        slice(parts["start"], parts["stop"], parts["step"]), parts["length"])
+                    outs = [as_tensor_variable(v) for v in (canonical.start, canonical.stop,
+                                                            canonical.step, direction)]
+                    used = [scalars[k] for k in names]
+                    values = [int(v) for v in function(used, outs, on_unused_input="ignore")(
+                        *[given[k] for k in names])]
+                    _canonical_matches(a, slice(*values[:3]), values[3], slice(start, stop, step))
+    index, length = T.lscalar("i"), T.lscalar("n")
+    canonical, direction = get_canonical_form_slice(index, length)
+    assert direction == 1 and run([index, length], canonical, -2, 5) == 3
+
+
+def test_advanced_inc_and_set_subtensor_functions():
+    """Theano's advanced_{inc,set}_subtensor(x, y, *index) and their 1-d forms."""
+    rng = np.random.RandomState(5)
+    xv, yv = rng.rand(5, 5), rng.rand(2)
+    x, y = var_for(xv), var_for(yv)
+    expected = xv.copy()
+    np.add.at(expected, ([1, 3], [2, 4]), yv)
+    assert_matches(run([x, y], advanced_inc_subtensor(x, y, [1, 3], [2, 4]), xv, yv), expected)
+    expected = xv.copy()
+    expected[[1, 3], [2, 4]] = yv
+    assert_matches(run([x, y], advanced_set_subtensor(x, y, [1, 3], [2, 4]), xv, yv), expected)
+    verify_grad(lambda a, b: advanced_inc_subtensor(a, b, [1, 3], [2, 4]), [xv, yv], rng=rng)
+    verify_grad(lambda a, b: advanced_set_subtensor(a, b, [1, 3], [2, 4]), [xv, yv], rng=rng)
+    rows = rng.rand(3, 5)
+    r = var_for(rows)
+    expected = xv.copy()
+    np.add.at(expected, [1, 3, 1], rows)
+    out = advanced_inc_subtensor1(x, r, [1, 3, 1])
+    assert isinstance(out.owner.op, AdvancedIncSubtensor1)
+    assert_matches(run([x, r], out, xv, rows), expected)
+    expected = xv.copy()
+    expected[[1, 3]] = rows[:2]
+    assert_matches(run([x, r], advanced_set_subtensor1(x, r[:2], [1, 3]), xv, rows), expected)
+    verify_grad(lambda a, b: advanced_inc_subtensor1(a, b, [1, 3, 1]), [xv, rows], rng=rng)
+    assert_matches(run([x], advanced_subtensor1(x, [4, 0]), xv), xv[[4, 0]])
+    assert_matches(run([x], advanced_subtensor(x, [4, 0], slice(1, 3)), xv), xv[[4, 0], 1:3])
+    assert T.advanced_inc_subtensor is advanced_inc_subtensor

@@ -1,5 +1,6 @@
 """TensorVariable: operators with Python scalars and numpy arrays on either side,
-the refusals of truth value, iteration and len, attributes, constructors, reprs."""
+numpy's ufuncs on variables, the refusals of truth value, iteration and len,
+attributes, constructors, reprs."""
 from __future__ import annotations
 
 import operator
@@ -46,6 +47,42 @@ def test_numpy_array_on_the_left_builds_a_graph():
         assert isinstance(result, TensorVariable), type(result)
     assert_matches(run([x], np.ones(3) - x, X), 1 - X)
     assert_matches(run([x], np.float32(2) * x, X), 2 * X)
+
+
+UFUNCS = [np.arccos, np.arcsin, np.arctan, np.arctanh, np.ceil, np.cos, np.cosh, np.deg2rad, np.exp,
+          np.exp2, np.expm1, np.floor, np.log, np.log10, np.log1p, np.log2, np.rad2deg, np.sin,
+          np.sinh, np.sqrt, np.tan, np.tanh, np.trunc, np.negative, np.absolute, np.sign]
+
+
+@pytest.mark.parametrize("ufunc", UFUNCS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numpy_ufuncs_build_the_graph(ufunc, dtype):
+    x = tensor.matrix("x", dtype=dtype)
+    values = np.random.default_rng(0).uniform(0.05, 0.95, (3, 4)).astype(dtype)
+    symbolic = ufunc(x)
+    assert isinstance(symbolic, TensorVariable), type(symbolic)
+    assert_matches(run([x], symbolic, values), ufunc(values), rtol=1e-5 if dtype == "float32" else None)
+
+
+def test_numpy_binary_ufuncs_and_matmul_build_the_graph():
+    x, m = tensor.dvector("x"), tensor.dmatrix("m")
+    other = np.array([0.5, 2.0, -1.0])
+    for ufunc in [np.add, np.subtract, np.true_divide, np.maximum, np.arctan2, np.power]:
+        assert_matches(run([x], ufunc(other, x), X), ufunc(other, X))
+        assert_matches(run([x], ufunc(x, other), X), ufunc(X, other))
+    square = np.arange(9.0).reshape(3, 3)
+    assert_matches(run([m], square @ m, square), square @ square)
+    assert isinstance(np.ones(3) > x, TensorVariable)
+    # ``==`` keeps comparing identities, from either side (Theano's ``==``)
+    assert (np.ones(3) == x) is False and (np.ones(3) != x) is True and (x == np.ones(3)) is False
+
+
+def test_numpy_ufunc_without_a_symbolic_form_is_refused_clearly():
+    x = tensor.dvector("x")
+    with pytest.raises(TypeError, match=r"numpy's add.reduce has no symbolic form for 'x'"):
+        np.add.reduce(x)
+    with pytest.raises(TypeError, match="add with out"):
+        np.add(x, 1.0, out=np.zeros(3))
 
 
 def test_unary_operators():
@@ -242,3 +279,29 @@ def test_as_tensor_variable():
     assert isinstance(as_tensor_variable(3), TensorConstant)
     with pytest.raises(TypeError, match="expected 2 dimensions"):
         as_tensor_variable(x, ndim=2)
+
+
+def test_fill_and_get_scalar_constant_value_methods():
+    """Theano's TensorVariable.fill(value) and get_scalar_constant_value()."""
+    from arignote.tensor import NotScalarConstantError, get_scalar_constant_value
+    x = tensor.dmatrix("x")
+    v = np.arange(6.0).reshape(2, 3)
+    out = run([x], x.fill(7), v)
+    np.testing.assert_array_equal(out, np.full((2, 3), 7.0))
+    assert run([x], x.fill(tensor.constant(2, dtype="int8")), v).dtype == np.int8  # the value's (Theano)
+    c = tensor.constant(3.0)
+    assert c.get_scalar_constant_value() == 3.0
+    assert get_scalar_constant_value(tensor.cast(c * 2 + 1, "float32")) == 7.0
+    assert get_scalar_constant_value(tensor.cast(c * 2, "float32")).dtype == np.float32
+    assert get_scalar_constant_value(tensor.constant(np.full((2, 2), 4))) == 4
+    assert get_scalar_constant_value(5) == 5
+    for bad in (x, x.sum(), tensor.constant(np.array([1, 2]))):
+        with pytest.raises(NotScalarConstantError, match="does not fix one value"):
+            get_scalar_constant_value(bad)
+    with pytest.raises(NotScalarConstantError):
+        get_scalar_constant_value(c + 1, only_process_constants=True)
+    assert get_scalar_constant_value(c + 1, elemwise=True) == 4.0
+    with pytest.raises(NotScalarConstantError):
+        get_scalar_constant_value(c + 1, elemwise=False)
+    row = tensor.TensorType("float64", (True, False))("row")
+    assert get_scalar_constant_value(row.shape[0]) == 1

@@ -8,8 +8,10 @@ from arignote.compile.pfunc import clone, pfunc, rebuild_collect_shared
 from arignote.compile.debugmode import DebugMode
 from arignote.compile.nanguardmode import NanGuardMode
 from arignote.compile.monitormode import MonitorMode
+from arignote.compile.ops import as_op
+from arignote.compile.profiling import ProfileStats
 
 __all__ = ["Function", "FunctionMaker", "UnusedInputError", "function", "function_dump", "pfunc",
            "rebuild_collect_shared", "clone", "In", "Out", "Mode", "DebugMode", "NanGuardMode", "MonitorMode",
            "get_mode", "get_default_mode", "SharedVariable", "TensorSharedVariable", "shared",
-           "shared_constructor"]
+           "shared_constructor", "as_op", "ProfileStats"]

@@ -19,7 +19,9 @@ from arignote.graph.basic import Apply, Op, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
-from arignote.graph.traversal import ancestors, clone_get_equiv, graph_inputs
+from arignote.graph.traversal import clone_get_equiv, graph_inputs, io_toposort
+from arignote.tensor.rewrites.shape_feature import outer_shapes
+from arignote.tensor.shape import shape_i
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["OpFromGraph"]
@@ -33,10 +35,12 @@ class OpFromGraph(Op):
     output gradients, a NullType/DisconnectedType variable (for every input), or
     a list with one of 'default', a callable returning that input's gradient,
     or such a variable per input. ``lop_overrides`` is the same with callables
-    ``f(inputs, outputs, output_grads)``. ``connection_pattern`` replaces the one
-    read from the graph. ``rop_overrides`` is accepted; ``Rop`` here is derived
-    from the gradient (see ``gradient.Rop``). Other keyword arguments go to
-    ``function()`` when the inner graph is compiled.
+    ``f(inputs, outputs, output_grads)``. ``rop_overrides``: 'default', a callable
+    ``f(inputs, eval_points) -> [one R-op per output]``, an OpFromGraph taking inputs
+    + eval points, a NullType/DisconnectedType variable, or a list with one of these
+    per output (``gradient.Rop`` reaches it through the gradient's gradient).
+    ``connection_pattern`` replaces the one read from the graph. Other keyword
+    arguments go to ``function()`` when the inner graph is compiled.
     """
 
     stays_on_cpu = ("OpFromGraph runs its graph as a function of its own (compiled for the same "
@@ -104,10 +108,28 @@ class OpFromGraph(Op):
         return Apply(self, inputs + self.shared_inputs, [t() for t in self.output_types])
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Which outputs each input reaches, through the inner nodes' own patterns (an
+        inner node with several outputs connects an input to only some of them)."""
         if self._connection_pattern is not None:
             return [list(row) for row in self._connection_pattern]
-        reach = [set(ancestors([out])) for out in self.local_outputs]
-        return [[inp in r for r in reach] for inp in self.local_inputs]
+        from arignote.gradient import connected_outputs
+        nodes = io_toposort(self.local_inputs, self.local_outputs)
+        rows = []
+        for inp in self.local_inputs:
+            reached = {inp}
+            for inner in nodes:
+                reached.update(connected_outputs(inner, reached))
+            rows.append([out in reached for out in self.local_outputs])
+        return rows
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        """The inner graph's shapes in terms of the node's inputs, so ``op(x).shape``
+        does not run the op; an output whose shape reads an inner value reads its own."""
+        known = {v: tuple(s) for v, s in zip(self.local_inputs, input_shapes) if hasattr(v.type, "ndim")}
+        inner = outer_shapes(self.local_outputs, known)
+        return [shape if shape is not None else
+                tuple(shape_i(out, d) for d in range(out.ndim)) if hasattr(out.type, "ndim") else ()
+                for shape, out in zip(inner, node.outputs)]
 
     # ---------------------------------------------------------------- running
     def inner_function(self) -> Any:

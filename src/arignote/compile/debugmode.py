@@ -8,7 +8,8 @@ chance. On each call, for each node in order:
 
 - an input it changed must be in its ``destroy_map`` (``BadDestroyMap``);
 - an output sharing memory with an input must be in its ``view_map`` or
-  ``destroy_map`` (``BadViewMap``);
+  ``destroy_map``, and two outputs sharing memory must be views of one input
+  it names (``BadViewMap``);
 - each output must be a value of its type, and finite with ``check_isfinite``
   (``InvalidValueError``);
 - the backend's result must equal ``perform``'s on the same inputs into fresh
@@ -83,13 +84,15 @@ class DebugMode(Mode):
     always run their kernels). ``check_py_code=False`` skips the comparisons
     with ``perform``. ``require_matching_strides``: 0 ignores, 1 warns, 2 raises
     when the two results have different strides. ``linker`` is accepted and
-    unused, as in Theano.
+    unused, as in Theano; so is ``check_preallocated_output`` (Theano ran each C
+    op again into output buffers of other layouts: our thunks are given no
+    output buffer to write into, so there is no such bug to find).
     """
 
     def __init__(self, optimizer: Any = "fast_run", stability_patience: int | None = None,
                  check_c_code: bool | None = None, check_py_code: bool | None = None,
-                 check_isfinite: bool | None = None, require_matching_strides: int | None = None,
-                 linker: Any = None):
+                 check_isfinite: bool | None = None, check_preallocated_output: Any = None,
+                 require_matching_strides: int | None = None, linker: Any = None):
         super().__init__("cpu", optimizer, name="DebugMode")
         self.stability_patience = 10 if stability_patience is None else int(stability_patience)
         if self.stability_patience < 1:
@@ -198,11 +201,24 @@ class _Checker:
                         f"({node.inputs[i].describe()}), which its view_map {node.op.view_map} "
                         "does not name"))
             self._check_value(node, k, result, before)
+        self._check_outputs_apart(node, before, results)
         if self.mode.check_py_code:
             self._check_perform(node, before, results)
         self._check_shapes(node, before, results)
         for out, result in zip(node.outputs, results):
             values[out] = reference.snapshot(result)
+
+    def _check_outputs_apart(self, node: Apply, before: list, results: list) -> None:
+        """Two outputs may share memory only as views of one input the view_map names:
+        otherwise a later in-place op on one silently changes the other."""
+        views = node.op.view_map
+        for k in range(len(results)):
+            for j in range(k + 1, len(results)):
+                declared = set(views.get(k, [])) & set(views.get(j, []))
+                if not declared and _shares_memory(results[k], results[j]):
+                    raise BadViewMap(self._message(
+                        node, before, f"outputs {k} and {j} share memory, which its view_map "
+                        f"{views} does not declare (as views of one input)"))
 
     def _value_of(self, var: Variable, values: dict) -> Any:
         if var not in values:

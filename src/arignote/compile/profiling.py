@@ -115,9 +115,13 @@ class ProfileStats:
     ``fct_callcount``/``fct_call_time`` (whole calls), ``apply_time``/
     ``apply_callcount`` (per node), ``transfers`` (per call: count and bytes in
     each direction).
+
+    The signature is Theano's; ``flag_time_thunks`` and ``gpu_checks`` are
+    accepted and have no effect (every node is timed; transfers are counted).
     """
 
-    def __init__(self, atexit_print: bool = True, message: str | None = None):
+    def __init__(self, atexit_print: bool = True, flag_time_thunks: bool | None = None,
+                 gpu_checks: bool = True, message: str | None = None):
         self.message = message
         self.compile_time = 0.0
         self.optimizer_time = 0.0

@@ -19,6 +19,16 @@ a compiled function continues the streams; the draws are built from one op,
 The number of streams of a draw is Theano's guess: the element count over 6
 (when above 6), at most ``60 * 256``; a size that is not all ints, as inside
 ``normal``, ``multinomial`` and ``choice``, gets ``60 * 256``.
+
+Gradients: a discrete draw (``binomial``, ``multinomial``, ``choice``) has no
+gradient with respect to its probabilities (``grad`` raises
+NullTypeGradError, as in Theano; a zero would be silently wrong). A
+continuous one has its pathwise gradient for fixed noise (``d uniform / d low
+= 1 - u``, ``d normal / d std = z``: the reparameterisation), where Theano
+raised.
+
+``target=`` (Theano's keyword of every draw): ``'cpu'`` keeps the draw where
+placement puts it (the same numbers everywhere), a context name moves it there.
 """
 from __future__ import annotations
 
@@ -34,6 +44,7 @@ from arignote.graph.basic import Variable, user_stacklevel
 from arignote.scalar.dtypes import upcast
 from arignote.tensor import math as tm
 from arignote.tensor.extra_ops import flatnonzero
+from arignote.tensor.gradient_ops import undefined_grad
 from arignote.tensor.join import join
 from arignote.tensor.random import mrg31k3p
 from arignote.tensor.random.mrg_ops import ChoiceFromUniform, MRGUniform, MultinomialFromUniform
@@ -46,14 +57,22 @@ __all__ = ["MRG_RandomStreams", "guess_n_streams"]
 _MAX_STREAMS = 60 * 256
 
 
-def guess_n_streams(size: Any) -> int:
-    """Theano's stream count for a draw of ``size`` (see the module doc)."""
+def guess_n_streams(size: Any, warn: bool = False) -> int:
+    """Theano's stream count for a draw of ``size`` (see the module doc); ``warn``: say so
+    when ``size`` is not all ints and the count is the default."""
     if isinstance(size, (tuple, list)) and all(isinstance(s, (int, np.integer)) for s in size):
         count = int(np.prod(size, dtype=np.int64)) if size else 1
         if count > 6:
             count //= 6
         return min(count, _MAX_STREAMS)
+    if warn:
+        warnings.warn(f"MRG_RandomStreams: cannot guess a stream count for size {size!r}; using "
+                      f"{_MAX_STREAMS}", stacklevel=user_stacklevel())
     return _MAX_STREAMS
+
+
+def _placed(draw: Variable, target: str | None) -> Variable:
+    return draw if target is None or target == "cpu" else draw.transfer(target)
 
 
 class MRG_RandomStreams:
@@ -113,7 +132,8 @@ class MRG_RandomStreams:
 
     # ------------------------------------------------------ distributions
     def uniform(self, size: Any, low: Any = 0.0, high: Any = 1.0, ndim: int | None = None,
-                dtype: str | None = None, nstreams: int | None = None) -> Variable:
+                dtype: str | None = None, nstreams: int | None = None,
+                target: str | None = None) -> Variable:
         """Floats in ``(low, high)`` of shape ``size`` (ints and int scalars, or an int vector)."""
         low, high = as_tensor_variable(low), as_tensor_variable(high)
         dtype = dtype or upcast(config.floatX, low.dtype, high.dtype)
@@ -123,7 +143,7 @@ class MRG_RandomStreams:
         if r.broadcastable != u.broadcastable:
             raise ValueError(f"uniform: low and high ({low.type}, {high.type}) would broadcast the "
                              f"draw of size {size} to more dimensions; give a larger size")
-        return r
+        return _placed(r, target)
 
     def _raw_uniform(self, size: Any, ndim: int | None, dtype: str, nstreams: int | None
                      ) -> Variable:
@@ -149,15 +169,17 @@ class MRG_RandomStreams:
         return u
 
     def binomial(self, size: Any = None, n: int = 1, p: Any = 0.5, ndim: int | None = None,
-                 dtype: str = "int64", nstreams: int | None = None) -> Variable:
+                 dtype: str = "int64", nstreams: int | None = None,
+                 target: str | None = None) -> Variable:
         """0/1 draws with probability ``p`` of a 1 (only ``n=1``, as in Theano)."""
         if n != 1:
             raise NotImplementedError("MRG_RandomStreams.binomial draws with n=1 only")
         x = self.uniform(size=size, ndim=ndim, nstreams=nstreams)
-        return tm.cast(tm.lt(x, as_tensor_variable(p)), dtype)
+        return _placed(tm.cast(tm.lt(x, undefined_grad(as_tensor_variable(p))), dtype), target)
 
     def normal(self, size: Any, avg: Any = 0.0, std: Any = 1.0, ndim: int | None = None,
-               dtype: str | None = None, nstreams: int | None = None, truncate: bool = False) -> Variable:
+               dtype: str | None = None, nstreams: int | None = None, truncate: bool = False,
+               target: str | None = None) -> Variable:
         """Gaussian floats by Box-Muller (see the module doc for the exact recipe); with
         ``truncate``, the ones beyond 2 are drawn again (Theano's ``truncate=True``)."""
         vector = _size_vector(size)
@@ -186,7 +208,7 @@ class MRG_RandomStreams:
         if fixed is None or n_odd % 2:
             samples = samples[:n_odd]
         samples = reshape(samples, vector, ndim=ndim if ndim is not None else vector_length(vector))
-        return samples * std + avg
+        return _placed(samples * std + avg, target)
 
     def _redraw_tails(self, z0: Variable, z1: Variable, cos_theta: Variable, sin_theta: Variable,
                       dtype: str, nstreams: int | None) -> Variable:
@@ -203,16 +225,18 @@ class MRG_RandomStreams:
                     z1[flatnonzero(tm.invert(out1))], r_fix[n0:] * sin_theta[fix1])
 
     def truncated_normal(self, size: Any, avg: Any = 0.0, std: Any = 1.0, ndim: int | None = None,
-                         dtype: str | None = None, nstreams: int | None = None) -> Variable:
+                         dtype: str | None = None, nstreams: int | None = None,
+                         target: str | None = None) -> Variable:
         """Normal draws truncated to ``avg +- 2 std'`` where ``std'`` is ``std`` rescaled so the
         result has standard deviation ``std`` (Theano's constant, scipy's truncnorm std on [-2, 2])."""
         std = as_tensor_variable(std) / constant(0.87962566103423978)
         return self.normal(size=size, avg=avg, std=std, truncate=True, ndim=ndim, dtype=dtype,
-                           nstreams=nstreams)
+                           nstreams=nstreams, target=target)
 
     def multinomial_wo_replacement(self, size: Any = None, n: int = 1, pvals: Any = None,
                                    ndim: int | None = None, dtype: str = "int64",
-                                   nstreams: int | None = None) -> Variable:
+                                   nstreams: int | None = None,
+                                   target: str | None = None) -> Variable:
         """Deprecated in Theano 1.0 for ``choice(size=n, replace=False, p=pvals)``, which it is."""
         if size is not None:
             raise ValueError("multinomial_wo_replacement: size must be None (n gives the count)")
@@ -220,10 +244,11 @@ class MRG_RandomStreams:
                       "choice(size=n, a=None, replace=False, p=pvals)", DeprecationWarning,
                       stacklevel=user_stacklevel())
         return self.choice(size=n, a=None, replace=False, p=pvals, ndim=ndim, dtype=dtype,
-                           nstreams=nstreams)
+                           nstreams=nstreams, target=target)
 
     def multinomial(self, size: Any = None, n: int = 1, pvals: Any = None, ndim: int | None = None,
-                    dtype: str = "int64", nstreams: int | None = None) -> Variable:
+                    dtype: str = "int64", nstreams: int | None = None,
+                    target: str | None = None) -> Variable:
         """Counts of ``n`` draws per row of the ``pvals`` matrix (size and ndim must be None)."""
         if pvals is None:
             raise TypeError("multinomial needs pvals, a matrix with one distribution per row")
@@ -235,11 +260,12 @@ class MRG_RandomStreams:
             raise NotImplementedError(f"MRG_RandomStreams.multinomial takes a pvals matrix, got "
                                       f"{pvals.ndim} dimensions")
         unis = self.uniform(pvals[:, 0].shape * n, ndim=1, nstreams=nstreams)
-        return MultinomialFromUniform(dtype)(pvals, unis, as_tensor_variable(n))
+        draw = MultinomialFromUniform(dtype)(undefined_grad(pvals), unis, as_tensor_variable(n))
+        return _placed(draw, target)
 
     def choice(self, size: Any = 1, a: Any = None, replace: bool = True, p: Any = None,
-               ndim: int | None = None, dtype: str = "int64", nstreams: int | None = None
-               ) -> Variable:
+               ndim: int | None = None, dtype: str = "int64", nstreams: int | None = None,
+               target: str | None = None) -> Variable:
         """``size`` categories per row of the ``p`` matrix, without replacement (only
         ``replace=False`` and ``a=None``, as in Theano)."""
         if replace:
@@ -256,7 +282,7 @@ class MRG_RandomStreams:
             raise NotImplementedError(f"MRG_RandomStreams.choice takes a p matrix, got {p.ndim} "
                                       "dimensions")
         unis = self.uniform(p[:, 0].shape * size, ndim=1, nstreams=nstreams)
-        return ChoiceFromUniform(dtype)(p, unis, as_tensor_variable(size))
+        return _placed(ChoiceFromUniform(dtype)(undefined_grad(p), unis, as_tensor_variable(size)), target)
 
 
 def _size_vector(size: Any) -> Variable:

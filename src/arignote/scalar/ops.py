@@ -32,6 +32,11 @@ def _trigamma(x: np.ndarray) -> np.ndarray:
     return importlib.import_module("scipy.special").polygamma(1, x)
 
 
+def _chi2sf(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The chi-squared survival function of ``x`` with ``k`` degrees of freedom (1 below 0)."""
+    return importlib.import_module("scipy.stats").chi2.sf(x, k)
+
+
 class ScalarOp:
     """An elementwise operation on scalars; hashable, so Elemwise ops built on it merge.
 
@@ -392,6 +397,8 @@ erfcinv = _register("erfcinv", 1, _SciPy("erfcinv"), upgrade_to_float, None, acc
 gammaln = _register("gammaln", 1, _SciPy("gammaln"), upgrade_to_float,
                     "(isinf({0}) ? {0} : lgamma({0}))", accepts=REAL)
 psi = _register("psi", 1, _SciPy("psi"), upgrade_to_float, None, accepts=REAL)
+gamma = _register("gamma", 1, _SciPy("gamma"), upgrade_to_float, "tgamma({0})", accepts=REAL)
+chi2sf = _register("chi2sf", 2, _chi2sf, upgrade_to_float, None, accepts=REAL)
 tri_gamma = _register("tri_gamma", 1, _trigamma, upgrade_to_float, None,
                       accepts=REAL)  # psi's derivative, for psi's gradient
 real = _register("real", 1, _real, _real_of, None)

@@ -18,13 +18,15 @@ from collections.abc import Callable, Mapping
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
+from arignote.graph.fg import MissingInputError
 from arignote.graph.testvalue import TestValueError
 from arignote.graph.traversal import ancestors, clone_get_equiv, io_toposort
+from arignote.scalar.dtypes import upcast
 from arignote.scan_module.op import Scan
 from arignote.tensor import math as tm
 from arignote.tensor.shape import shape_i
 from arignote.tensor.type import TensorType
-from arignote.tensor.variable import as_tensor_variable
+from arignote.tensor.variable import as_tensor_variable, constant
 
 
 class until:
@@ -66,22 +68,18 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
 
     steps = _n_steps(n_steps, seq_specs)
 
-    # The per-step variables fn is called with, each named after the outer variable it
-    # reads and carrying its trace, so that an error inside the step names what the user passed.
-    seq_vars = [[_inner(_row_type(seq), seq, _tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
-    state_vars = [[_inner(init.type if taps == (-1,) else _row_type(init), init, _tap_name(init, k))
-                   for k in taps] for init, taps in (infos or []) if taps]
-    if config.compute_test_value != "off":
-        _step_test_values(seq_specs, seq_vars, [i for i in (infos or []) if i[1]], state_vars)
-    args = [v for group in seq_vars + state_vars for v in group] + non_seqs
-    outputs, step_updates, condition = _split_return(fn(*args))
-
+    seq_vars, state_vars, outputs, step_updates, condition = _trace(fn, seq_specs, infos, non_seqs)
     if not infos:  # None, or Theano's outputs_info=[]: no output is fed back
         infos = [(None, ())] * len(outputs)
     if len(outputs) != len(infos):
         raise ValueError(f"scan: the step function returned {len(outputs)} output(s) but "
                          f"outputs_info has {len(infos)} entries: give one entry per output "
                          "(None for an output that is not fed back)")
+    upcast_infos = [_upcast_literal(out, *info) for out, info in zip(outputs, infos)]
+    if any(new[0] is not old[0] for new, old in zip(upcast_infos, infos)):
+        # The step must see the initial values in their new dtypes.
+        infos = upcast_infos
+        seq_vars, state_vars, outputs, step_updates, condition = _trace(fn, seq_specs, infos, non_seqs)
     state_idx = [i for i, (_, taps) in enumerate(infos) if taps]
     nit_idx = [i for i, (_, taps) in enumerate(infos) if not taps]
     for i in state_idx:
@@ -101,6 +99,9 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
              + ([condition] if condition is not None else []))
     explicit = [v for group in seq_vars + state_vars for v in group]
     hoisted = _free_variables(roots, explicit + shared_targets, fixed)
+    # A non-sequence the step ignores is still an input of the loop (as in Theano), so a
+    # function given it as an input does not find it unused.
+    hoisted += [v for v in fixed if v not in hoisted]
     if strict:
         _check_strict(hoisted, non_seqs)
     hoisted_vars = [_inner(v.type, v, v.name) for v in hoisted]
@@ -130,6 +131,29 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     if len(results) == 1 and not return_list:
         return results[0], updates
     return results, updates
+
+
+def _trace(fn: Callable[..., Any], seq_specs: list, infos: list | None, non_seqs: list) -> tuple:
+    """Call ``fn`` on symbolic per-step variables: ``(seq_vars, state_vars, outputs, updates,
+    condition)``. Each variable is named after the outer variable it reads and carries its
+    trace, so that an error inside the step names what the user passed."""
+    seq_vars = [[_inner(_row_type(seq), seq, _tap_name(seq, k)) for k in taps] for seq, taps in seq_specs]
+    state_vars = [[_inner(init.type if taps == (-1,) else _row_type(init), init, _tap_name(init, k))
+                   for k in taps] for init, taps in (infos or []) if taps]
+    if config.compute_test_value != "off":
+        _step_test_values(seq_specs, seq_vars, [i for i in (infos or []) if i[1]], state_vars)
+    args = [v for group in seq_vars + state_vars for v in group] + non_seqs
+    return (seq_vars, state_vars, *_split_return(fn(*args)))
+
+
+def _upcast_literal(output: Variable, initial: Variable | None, taps: tuple[int, ...]) -> tuple:
+    """A constant initial value (``outputs_info=0``) takes the dtype the step's output has when
+    that holds it (Theano's one-step scans returned the step's dtype); others must match."""
+    if (isinstance(initial, Constant) and taps and getattr(output, "dtype", None) is not None
+            and output.dtype != initial.dtype and output.ndim == initial.ndim - (taps != (-1,))
+            and upcast(initial.dtype, output.dtype) == output.dtype):
+        return constant(initial.data.astype(output.dtype)), taps
+    return initial, taps
 
 
 # ------------------------------------------------------------------ arguments
@@ -370,10 +394,18 @@ def _free_variables(roots: list[Variable], inner: list[Variable], fixed: list[Va
     return free
 
 
+class NotANonSequence(MissingInputError):
+    """``scan(strict=True)``: the step uses a variable it was not given (Theano raised
+    MissingInputError, a ValueError)."""
+
+    def __init__(self, var: Variable):
+        ValueError.__init__(self, f"scan(strict=True): the step function uses {var.describe()}, which "
+                            "is not among the non_sequences: pass it in non_sequences, or drop strict=True")
+        self.variable, self.needed_by = var, None
+
+
 def _check_strict(hoisted: list[Variable], non_seqs: list[Variable]) -> None:
     allowed = set(non_seqs)
     for var in ancestors(hoisted, blockers=allowed):
         if var.owner is None and var not in allowed and not isinstance(var, Constant):
-            raise ValueError(
-                f"scan(strict=True): the step function uses {var.describe()}, which is not among "
-                "the non_sequences: pass it in non_sequences, or drop strict=True")
+            raise NotANonSequence(var)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arignote.gradient import register_grad, total_grad
+from arignote.gradient import NullTypeGradError, register_grad, total_grad
 from arignote.graph.traversal import ancestors, clone_get_equiv
 from arignote.scalar.dtypes import DISCRETE, FLOAT
 from arignote.scan_module.basic import scan
@@ -267,6 +267,11 @@ def _add(known: dict, var: Any, g: Any) -> None:
     known[var] = known[var] + g if var in known else g
 
 
+class CarriedStateGradError(NotImplementedError, NullTypeGradError):
+    """A scan gradient needing the per-step values of a state the loop carries without history
+    (Theano raised NullTypeGradError for its random states; the error is both)."""
+
+
 def _refuse_carried_dependence(op: Scan, in_carries: list, differentiated: list) -> None:
     """The backward loop cannot replay carried states (shared variables updated inside the loop,
     random states): refuse a gradient whose outputs depend on them rather than get it wrong."""
@@ -274,7 +279,7 @@ def _refuse_carried_dependence(op: Scan, in_carries: list, differentiated: list)
         return
     used = set(ancestors(differentiated)) & set(in_carries)
     if used:
-        raise NotImplementedError(
+        raise CarriedStateGradError(
             f"the gradient of {op} needs the per-step values of {sorted(map(str, used))}, a shared "
             "variable updated inside the loop (random draws update one): compute those values "
             "outside scan (e.g. draw the noise for all steps at once) and pass them as a sequence")

@@ -27,6 +27,7 @@ import numpy as np
 from arignote.compile.function import function
 from arignote.compile.io import Out
 from arignote.graph.basic import Apply, Op, Variable, user_variable
+from arignote.graph.traversal import ancestors
 from arignote.scan_module.shapes import scan_output_shapes
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
@@ -166,6 +167,39 @@ class Scan(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return scan_output_shapes(self, node, input_shapes)
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Which outer outputs each outer input reaches through the steps (Theano's rule, so a
+        cost that no step connects to an input gets DisconnectedInputError for it).
+
+        A recurrent value read by later steps passes on what its own step reads. A state's
+        initial rows sit in its buffer, but the user sees only the rows after them: they
+        count as connected only when some step reads the state at all.
+        """
+        in_seqs, in_states, in_carries, in_nonseqs = self.split_inner_inputs()
+        S, N = self.n_states, self.n_nit
+        groups = [*in_seqs, *in_states, *([v] for v in in_carries), *([v] for v in in_nonseqs)]
+        slot = {v: 1 + i for i, group in enumerate(groups) for v in group}
+        first_state = 1 + self.n_seqs
+        fed_by = {first_state + k: k for k in range(S)}  # outer slot -> inner output fed into it
+        fed_by.update({first_state + S + c: S + N + c for c in range(self.n_carry)})
+        reads = [{slot[v] for v in ancestors([out]) if v in slot} for out in self.inner_outputs]
+        reached = [set(r) for r in reads[:len(node.outputs)]]
+        changed = True
+        while changed:
+            changed = False
+            for conn in reached:
+                more = set().union(*(reached[fed_by[s]] for s in conn if s in fed_by)) - conn
+                changed |= bool(more)
+                conn |= more
+        read_anywhere = set().union(*reads)
+        for k in range(S):
+            if first_state + k in read_anywhere:
+                reached[k].add(first_state + k)
+        for c in range(self.n_carry):  # no step run: the last value is the initial one
+            reached[S + N + c].add(first_state + S + c)
+        # n_steps (input 0, in no ``reached``) sets how many rows there are, not their values.
+        return [[i in conn for conn in reached] for i in range(len(node.inputs))]
 
     # ------------------------------------------------------------ arrays
     # The loop's buffers are numpy arrays here; the GPU scan (backends/gpu/scan.py)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from arignote.graph.basic import Apply, Constant, Variable
-from arignote.graph.traversal import ancestors
-from arignote.tensor.rewrites.shape_feature import ShapeFeature
+from arignote.graph.basic import Apply, Variable
+from arignote.tensor.rewrites.shape_feature import outer_shapes
 from arignote.tensor.shape import shape_i
 
 
@@ -28,7 +27,7 @@ def scan_output_shapes(op: Any, node: Apply, input_shapes: list) -> list:
     for shape, taps in zip(inits, in_states):
         known.update((v, tuple(shape[1:])) for v in taps)
     known.update((v, tuple(s)) for v, s in zip(in_carries + in_nonseqs, carries + nonseqs))
-    inner = _inner_shapes(op.inner_outputs[S:S + N + op.n_carry], known)
+    inner = outer_shapes(op.inner_outputs[S:S + N + op.n_carry], known)
     steps = None if op.as_while else node.inputs[0]
     shapes = []
     for k, out in enumerate(node.outputs):
@@ -46,20 +45,3 @@ def scan_output_shapes(op: Any, node: Apply, input_shapes: list) -> list:
         else:
             shapes.append(tuple(inner[k - S] or own))
     return shapes
-
-
-def _inner_shapes(outputs: Any, known: dict) -> list:
-    """Each inner output's shape in outer terms, or None where it reads an inner value."""
-    feature = ShapeFeature()
-    feature.fgraph, feature.shape_of, feature._own = None, dict(known), {}
-    inner = {v for v in ancestors(list(outputs)) if not isinstance(v, Constant)}
-    result: list = []
-    for out in outputs:
-        try:
-            shape = feature.shape(out) if hasattr(out.type, "ndim") else None
-        except (NotImplementedError, TypeError, ValueError, IndexError, AttributeError):
-            shape = None
-        outer = shape is not None and not any(
-            isinstance(e, Variable) and set(ancestors([e])) & inner for e in shape)
-        result.append(tuple(shape) if outer else None)
-    return result

@@ -6,7 +6,7 @@ this package re-exports them, so ``arignote.tensor.exp`` and
 """
 from arignote.tensor.type import (CONSTRUCTORS, Tensor, TensorType, all_dtypes, complex_dtypes,
                                   continuous_dtypes, discrete_dtypes, float_dtypes, int_dtypes,
-                                  tensor, uint_dtypes)
+                                  integer_dtypes, tensor, uint_dtypes)
 from arignote.tensor.variable import TensorConstant, TensorVariable, as_tensor_variable, constant
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.math import *  # noqa: F401,F403

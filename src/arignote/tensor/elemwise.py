@@ -284,3 +284,16 @@ class DimShuffle(Op):
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         shape = input_shapes[0]
         return [tuple(1 if i == "x" else shape[i] for i in self.new_order)]
+
+
+_REDUCTION_OPS = ("CAReduce", "Sum", "Prod", "ProdWithoutZeros")
+
+
+def __getattr__(name: str) -> Any:
+    """Theano kept its reduction ops here (``tensor.elemwise.CAReduce``, ``Sum``, ``Prod``,
+    ``ProdWithoutZeros``);
+    ours live in ``tensor.reduction``, which builds on this module (hence the late import)."""
+    if name in _REDUCTION_OPS:
+        from arignote.tensor import reduction
+        return getattr(reduction, name)
+    raise AttributeError(f"module 'arignote.tensor.elemwise' has no attribute {name!r}")

@@ -2,8 +2,8 @@
 
 ``cumsum``/``cumprod`` (``CumOp``), ``diff``, ``bincount``, ``searchsorted``,
 ``fill_diagonal`` and ``fill_diagonal_offset``, ``to_one_hot``,
-``unravel_index``/``ravel_multi_index``, ``bartlett``, ``Unique``, and
-``squeeze``/``repeat`` (which live with the shape and join ops). Each op's
+``unravel_index``/``ravel_multi_index``, ``bartlett``, ``Unique``, ``cpu_contiguous``,
+and ``squeeze``/``repeat`` (which live with the shape and join ops). Each op's
 ``perform`` is the numpy function; gradients are in ``tensor/grad/extra_ops.py``.
 None has a GPU kernel (``HostOp``): placement keeps them on the CPU and says so.
 ``take_along_axis`` and ``permute_row_elements`` are gathers built from indexing.
@@ -29,13 +29,41 @@ from arignote.tensor.subtensor import AdvancedSubtensor1, set_subtensor
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["CumOp", "DiffOp", "SearchsortedOp", "BinCount", "FillDiagonal", "FillDiagonalOffset",
-           "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
+__all__ = ["CpuContiguous", "cpu_contiguous", "CumOp", "DiffOp", "SearchsortedOp", "BinCount",
+           "FillDiagonal", "FillDiagonalOffset", "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
            "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
            "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat", "take_along_axis",
            "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values", "compress"]
 
 RepeatOp = Repeat  # Theano's name of the op
+
+
+class RankError(TypeError, ValueError):
+    """An input of the wrong number of dimensions: both the ValueError Theano raised and the
+    TypeError arignote raises for a wrong type."""
+
+
+# ---------------------------------------------------------------- contiguity
+class CpuContiguous(HostOp):
+    """A C-contiguous copy of ``x`` (``numpy.ascontiguousarray``), or ``x`` itself when it is
+    already contiguous, for code handing the array to a library that needs that layout."""
+
+    view_map = {0: [0]}
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        output_storage[0][0] = np.ascontiguousarray(inputs[0])
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+def cpu_contiguous(x: Any) -> Variable:
+    """``x`` laid out C-contiguously (copied only when it is not already)."""
+    return CpuContiguous()(x)
 
 
 # ----------------------------------------------------------------- cumulative
@@ -115,11 +143,21 @@ def diff(x: Any, n: int = 1, axis: int = -1) -> Variable:
 
 
 # ------------------------------------------------------------------- counting
+class NegativeCountError(ValueError, AssertionError):
+    """``bincount(..., assert_nonneg=True)`` met a negative value (Theano's Assert raised
+    AssertionError)."""
+
+
 class BinCount(HostOp):
     """``numpy.bincount(x, weights, minlength)``: ``x`` a non-negative integer vector.
 
     The result has ``x``'s dtype without weights, the weights' dtype with them.
     """
+
+    __props__ = ("assert_nonneg",)
+
+    def __init__(self, assert_nonneg: bool = False):
+        self.assert_nonneg = bool(assert_nonneg)
 
     def make_node(self, x: Any, minlength: Any, weights: Any = None) -> Apply:
         x = as_tensor_variable(x)
@@ -140,8 +178,9 @@ class BinCount(HostOp):
         x, minlength = inputs[0], int(inputs[1])
         weights = inputs[2] if len(inputs) > 2 else None
         if x.size and x.min() < 0:
-            raise ValueError(f"bincount of {node.inputs[0].describe()}: its values must be >= 0, "
-                             f"got {int(x.min())}")
+            error = NegativeCountError if self.assert_nonneg else ValueError
+            raise error(f"bincount of {node.inputs[0].describe()}: its values must be >= 0, "
+                        f"got {int(x.min())}")
         if weights is not None and weights.shape != x.shape:
             raise ValueError(f"bincount: weights have shape {weights.shape} but x has {x.shape}")
         counts = np.bincount(x, weights, minlength=max(minlength, 0))
@@ -152,9 +191,10 @@ def bincount(x: Any, weights: Any = None, minlength: Any = None, assert_nonneg: 
     """How often each value occurs in the non-negative integer vector ``x`` (``numpy.bincount``),
     each occurrence counting ``weights[i]`` when weights are given; at least ``minlength`` bins.
 
-    Negative values always raise (Theano checked them only with ``assert_nonneg=True``).
+    Negative values always raise: ValueError, or with ``assert_nonneg=True`` (Theano's
+    check) an error that is also an AssertionError, as Theano's was.
     """
-    return BinCount()(x, 0 if minlength is None else minlength, weights)
+    return BinCount(assert_nonneg)(x, 0 if minlength is None else minlength, weights)
 
 
 class SearchsortedOp(HostOp):
@@ -170,11 +210,14 @@ class SearchsortedOp(HostOp):
     def make_node(self, x: Any, v: Any, sorter: Any = None) -> Apply:
         x, v = as_tensor_variable(x), as_tensor_variable(v)
         if x.ndim != 1:
-            raise TypeError(f"searchsorted: x must be a sorted vector, got {x.describe()} ({x.type})")
+            raise RankError(f"searchsorted: x must be a sorted vector, got {x.describe()} ({x.type})")
         inputs = [x, v]
         if sorter is not None:
             sorter = as_tensor_variable(sorter)
-            if sorter.ndim != 1 or sorter.dtype not in INTEGER:
+            if sorter.ndim != 1:
+                raise RankError(f"searchsorted: sorter must be an integer vector, got "
+                                f"{sorter.describe()} ({sorter.type})")
+            if sorter.dtype not in INTEGER:
                 raise TypeError(f"searchsorted: sorter must be an integer vector, got {sorter.describe()}")
             inputs.append(sorter)
         return Apply(self, inputs, [TensorType("int64", v.broadcastable)()])
@@ -420,6 +463,19 @@ class Unique(HostOp):
         result = result if isinstance(result, tuple) else (result,)
         for k, (cell, value, out) in enumerate(zip(output_storage, result, node.outputs)):
             cell[0] = np.asarray(value if k == 0 else np.reshape(value, -1), dtype=out.dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        """The inverse indices have one entry per element (per slice along ``axis``) of the
+        input; the unique values, first indices and counts are as long as the values found."""
+        values = node.outputs[0]
+        own = tuple(shape_i(values, d) for d in range(values.ndim))
+        found = (own[0 if self.axis is None else self.axis % values.ndim],)
+        if self.axis is None:
+            every = (product(list(input_shapes[0])),)
+        else:
+            every = (input_shapes[0][self.axis % values.ndim],)
+        flags = [self.return_index, self.return_inverse, self.return_counts]
+        return [own] + [every if k == 1 else found for k in range(3) if flags[k]]
 
 
 

@@ -189,18 +189,27 @@ class Repeat(Op):
         if repeats.dtype not in DISCRETE or repeats.dtype == "bool" or repeats.ndim > 1:
             raise TypeError(f"repeat of {x.describe()}: repeats must be an int scalar or int "
                             f"vector, got {repeats.describe()} ({repeats.type.describe()})")
+        if repeats.dtype == "uint64":
+            raise TypeError(f"repeat of {x.describe()}: repeats {repeats.describe()} is uint64, "
+                            "which numpy.repeat cannot take: cast it to int64")
         counts = _shape.static_value(repeats)
         if counts is not None and (counts < 0).any():
             raise ValueError(f"repeat of {x.describe()}: repeats {counts.tolist()} must be >= 0")
         if self.axis is None:
             broadcastable: list[bool] = [False]
         else:
-            if not 0 <= self.axis < x.ndim:
-                raise np.exceptions.AxisError(f"repeat along axis {self.axis}: {x.describe()} has "
-                                              f"{x.ndim} dimensions; use 0 <= axis < {x.ndim}")
+            axis = self.axis_of(x)
             broadcastable = list(x.broadcastable)
-            broadcastable[self.axis] = False
+            # Repeating once keeps a broadcastable dimension broadcastable (Theano's rule).
+            broadcastable[axis] = broadcastable[axis] and counts is not None and bool(np.all(counts == 1))
         return Apply(self, [x, repeats], [TensorType(x.dtype, broadcastable)()])
+
+    def axis_of(self, x: Variable) -> int:
+        """``self.axis`` as a non-negative axis of ``x`` (it may count from the end)."""
+        if not -x.ndim <= self.axis < x.ndim:
+            raise np.exceptions.AxisError(f"repeat along axis {self.axis}: {x.describe()} has "
+                                          f"{x.ndim} dimensions; use {-x.ndim} <= axis < {x.ndim}")
+        return self.axis % x.ndim
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x, repeats = inputs
@@ -231,7 +240,23 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:
     x = as_tensor_variable(x)
     if axis is not None:
         axis = _static_axis(axis, x.ndim, "repeat")
-    return Repeat(axis)(x, repeats)
+    repeats = as_tensor_variable(repeats)
+    if repeats.ndim == 1 and repeats.broadcastable[0] and repeats.dtype in DISCRETE:
+        repeats = repeats[0]
+    if repeats.ndim != 0 or repeats.dtype not in DISCRETE or repeats.dtype in ("bool", "uint64"):
+        return Repeat(axis)(x, repeats)
+    counts = _shape.static_value(repeats)
+    if counts is not None and counts < 0:
+        raise ValueError(f"repeat of {x.describe()}: repeats {int(counts)} must be >= 0")
+    # One count for every element: a broadcast along a new axis, then a reshape (no host op).
+    if axis is None:
+        x, axis = _shape.flatten(x), 0
+    lengths = [_shape.shape_i(x, d) for d in range(x.ndim)]
+    count = _math.cast(repeats, "int64")
+    spread = _alloc.alloc(_shape.shape_padaxis(x, axis + 1), *lengths[:axis + 1], count,
+                          *lengths[axis + 1:])
+    lengths[axis] = lengths[axis] * count
+    return _shape.reshape(spread, lengths, ndim=x.ndim)
 
 
 class Roll(Op):
@@ -298,5 +323,6 @@ def _replace(shape: list, axis: int, value: Any) -> tuple:
     return tuple(shape)
 
 
+from arignote.tensor import alloc as _alloc  # noqa: E402
 from arignote.tensor import reduction as _reduction  # noqa: E402
 from arignote.tensor import shape as _shape  # noqa: E402

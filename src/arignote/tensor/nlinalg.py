@@ -1,8 +1,9 @@
 """Theano's ``tensor.nlinalg``: linear algebra through ``numpy.linalg``.
 
-``matrix_inverse``, ``pinv``, ``det``, ``eig``, ``eigh``, ``svd``, ``qr``, and
-the helpers ``matrix_dot``, ``trace``, ``diag``, ``alloc_diag``,
-``extract_diag``, ``matrix_power``, ``norm``. The ops run LAPACK on the host,
+``matrix_inverse``, ``pinv``, ``det``, ``eig``, ``eigh``, ``svd``, ``qr``,
+``lstsq``, ``tensorinv``, ``tensorsolve``, and the helpers ``matrix_dot``,
+``trace``, ``diag``, ``alloc_diag``, ``extract_diag``, ``matrix_power``,
+``norm``. The ops run LAPACK on the host,
 so placement keeps them on the CPU and says why. Gradients (where Theano had
 them: inverse, pinv, det, eigh) are in ``tensor/grad/linalg.py``.
 """
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
-from arignote.scalar.dtypes import DISCRETE
+from arignote.scalar.dtypes import DISCRETE, upgrade_to_float
 from arignote.tensor import math as _math
 from arignote.tensor import reduction as _reduction
 from arignote.tensor.blas import dot
@@ -23,8 +24,9 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["MatrixInverse", "MatrixPinv", "Det", "Eig", "Eigh", "EighGrad", "SVD", "QRFull",
-           "QRIncomplete", "matrix_inverse", "pinv", "det", "eig", "eigh", "svd", "qr", "matrix_dot",
-           "trace", "diag", "alloc_diag", "extract_diag", "matrix_power", "norm"]
+           "QRIncomplete", "Lstsq", "lstsq", "TensorInv", "TensorSolve", "matrix_inverse", "pinv", "det",
+           "eig", "eigh", "svd", "qr", "tensorinv", "tensorsolve", "matrix_dot", "trace", "diag",
+           "alloc_diag", "extract_diag", "matrix_power", "norm"]
 
 class HostLinalgOp(HostOp):
     """A linear-algebra op computed by LAPACK on the host."""
@@ -252,6 +254,83 @@ alloc_diag = AllocDiag()
 extract_diag = ExtractDiag()
 
 
+class Lstsq(HostLinalgOp):
+    """``numpy.linalg.lstsq(a, b, rcond)``: ``[x, residuals, rank, s]`` (Theano spells the
+    class ``lstsq``: ``lstsq()(a, b, rcond)``)."""
+
+    def make_node(self, a: Any, b: Any, rcond: Any) -> Apply:
+        a, b, rcond = (as_tensor_variable(v) for v in (a, b, rcond))
+        if a.ndim != 2 or b.ndim not in (1, 2) or rcond.ndim != 0:
+            raise TypeError(f"lstsq expects a coefficient matrix, a vector or matrix b and a scalar "
+                            f"rcond, got {a.describe()} ({a.type}), {b.describe()} ({b.type}) and "
+                            f"{rcond.describe()} ({rcond.type})")
+        dtype = upgrade_to_float(a.dtype, b.dtype)
+        real = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+        return Apply(self, [a, b, rcond], [TensorType(dtype, (False,) * b.ndim)(),
+                                           TensorType(real, (False,))(), TensorType("int64", ())(),
+                                           TensorType(real, (False,))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        a, b, rcond = inputs
+        found = np.linalg.lstsq(a, b, rcond=float(rcond))
+        for cell, value, out in zip(output_storage, found, node.outputs):
+            cell[0] = np.asarray(value, dtype=out.dtype)
+
+
+lstsq = Lstsq
+
+
+class TensorInv(HostLinalgOp):
+    """``numpy.linalg.tensorinv(a, ind)``: the inverse with respect to ``tensordot`` over the
+    first ``ind`` axes; its shape is ``a.shape[ind:] + a.shape[:ind]``."""
+
+    __props__ = ("ind",)
+
+    def __init__(self, ind: int = 2):
+        if not isinstance(ind, (int, np.integer)) or ind <= 0:
+            raise ValueError(f"tensorinv: ind must be a positive int, got {ind!r}")
+        self.ind = int(ind)
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_tensor_variable(a)
+        if a.dtype in DISCRETE or a.ndim <= self.ind:
+            raise TypeError(f"tensorinv(ind={self.ind}) expects a float tensor of more than {self.ind} "
+                            f"dimensions, got {a.describe()} ({a.type})")
+        pattern = a.broadcastable[self.ind:] + a.broadcastable[:self.ind]
+        return Apply(self, [a], [TensorType(a.dtype, pattern)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        output_storage[0][0] = np.linalg.tensorinv(inputs[0], self.ind).astype(node.outputs[0].dtype,
+                                                                                copy=False)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        shape = tuple(input_shapes[0])
+        return [shape[self.ind:] + shape[:self.ind]]
+
+
+class TensorSolve(HostLinalgOp):
+    """``numpy.linalg.tensorsolve(a, b, axes)``: ``x`` with ``tensordot(a, x, x.ndim) == b``,
+    of ``a.ndim - b.ndim`` dimensions (``a.shape[b.ndim:]`` once ``axes`` are moved last)."""
+
+    __props__ = ("axes",)
+
+    def __init__(self, axes: Any = None):
+        self.axes = None if axes is None else tuple(int(x) for x in axes)
+
+    def make_node(self, a: Any, b: Any) -> Apply:
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if a.ndim <= b.ndim:
+            raise TypeError(f"tensorsolve expects a of more dimensions than b, got {a.describe()} "
+                            f"({a.type}) and {b.describe()} ({b.type})")
+        dtype = upgrade_to_float(a.dtype, b.dtype)
+        return Apply(self, [a, b], [TensorType(dtype, (False,) * (a.ndim - b.ndim))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        a, b = inputs
+        output_storage[0][0] = np.linalg.tensorsolve(a, b, self.axes).astype(node.outputs[0].dtype,
+                                                                               copy=False)
+
+
 def eigh(a: Any, UPLO: str = "L") -> list[Variable]:
     """``[w, v]``: eigenvalues and eigenvectors of the symmetric matrix ``a``."""
     return Eigh(UPLO)(a)
@@ -271,6 +350,16 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     if mode not in _QR_MODES:
         raise ValueError(f"qr: mode must be one of {', '.join(_QR_MODES)}, got {mode!r}")
     return QRIncomplete(mode)(a) if mode == "r" else QRFull(mode)(a)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Variable:
+    """The inverse of ``a`` with respect to ``tensordot`` over its first ``ind`` axes."""
+    return TensorInv(ind)(a)
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Variable:
+    """``x`` solving ``tensordot(a, x, x.ndim) == b`` (``axes``: ``a``'s axes to move last)."""
+    return TensorSolve(axes)(a, b)
 
 
 def matrix_dot(*args: Any) -> Variable:
@@ -315,6 +404,9 @@ def norm(x: Any, ord: Any) -> Variable:
     x = as_tensor_variable(x)
     a = _math.abs(x)
     if x.ndim == 1:
+        if isinstance(ord, str) and ord not in ("inf", "-inf"):
+            raise ValueError(f"norm: ord={ord!r} is not a vector norm; use None, 'inf', '-inf' or "
+                             "a number")
         if ord is None:
             return _math.sqrt(_reduction.sum(_math.sqr(x)))
         if ord == "inf":
@@ -334,4 +426,7 @@ def norm(x: Any, ord: Any) -> Variable:
             return pick(_reduction.sum(a, axis=axis))
         raise ValueError(f"norm: ord={ord!r} is not a matrix norm here; use None, 'fro', 'inf', "
                          "'-inf', 1 or -1")
-    raise ValueError(f"norm of {x.describe()} ({x.ndim}-d): give a vector or a matrix")
+    if x.ndim == 0:
+        raise ValueError(f"norm of the scalar {x.describe()}: give a vector or a matrix")
+    raise NotImplementedError(f"norm of {x.describe()} ({x.ndim}-d): only vectors and matrices "
+                              "have a norm here; reshape it, or reduce over axes yourself")

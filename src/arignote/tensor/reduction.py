@@ -14,6 +14,7 @@ of ints is float64; any/all give bool; argmax/argmin give int64.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 from collections.abc import Sequence
 
@@ -21,15 +22,16 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar import ops as scalar_ops
-from arignote.scalar.dtypes import COMPLEX, FLOAT, upcast, upgrade_to_float
+from arignote.scalar.dtypes import COMPLEX, DISCRETE, FLOAT, upcast, upgrade_to_float
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor import math as _math
 from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["CAReduce", "Argmax", "Argmin", "sum", "prod", "mean", "var", "std", "max", "min",
-           "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
+__all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "sum", "prod", "mean",
+           "var", "std", "max", "min", "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
 
 # The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
 _REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Max"),
@@ -42,20 +44,31 @@ class CAReduce(Op):
 
     ``dtype`` is the output's; ``acc_dtype`` is the dtype numpy accumulates in
     (None: the input's). Reducing no axes still converts to ``dtype``.
+
+    Theano's signature ``CAReduce(scalar_op, axis=None)`` works too: an op built
+    without the axes (None: all, or counted from the end) or the dtype (None: the
+    input's) makes, once it meets its input, the node of the op that has them.
     """
 
     __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
 
-    def __init__(self, scalar_op: ScalarOp, axis: Sequence[int], dtype: str,
-                 acc_dtype: str | None = None):
+    def __init__(self, scalar_op: ScalarOp, axis: Sequence[int] | int | None = None,
+                 dtype: str | None = None, acc_dtype: str | None = None):
         if scalar_op.name not in _REDUCERS:
             raise ValueError(f"CAReduce cannot reduce with {scalar_op}; it takes "
                              f"{', '.join(_REDUCERS)}")
         self.scalar_op = scalar_op
-        self.axis = tuple(sorted(int(a) for a in axis))
-        self.dtype = str(dtype)
+        self.axis = _axis_tuple(axis)
+        self.dtype = None if dtype is None else str(dtype)
         self.acc_dtype = None if acc_dtype is None else str(acc_dtype)
         self._reducer = _REDUCERS[scalar_op.name][0]
+
+    def _resolved(self, x: Variable) -> CAReduce | None:
+        """The op with this one's axes and dtype fixed for ``x``; None when they already are."""
+        if self.axis is not None and self.dtype is not None and builtins.all(a >= 0 for a in self.axis):
+            return None
+        return CAReduce(self.scalar_op, _axes(x, self.axis, str(self)), self.dtype or x.dtype,
+                        self.acc_dtype)
 
     def __str__(self) -> str:
         name = _REDUCERS[self.scalar_op.name][1]
@@ -63,6 +76,9 @@ class CAReduce(Op):
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
+        resolved = self._resolved(x)
+        if resolved is not None:
+            return resolved.make_node(x)
         for axis in self.axis:
             if not 0 <= axis < x.ndim:
                 raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
@@ -80,8 +96,72 @@ class CAReduce(Op):
                              "elements is undefined: reduce only non-empty axes")
         if self.scalar_op.name in ("add", "mul"):
             result = self._reducer(x, axis=self.axis, dtype=self.acc_dtype)
+            if x.dtype.kind != "c" and np.iscomplexobj(result):
+                result = result.real  # a complex accumulator of real values: no imaginary part
         else:
             result = self._reducer(x, axis=self.axis)
+        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.numpy_dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
+
+
+class Sum(CAReduce):
+    """Theano's ``Sum(axis=None, dtype=None, acc_dtype=None)`` op, with ``sum``'s dtype rules."""
+
+    def __init__(self, axis: Sequence[int] | int | None = None, dtype: str | None = None,
+                 acc_dtype: str | None = None):
+        super().__init__(scalar_ops.add, axis, dtype, acc_dtype)
+
+    def make_node(self, x: Any) -> Apply:
+        return sum(x, self.axis, dtype=self.dtype, acc_dtype=self.acc_dtype).owner
+
+
+class Prod(CAReduce):
+    """Theano's ``Prod(axis=None, dtype=None, acc_dtype=None, no_zeros_in_input=False)`` op,
+    with ``prod``'s dtype rules (``no_zeros_in_input`` as for :func:`prod`)."""
+
+    def __init__(self, axis: Sequence[int] | int | None = None, dtype: str | None = None,
+                 acc_dtype: str | None = None, no_zeros_in_input: bool = False):
+        super().__init__(scalar_ops.mul, axis, dtype, acc_dtype)
+        self.no_zeros_in_input = bool(no_zeros_in_input)
+
+    def make_node(self, x: Any) -> Apply:
+        return prod(x, self.axis, dtype=self.dtype, acc_dtype=self.acc_dtype).owner
+
+
+# Theano's default accumulators (its CAReduceDtype table), which ProdWithoutZeros follows.
+_THEANO_ACC = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+               "uint8": "uint64", "uint16": "uint64", "uint32": "uint64", "float16": "float32",
+               "float32": "float64", "complex64": "complex128"}
+
+
+class ProdWithoutZeros(HostOp):
+    """Theano's ``ProdWithoutZeros(axis=None, dtype=None, acc_dtype=None)``: the product of
+    the non-zero entries over ``axis`` (1 where all are zero); ``prod``'s output dtypes,
+    Theano's accumulators; it has no gradient (Theano's neither)."""
+
+    __props__ = ("axis", "dtype", "acc_dtype")
+
+    def __init__(self, axis: Sequence[int] | int | None = None, dtype: str | None = None,
+                 acc_dtype: str | None = None):
+        self.axis = _axis_tuple(axis)
+        self.dtype = None if dtype is None else str(np.dtype(dtype))
+        self.acc_dtype = None if acc_dtype is None else str(np.dtype(acc_dtype))
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        axes = _axes(x, self.axis, "ProdWithoutZeros")
+        dtype = self.dtype or _math_dtype(x.dtype)
+        acc_dtype = _checked_acc(x, self.acc_dtype, "ProdWithoutZeros") or _THEANO_ACC.get(x.dtype, x.dtype)
+        if (axes, dtype, acc_dtype) != (self.axis, self.dtype, self.acc_dtype):
+            return ProdWithoutZeros(axes, dtype, acc_dtype).make_node(x)
+        broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in axes]
+        return Apply(self, [x], [TensorType(dtype, broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x = inputs[0]
+        result = np.prod(np.where(x != 0, x, np.ones((), x.dtype)), axis=self.axis, dtype=self.acc_dtype)
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.numpy_dtype)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
@@ -117,7 +197,8 @@ class Argmax(Op):
                              f"axes {self.axis}: there are no elements to choose from")
         kept = [i for i in range(x.ndim) if i not in self.axis]
         moved = np.transpose(x, kept + list(self.axis))
-        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        # The reduced length spelt out: -1 cannot be inferred when a kept axis is empty.
+        flat = moved.reshape(moved.shape[:len(kept)] + (math.prod(x.shape[a] for a in self.axis),))
         output_storage[0][0] = np.asarray(self._numpy(flat, axis=-1), dtype="int64")
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
@@ -140,8 +221,10 @@ def sum(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = Fal
 
 
 def prod(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = False,
-         acc_dtype: str | None = None) -> Variable:
-    """Product over ``axis`` (None: all), with sum's dtype rules."""
+         acc_dtype: str | None = None, no_zeros_in_input: bool = False) -> Variable:
+    """Product over ``axis`` (None: all), with sum's dtype rules. ``no_zeros_in_input`` is
+    Theano's promise allowing a cheaper gradient; the gradient here is right with zeros
+    either way, so it changes nothing."""
     return _arith_reduce(scalar_ops.mul, "prod", x, axis, dtype, keepdims, acc_dtype)
 
 
@@ -197,7 +280,9 @@ def mean(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = Fa
     else:
         sum_dtype = "float64"
     total = sum(x, axes, dtype=sum_dtype, acc_dtype=acc_dtype)
-    result = _divide(total, _count(x, axes), _real(total.dtype))
+    if total.dtype in DISCRETE:  # summed in the integer dtype asked for; a mean is float64 (Theano)
+        dtype = "float64"
+    result = _divide(total, _count(x, axes), dtype if total.dtype in DISCRETE else _real(total.dtype))
     result = _math.cast(result, dtype or ("float16" if x.dtype == "float16" else result.dtype))
     return _keep(result, axes, keepdims)
 
@@ -250,14 +335,24 @@ def _arith_reduce(op: ScalarOp, what: str, x: Any, axis: Any, dtype: str | None,
     x = as_tensor_variable(x)
     axes = _axes(x, axis, what)
     out_dtype = _math_dtype(x.dtype) if dtype is None else str(np.dtype(dtype))
+    acc_dtype = _checked_acc(x, acc_dtype, what)
     if acc_dtype is None:
         acc_dtype = upcast(x.dtype, out_dtype)
         acc_dtype = "float32" if acc_dtype == "float16" else acc_dtype
-    elif upcast(x.dtype, acc_dtype) != acc_dtype:
+    return _keep(CAReduce(op, axes, out_dtype, acc_dtype)(x), axes, keepdims)
+
+
+def _checked_acc(x: Variable, acc_dtype: str | None, what: str) -> str | None:
+    """``acc_dtype`` when it loses none of ``x``'s precision (any float will do for an
+    integer ``x``, as in Theano), else a TypeError."""
+    if acc_dtype is None:
+        return None
+    acc_dtype = str(np.dtype(acc_dtype))
+    if upcast(x.dtype, acc_dtype) != acc_dtype and not (x.dtype in DISCRETE and acc_dtype in FLOAT + COMPLEX):
         raise TypeError(f"{what} of {x.describe()} ({x.dtype}) with acc_dtype={acc_dtype!r} "
                         "would lose precision: leave acc_dtype unset, or give one at least as "
                         f"precise as {x.dtype}")
-    return _keep(CAReduce(op, axes, out_dtype, acc_dtype)(x), axes, keepdims)
+    return acc_dtype
 
 
 def _plain_reduce(op: ScalarOp, what: str, x: Any, axis: Any, keepdims: bool,
@@ -291,9 +386,13 @@ def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence; negatives count from the end) as sorted axes."""
     if axis is None:
         return tuple(range(x.ndim))
+    if isinstance(axis, np.ndarray) and axis.dtype.kind in "iu" and axis.ndim <= 1:
+        axis = axis.tolist()  # Theano took numpy integer arrays too
     items = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     axes = []
     for item in items:
+        if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
+            item = int(item)
         if isinstance(item, Variable) or not isinstance(item, (int, np.integer)) or isinstance(item, bool):
             raise TypeError(f"{what}: axis must be None, an int or a tuple of ints fixed when "
                             f"the graph is built, got {item!r}")
@@ -301,6 +400,13 @@ def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
     if len(set(axes)) != len(axes):
         raise ValueError(f"{what}: axis {tuple(items)} names the same axis twice; name each once")
     return tuple(sorted(axes))
+
+
+def _axis_tuple(axis: Sequence[int] | int | None) -> tuple[int, ...] | None:
+    """An op's ``axis`` argument (None, an int or ints) as sorted ints, or None."""
+    if axis is None:
+        return None
+    return tuple(sorted(int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])))
 
 
 def _keep(result: Variable, axes: tuple[int, ...], keepdims: bool) -> Variable:

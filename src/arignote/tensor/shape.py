@@ -27,7 +27,7 @@ from arignote.tensor.variable import as_tensor_variable, constant
 __all__ = ["Shape", "Shape_i", "Reshape", "SpecifyShape", "Rebroadcast", "shape", "shape_i",
            "transpose", "reshape", "flatten", "squeeze", "shape_padleft", "shape_padright",
            "shape_padaxis", "specify_shape", "get_vector_length", "addbroadcast", "unbroadcast",
-           "patternbroadcast"]
+           "patternbroadcast", "get_scalar_constant_value", "NotScalarConstantError"]
 
 _INT64 = TensorType("int64", ())
 
@@ -87,6 +87,38 @@ def shape_i(x: Any, i: int) -> Variable:
 
 
 # ------------------------------------------------- what a graph fixes statically
+class NotScalarConstantError(ValueError):
+    """``get_scalar_constant_value`` met a variable whose value the graph does not fix."""
+
+
+def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_constants: bool = False,
+                              max_recur: int = 10) -> np.ndarray:
+    """Theano's ``get_scalar_constant_value``: the one value ``v`` holds, as a 0-d array, when
+    the graph fixes it (a constant whose entries are all equal, or casts, dimshuffles and,
+    with ``elemwise``, arithmetic of such), else NotScalarConstantError.
+
+    ``only_process_constants`` looks at constants only; ``max_recur`` is accepted for
+    Theano's signature (the walk ends at the graph's inputs).
+    """
+    if isinstance(v, (int, float, complex, np.number, np.ndarray, bool, np.bool_)):
+        v = constant(np.asarray(v))
+    if not isinstance(v, Variable):
+        raise NotScalarConstantError(f"get_scalar_constant_value: {v!r} is not a variable or number")
+    if isinstance(v, Constant):
+        data = np.asarray(v.data)
+    elif only_process_constants or not hasattr(v.type, "ndim"):
+        data = None
+    elif elemwise:
+        data = static_value(v)
+    else:
+        node = v.owner
+        data = static_value(v) if node is not None and isinstance(node.op, (DimShuffle, Shape_i)) else None
+    if data is None or data.size == 0 or not np.all(data == data.flat[0]):
+        raise NotScalarConstantError(f"get_scalar_constant_value: the graph does not fix one value "
+                                     f"for {v.describe()}")
+    return np.asarray(data.flat[0])
+
+
 def static_value(var: Any) -> np.ndarray | None:
     """The value of a small (0-d or 1-d) ``var`` when the graph fixes it, else None.
 

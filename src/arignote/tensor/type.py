@@ -152,8 +152,15 @@ class TensorType(Type):
                             f"({cast_hint} if the change is wanted), or {relax}")
         return converted
 
-    def values_eq(self, a: Any, b: Any) -> bool:
-        return np.array_equal(a, b)
+    @staticmethod
+    def values_eq(a: Any, b: Any, force_same_dtype: bool = True) -> bool:
+        """Exact equality of two values, NaNs equal where both have them, the dtypes equal
+        unless ``force_same_dtype=False`` (static, as Theano's: ``TensorType.values_eq(a, b)``)."""
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or (force_same_dtype and a.dtype != b.dtype):
+            return False
+        nan_aware = a.dtype.kind in "fc" and b.dtype.kind in "fc"
+        return bool(np.array_equal(a, b, equal_nan=nan_aware))
 
     def values_eq_approx(self, a: Any, b: Any, rtol: float | None = None, atol: float | None = None) -> bool:
         a, b = np.asarray(a), np.asarray(b)
@@ -290,6 +297,7 @@ Tensor = TensorType  # Theano's other name for the class
 discrete_dtypes = list(DISCRETE)
 int_dtypes = [d for d in INTEGER if not d.startswith("u")]
 uint_dtypes = [d for d in INTEGER if d.startswith("u")]
+integer_dtypes = list(INTEGER)
 float_dtypes = list(FLOAT)
 complex_dtypes = list(COMPLEX)
 continuous_dtypes = float_dtypes + complex_dtypes

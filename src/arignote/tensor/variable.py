@@ -15,16 +15,28 @@ from arignote.tensor.type import TensorType
 class _TensorOperators:
     """Operators shared by tensor variables and constants; each builds a graph node.
 
-    ``__array_ufunc__ = None`` makes numpy hand ``ndarray + x`` back to our
-    reflected operator (``x.__radd__``), so the result is a symbolic variable
-    rather than an object array of per-element graphs.
+    numpy's ufuncs build the graph too (``__array_ufunc__``): ``np.exp(x)`` is
+    ``exp(x)`` (code of PyMC3's era calls numpy on variables), and ``ndarray + x``
+    is a symbolic variable rather than an object array of per-element graphs.
     """
 
     _transient = ("_eval_cache",)  # functions compiled by eval()
 
     type: TensorType
-    __array_ufunc__ = None
     __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if ufunc is np.equal or ufunc is np.not_equal:
+            # ``ndarray == x`` compares identities, as ``x == ndarray`` does (Theano's ``==``)
+            return ufunc is np.not_equal
+        build = _ufunc_graphs().get(ufunc)
+        if method != "__call__" or kwargs or build is None:
+            called = ufunc.__name__ + ("" if method == "__call__" else "." + method)
+            raise TypeError(f"numpy's {called}{' with ' + ', '.join(kwargs) if kwargs else ''} has no "
+                            f"symbolic form for {self.describe()}: use the arignote.tensor function "
+                            "of that name (or compile the graph and call numpy on its result)")
+        result = build(*inputs)
+        return _comparison(result) if ufunc in _ORDERINGS else result
 
     def transfer(self, target: str | None) -> Variable:
         """This variable on ``target`` ('cpu', None for the GPU device, a context name)."""
@@ -174,6 +186,14 @@ class _TensorOperators:
     def ones_like(self, dtype: str | None = None):
         return _alloc.ones_like(self, dtype)
 
+    def get_scalar_constant_value(self):
+        """The one value the graph fixes for this tensor (NotScalarConstantError otherwise)."""
+        return _shape.get_scalar_constant_value(self)
+
+    def fill(self, value):
+        """``value`` broadcast to this tensor's shape (Theano's ``fill``)."""
+        return _alloc.fill(self, value)
+
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
         return _diagonal.diagonal(self, offset, axis1, axis2)
 
@@ -274,6 +294,22 @@ class TensorConstant(_TensorOperators, Constant):
 def _comparison(var: Variable) -> Variable:
     var._from_comparison = True
     return var
+
+
+_ORDERINGS = (np.less, np.less_equal, np.greater, np.greater_equal)
+_UFUNC_GRAPHS: dict = {}
+
+
+def _ufunc_graphs() -> dict:
+    """numpy ufunc -> the function building its graph: the scalar table's ops by their
+    ``ufunc``, and matmul."""
+    if not _UFUNC_GRAPHS:
+        from arignote.scalar.ops import TABLE
+        table = {op.ufunc: getattr(_math, name) for name, op in TABLE.items()
+                 if isinstance(op.ufunc, np.ufunc) and hasattr(_math, name)}
+        table[np.matmul] = _blas.matmul
+        _UFUNC_GRAPHS.update(table)  # built whole first: another thread sees all or nothing
+    return _UFUNC_GRAPHS
 
 
 # Backends register how to move a variable to a target they own (a GPU context name).

@@ -146,6 +146,49 @@ def test_input_gradient_matches_the_textbook_formula():
     assert_matches(run([x, g, b, dy], gx, xv, gv, bv, dyv), expected)
 
 
+def _second_order(x, dy, dx, g, b, ax, consider_constant):
+    """ddx: the gradient of <dx, d out / d x . dy> with respect to x, through the op."""
+    out, mean, invstd = bn.batch_normalization_train(x, g, b, ax, 1e-4)
+    gx = arignote.grad(None, x, known_grads={out: dy})
+    return arignote.grad(None, x, known_grads={gx: dx},
+                         consider_constant=[mean, invstd] if consider_constant else None)
+
+
+def test_second_order_gradient_with_the_statistics_held_constant():
+    # The op's own gradient treats its inputs as independent: with the batch mean and inverse
+    # std held constant (Theano's test of the op), ddx is Theano's closed form. It used to
+    # go on through the mean and std to x as well, and came out wrong.
+    shape, ax = (5, 3, 2), (0, 2)
+    rng = np.random.default_rng(4)
+    xv, dyv, dxv = (rng.standard_normal(shape) for _ in range(3))
+    gv, bv = rng.standard_normal((1, 3, 1)), rng.standard_normal((1, 3, 1))
+    x, dy, dx = T.tensor3("x"), T.tensor3("dy"), T.tensor3("dx")
+    g, b = (T.tensor("float64", (True, False, True), name=n) for n in ("g", "b"))
+    ddx = _second_order(x, dy, dx, g, b, ax, consider_constant=True)
+    centred = xv - xv.mean(axis=ax, keepdims=True)
+    invstd = 1 / np.sqrt(xv.var(axis=ax, keepdims=True) + 1e-4)
+    ccc = gv * (dxv - dxv.mean(axis=ax, keepdims=True))
+    expected = -invstd ** 3 * (ccc * (dyv * centred).mean(axis=ax, keepdims=True)
+                               + dyv * (ccc * centred).mean(axis=ax, keepdims=True))
+    assert_matches(run([x, dy, dx, g, b], ddx, xv, dyv, dxv, gv, bv), expected)
+
+
+def test_second_order_gradient_matches_the_explicit_graph():
+    shape, ax = (6, 4), (0,)
+    rng = np.random.default_rng(5)
+    xv, dyv, dxv = (rng.standard_normal(shape) for _ in range(3))
+    gv, bv = rng.standard_normal((1, 4)), rng.standard_normal((1, 4))
+    x, dy, dx = T.matrix("x"), T.matrix("dy"), T.matrix("dx")
+    g, b = (T.tensor("float64", (True, False), name=n) for n in ("g", "b"))
+    mean = x.mean(axis=0, keepdims=True)
+    explicit = (x - mean) * g / T.sqrt(T.sqr(x - mean).mean(axis=0, keepdims=True) + 1e-4) + b
+    gx = arignote.grad(None, x, known_grads={explicit: dy})
+    expected = arignote.grad(None, x, known_grads={gx: dx})
+    ddx = _second_order(x, dy, dx, g, b, ax, consider_constant=False)
+    values = xv, dyv, dxv, gv, bv
+    assert_matches(run([x, dy, dx, g, b], ddx, *values), run([x, dy, dx, g, b], expected, *values))
+
+
 def test_shapes_are_inferred():
     shape, ax = (4, 3, 2, 3), (0, 2, 3)
     xv, gv, bv, rmv, rvv = sample(shape, ax, True, "float64")

@@ -1,38 +1,88 @@
 """``theano.tensor.nnet``'s 1.0 behaviour where it differs from ``arignote.tensor.nnet``.
 
-Theano 1.0's ``softmax`` of a vector padded it to a 1xN matrix, with a
-deprecation warning; 1.0-era code relies on that shape (DeepLearningTutorials'
-rnnslu indexes ``[:, 0, :]`` on a scan of such rows). Under the alias
-``theano.tensor.nnet.softmax`` does the same; ``arignote.tensor.nnet.softmax``
-keeps a vector a vector. One behaviour per entry point.
+Theano 1.0's softmax and log-softmax of a vector padded it to a 1xN matrix, with
+a deprecation warning; 1.0-era code relies on that shape (DeepLearningTutorials'
+rnnslu indexes ``[:, 0, :]`` on a scan of such rows; ``crossentropy_categorical_1hot``
+of ``softmax_op(vector)`` needs a matrix). Under the alias ``softmax``,
+``logsoftmax``, ``softmax_op`` and ``logsoftmax_op`` do the same;
+``arignote.tensor.nnet``'s keep a vector a vector (and so does the ``Softmax`` class
+under both names). One behaviour per entry point.
 """
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-from arignote.graph.basic import Variable, user_stacklevel
+from arignote.graph.basic import Apply, Variable, user_stacklevel
 from arignote.tensor.nnet import basic
 from arignote.tensor.shape import shape_padleft
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["softmax"]
+__all__ = ["softmax", "logsoftmax", "softmax_op", "logsoftmax_op"]
+
+
+def _rows(c: Any, what: str, op_name: str) -> Variable:
+    """``c`` as Theano 1.0's softmax took it: a matrix, a vector becoming a 1xN matrix."""
+    c = as_tensor_variable(c)
+    if c.ndim not in (1, 2) or c.dtype not in ("float16", "float32", "float64"):
+        raise ValueError(f"{what} (Theano 1.0): x must be a 1-d or 2-d tensor of floats, got "
+                         f"{c.describe()} ({c.type.describe()}); arignote.tensor.nnet.{what} takes "
+                         "any rank" + ("" if what.endswith("_op") else " and an axis"))
+    if c.ndim == 1:
+        warnings.warn(f"DEPRECATION: If x is a vector, {op_name} will not automatically pad x anymore "
+                      "in next releases. If you need it, please do it manually. The vector case is "
+                      "gonna be supported soon and the output will be a vector.",
+                      stacklevel=user_stacklevel())
+        c = shape_padleft(c, 1)
+    return c
+
+
+class _RowsOp:
+    """Theano 1.0's op of the rows: its nodes hold arignote's op of axis 1 (``rows``), and it
+    compares equal to that op, so ``node.op == softmax_op`` holds for them as in Theano (a
+    subclass's ``__eq__`` answers first, whichever side of ``==`` it is on)."""
+
+    rows: basic.Softmax | basic.LogSoftmax
+    op_name = ""
+
+    def make_node(self, x: Any) -> Apply:
+        return self.rows.make_node(_rows(x, f"{self.op_name.lower()}_op", self.op_name))
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or self.rows == other
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
+    def __str__(self) -> str:
+        return str(self.rows)
+
+
+class _Theano10Softmax(_RowsOp, basic.Softmax):
+    """``softmax_op``: the softmax of the rows of a matrix, a vector taken as one row."""
+
+    rows, op_name = basic.Softmax(1), "Softmax"
+
+
+class _Theano10LogSoftmax(_RowsOp, basic.LogSoftmax):
+    """``logsoftmax_op``: the log-softmax of the rows, a vector taken as one row."""
+
+    rows, op_name = basic.LogSoftmax(1), "LogSoftmax"
+
+
+softmax_op = _Theano10Softmax(1)
+logsoftmax_op = _Theano10LogSoftmax(1)
 
 
 def softmax(c: Any) -> Variable:
     """Theano 1.0's softmax over the last axis of a matrix; a vector becomes a 1xN matrix."""
     c = as_tensor_variable(c)
-    if c.ndim not in (1, 2) or c.dtype not in ("float16", "float32", "float64"):
-        raise ValueError(f"softmax (Theano 1.0): x must be a 1-d or 2-d tensor of floats, got "
-                         f"{c.describe()} ({c.type.describe()}); arignote.tensor.nnet.softmax takes "
-                         "any rank and an axis")
-    if c.broadcastable[-1]:
+    if c.broadcastable[-1:] == (True,):
         warnings.warn("The softmax is applied on a dimension of shape 1, which does not have a "
                       "semantic meaning.", stacklevel=user_stacklevel())
-    if c.ndim == 1:
-        warnings.warn("DEPRECATION: If x is a vector, Softmax will not automatically pad x anymore "
-                      "in next releases. If you need it, please do it manually. The vector case is "
-                      "gonna be supported soon and the output will be a vector.",
-                      stacklevel=user_stacklevel())
-        c = shape_padleft(c, 1)
-    return basic.softmax(c)
+    return basic.softmax(_rows(c, "softmax", "Softmax"))
+
+
+def logsoftmax(c: Any) -> Variable:
+    """Theano 1.0's log-softmax over the last axis of a matrix; a vector becomes a 1xN matrix."""
+    return basic.log_softmax(_rows(c, "logsoftmax", "LogSoftmax"))

@@ -5,9 +5,10 @@ from typing import Any
 
 import numpy as np
 
+from arignote.compile.profiling import ProfileStats
 from arignote.graph.types import generic
 
-__all__ = ["_asarray", "generic"]
+__all__ = ["_asarray", "generic", "ProfileStats"]
 
 
 def _asarray(a: Any, dtype: Any, order: str | None = None) -> np.ndarray:

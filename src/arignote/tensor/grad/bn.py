@@ -29,11 +29,15 @@ def _is_zero(g) -> bool:
 
 
 def _through(lowered: list, output_grads: list, wrt: list) -> list:
-    """Gradients of ``wrt`` through the lowered graph, from the outputs that have one."""
+    """Gradients of ``wrt`` through the lowered graph, from the outputs that have one.
+
+    Each of ``wrt`` is a leaf (an op's gradient treats its inputs as independent): the
+    batch mean and std that AbstractBatchNormTrainGrad takes are themselves computed
+    from its ``x``, and going on through them would count that path twice."""
     seeds = {out: g for out, g in zip(lowered, output_grads) if not _is_zero(g)}
     if not seeds:
         return [None] * len(wrt)
-    grads = backpropagate(seeds, wrt)
+    grads = backpropagate(seeds, wrt, consider_constant=wrt)
     return [grads.get(v) for v in wrt]
 
 

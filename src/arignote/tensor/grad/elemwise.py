@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from arignote.gradient import backpropagate, register_grad
+from arignote.gradient import backpropagate, grad_not_implemented, register_grad
+from arignote.graph.types import NullType
 from arignote.scalar.composite import Composite
 from arignote.scalar.dtypes import DISCRETE
 from arignote.scalar.ops import Cast
@@ -283,6 +284,21 @@ def _gammaln(inputs, out, gz):
     return [gz * tm.psi(inputs[0])]
 
 
+@rule("gamma")
+def _gamma(inputs, out, gz):
+    return [gz * out * tm.psi(inputs[0])]
+
+
+@rule("chi2sf")
+def _chi2sf(inputs, out, gz):
+    """d/dx is minus the chi-squared density; the degrees of freedom have no rule."""
+    x, k = inputs
+    half_k = k / c(2, k)
+    log_pdf = (half_k - c(1, k)) * tm.log(x) - x / c(2, x) - half_k * tm.log(c(2, k)) - tm.gammaln(half_k)
+    density = tm.switch(tm.gt(x, c(0, x)), tm.exp(log_pdf), c(0, out))
+    return [-gz * density, grad_not_implemented("chi2sf", 1, k, "(the degrees of freedom)")]
+
+
 @rule("psi")
 def _psi(inputs, out, gz):
     return [gz * tm.tri_gamma(inputs[0])]
@@ -333,7 +349,8 @@ def elemwise_grad(op, inputs, outputs, output_grads):
                                   "arignote.tensor.grad.elemwise.RULES")
     if out.dtype in DISCRETE:
         return [None] * len(inputs)
-    return [None if g is None else sum_broadcast(g, x) for g, x in zip(grads, inputs)]
+    return [g if g is None or isinstance(g.type, NullType) else sum_broadcast(g, x)
+            for g, x in zip(grads, inputs)]
 
 
 def sum_broadcast(g, x):
@@ -350,9 +367,10 @@ def _cast(inputs, out, gz):
 
 
 def _composite(scalar, inputs, out, gz):
-    """Rebuild the fused chain as separate Elemwise nodes and differentiate those."""
+    """Rebuild the fused chain as separate Elemwise nodes and differentiate those, the
+    inputs as leaves (one may be computed from another: its gradient stops there)."""
     values = list(inputs)
     for step, args in scalar.steps:
         values.append(Elemwise(step)(*[values[a] for a in args]))
-    grads = backpropagate({values[scalar.output]: gz}, inputs)
+    grads = backpropagate({values[scalar.output]: gz}, inputs, consider_constant=inputs)
     return [grads.get(x) for x in inputs]

@@ -14,7 +14,7 @@ from arignote.gradient import grad_undefined, register_grad
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import arange, zeros
 from arignote.tensor.diagonal import ExtractDiag
-from arignote.tensor.extra_ops import (Bartlett, BinCount, CumOp, DiffOp, FillDiagonal,
+from arignote.tensor.extra_ops import (Bartlett, BinCount, CpuContiguous, CumOp, DiffOp, FillDiagonal,
                                        FillDiagonalOffset, cumsum, fill_diagonal, fill_diagonal_offset,
                                        take_along_axis)
 from arignote.tensor.join import concatenate
@@ -29,6 +29,11 @@ def _reversed(x, axis):
     index = [slice(None)] * x.ndim
     index[axis] = slice(None, None, -1)
     return x[tuple(index)]
+
+
+@register_grad(CpuContiguous)
+def cpu_contiguous_grad(op, inputs, outputs, output_grads):
+    return [output_grads[0]]
 
 
 @register_grad(CumOp)

@@ -29,12 +29,12 @@ def repeat_grad(op, inputs, outputs, output_grads):
     """Each element collects the gradients of its copies: an indexed sum."""
     x, repeats = inputs
     gz = output_grads[0]
-    axis = op.axis
-    if axis is None:
+    if op.axis is None:
         flat_x = flatten(x)
         owner = Repeat(0)(arange(shape_i(flat_x, 0), dtype="int64"), repeats)
         flat_g = AdvancedIncSubtensor1()(zeros_like(flat_x), gz, owner)
         return [reshape(flat_g, _shape(x), ndim=x.ndim), None]
+    axis = op.axis_of(x)
     order = [axis] + [d for d in range(x.ndim) if d != axis]
     back = [order.index(d) for d in range(x.ndim)]
     moved_x = DimShuffle(x.broadcastable, order)(x)

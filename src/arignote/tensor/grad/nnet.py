@@ -1,4 +1,5 @@
-"""Gradients of softmax and log_softmax, and stable gradients of the log-losses.
+"""Gradients of softmax and log_softmax, of Theano's compound nnet ops, and stable
+gradients of the log-losses.
 
 Neither softmax rule divides by a softmax, so saturated (0 or 1) probabilities
 give finite gradients. ``log(sigmoid(z))``, ``log(1 - sigmoid(z))`` (the sigmoid
@@ -17,6 +18,13 @@ from arignote.tensor.nnet import basic as _nnet
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.grad.elemwise import c, rule
 from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.nnet.compound import (CrossentropyCategorical1Hot, CrossentropySoftmax1HotWithBiasDx,
+                                           CrossentropySoftmaxArgmax1HotWithBias, SoftmaxGrad,
+                                           SoftmaxWithBias, crossentropy_categorical_1hot_grad,
+                                           crossentropy_softmax_1hot_with_bias_dx, one_hot_rows,
+                                           softmax_backward)
+from arignote.tensor.nnet.prepend import Prepend_scalar_constant_to_each_row, Prepend_scalar_to_each_row
+from arignote.tensor.shape import shape_padright
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.rewrites.utils import is_scalar_constant, op_name, sigmoid_argument
 from arignote.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1, Subtensor
@@ -24,8 +32,60 @@ from arignote.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1, Sub
 
 @register_grad(Softmax)
 def softmax_grad(op, inputs, outputs, output_grads):
-    sm, gz = outputs[0], output_grads[0]
-    return [(gz - _sum(gz * sm, op.axis, keepdims=True)) * sm]
+    return [softmax_backward(output_grads[0], outputs[0], op.axis)]
+
+
+# ------------------------------------------------- Theano's compound ops (nnet.compound)
+@register_grad(SoftmaxWithBias)
+def _softmax_with_bias(op, inputs, outputs, output_grads):
+    dx = softmax_backward(output_grads[0], outputs[0], 1)
+    return [dx, _sum(dx, 0)]
+
+
+@register_grad(SoftmaxGrad)
+def _softmax_grad_op(op, inputs, outputs, output_grads):
+    """dx = dy*sm - s*sm with s = sum(dy*sm): linear in dy (the same map, applied to g), and
+    d/dsm = g*dy - g*s - sum(g*sm)*dy."""
+    dy, sm = inputs
+    g = output_grads[0]
+    s = _sum(dy * sm, op.axis, keepdims=True)
+    return [softmax_backward(g, sm, op.axis), g * dy - g * s - _sum(g * sm, op.axis, keepdims=True) * dy]
+
+
+@register_grad(CrossentropySoftmaxArgmax1HotWithBias)
+def _crossentropy_softmax_argmax(op, inputs, outputs, output_grads):
+    g_nll, g_sm = output_grads[:2]
+    y_idx, sm = inputs[2], outputs[1]
+    dx = crossentropy_softmax_1hot_with_bias_dx(g_nll, sm, y_idx) + softmax_backward(g_sm, sm, 1)
+    return [dx, _sum(dx, 0), None]
+
+
+@register_grad(CrossentropySoftmax1HotWithBiasDx)
+def _crossentropy_softmax_dx(op, inputs, outputs, output_grads):
+    """dx = dy[:, None] * (sm - onehot(y)): linear in dy and in sm."""
+    dy, sm, y_idx = inputs
+    g = output_grads[0]
+    per_row = _sum(g * (sm - one_hot_rows(y_idx, sm)), 1)
+    g_dy = per_row if dy.ndim == 1 else _sum(per_row)
+    return [g_dy, (shape_padright(dy) if dy.ndim == 1 else dy) * g, None]
+
+
+@register_grad(CrossentropyCategorical1Hot)
+def _crossentropy_categorical_1hot(op, inputs, outputs, output_grads):
+    coding, y = inputs
+    return [crossentropy_categorical_1hot_grad(output_grads[0], coding, y), None]
+
+
+# ---------------------------------------------------------- Theano's prepend ops
+@register_grad(Prepend_scalar_constant_to_each_row)
+def _prepend_constant(op, inputs, outputs, output_grads):
+    return [output_grads[0][:, 1:]]
+
+
+@register_grad(Prepend_scalar_to_each_row)
+def _prepend_scalar(op, inputs, outputs, output_grads):
+    g = output_grads[0]
+    return [_sum(g[:, 0]), g[:, 1:]]
 
 
 @register_grad(LogSoftmax)

@@ -1,4 +1,4 @@
-"""Gradients of the reductions (CAReduce, Argmax, Argmin).
+"""Gradients of the reductions (CAReduce, Argmax, Argmin; ProdWithoutZeros has none).
 
 mean, var, std and norm are graphs of these and elementwise ops, so their
 gradients come from those graphs.
@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from arignote.gradient import register_grad
+from arignote.gradient import grad_not_implemented, register_grad
 from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import second
 from arignote.tensor.elemwise import DimShuffle
-from arignote.tensor.reduction import Argmax, CAReduce, prod
+from arignote.tensor.reduction import Argmax, CAReduce, ProdWithoutZeros, prod
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.variable import constant
+
+
+@register_grad(ProdWithoutZeros)
+def prod_without_zeros_grad(op, inputs, outputs, output_grads):
+    return [grad_not_implemented(op, 0, inputs[0], "prod(x, no_zeros_in_input=True) has one when "
+                                 "x has no zeros, and prod(x) in general")]
 
 
 def restore_axes(var, axes):

@@ -3,6 +3,8 @@
 ``basic`` holds softmax, the first activations and the cross-entropy losses;
 ``activations`` the exponential-linear units and softsign; ``losses`` the
 one-hot softmax cross-entropies and the sigmoid cross-entropy of logits;
+``compound`` Theano's fused softmax / one-hot cross-entropy ops and their gradient ops;
+``prepend`` its scalar-column ops; ``metrics`` confusion_matrix;
 ``hierarchical`` h_softmax; ``convolution`` the ``conv2d``/``conv3d`` entry
 points over ``abstract_conv``'s ops (computed by ``im2col``; ``corr``/``corr3d``
 hold them under Theano's CorrMM names); ``bn`` batch
@@ -14,6 +16,11 @@ from arignote.tensor.nnet.activations import *  # noqa: F401,F403
 from arignote.tensor.nnet.activations import __all__ as _activations
 from arignote.tensor.nnet.losses import *  # noqa: F401,F403
 from arignote.tensor.nnet.losses import __all__ as _losses
+from arignote.tensor.nnet.compound import *  # noqa: F401,F403
+from arignote.tensor.nnet.compound import __all__ as _compound
+from arignote.tensor.nnet.prepend import *  # noqa: F401,F403
+from arignote.tensor.nnet.prepend import __all__ as _prepend
+from arignote.tensor.nnet.metrics import confusion_matrix  # noqa: F401
 from arignote.tensor.nnet.hierarchical import h_softmax  # noqa: F401
 from arignote.tensor.nnet.convolution import *  # noqa: F401,F403
 from arignote.tensor.nnet.convolution import __all__ as _convolution
@@ -22,6 +29,6 @@ from arignote.tensor.nnet.abstract_conv import conv2d_grad_wrt_inputs, conv2d_gr
 from arignote.tensor.nnet.abstract_conv import conv2d as abstract_conv2d, separable_conv2d  # noqa: F401
 from arignote.tensor.nnet.bn import batch_normalization  # noqa: F401
 
-__all__ = (_basic + _activations + _losses + _convolution
-           + ["h_softmax", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights", "abstract_conv2d",
+__all__ = (_basic + _activations + _losses + _compound + _prepend + _convolution
+           + ["confusion_matrix", "h_softmax", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights", "abstract_conv2d",
               "separable_conv2d", "batch_normalization"])

@@ -23,18 +23,46 @@ from arignote.tensor.shape import shape_i
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["Softmax", "LogSoftmax", "sigmoid", "softplus", "relu", "softmax", "log_softmax",
-           "logsoftmax", "softmax_with_bias", "categorical_crossentropy", "binary_crossentropy",
-           "hard_sigmoid", "ultra_fast_sigmoid"]
+__all__ = ["Softmax", "LogSoftmax", "softmax_op", "logsoftmax_op", "sigmoid", "softplus", "relu",
+           "softmax", "log_softmax", "logsoftmax", "softmax_graph", "categorical_crossentropy",
+           "binary_crossentropy", "hard_sigmoid", "ultra_fast_sigmoid"]
 
 
 # ------------------------------------------------------------------ softmax
+def shifted(x: np.ndarray, axis: int, dtype: Any) -> np.ndarray:
+    """``x`` in ``dtype``, minus its maximum along ``axis`` (the stable start of a softmax)."""
+    x = x.astype(dtype, copy=False)
+    if x.shape[axis] == 0:
+        return x.copy()
+    return x - x.max(axis=axis, keepdims=True)
+
+
+def softmax_values(x: np.ndarray, axis: int, dtype: Any) -> np.ndarray:
+    """The numpy softmax of ``x`` along ``axis`` in ``dtype``: ``exp(x - max)`` normalized."""
+    e = np.exp(shifted(x, axis, dtype))
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def log_softmax_values(x: np.ndarray, axis: int, dtype: Any) -> np.ndarray:
+    """The numpy log-softmax of ``x`` along ``axis``: ``(x - max) - log(sum(exp(x - max)))``."""
+    s = shifted(x, axis, dtype)
+    if s.size:
+        s -= np.log(np.exp(s).sum(axis=axis, keepdims=True))
+    return s
+
+
 class _AxisOp(Op):
-    """A float op along one axis whose output has the input's shape."""
+    """A float op along one axis whose output has the input's shape.
+
+    ``axis`` defaults to -1, the last axis (Theano's ``Softmax()`` takes no argument and
+    works along the rows' last axis). A negative axis is resolved when the op is applied:
+    the node holds the op of the non-negative axis, the one every backend reads.
+    """
 
     __props__ = ("axis",)
 
-    def __init__(self, axis: int):
+    def __init__(self, axis: int = -1):
         self.axis = int(axis)
 
     def make_node(self, x: Any) -> Apply:
@@ -43,39 +71,34 @@ class _AxisOp(Op):
         if x.dtype in COMPLEX:
             raise TypeError(f"{name} of {x.describe()}: complex inputs are not supported; take "
                             "the real part or the abs first")
-        if not 0 <= self.axis < x.ndim:
+        if not -x.ndim <= self.axis < x.ndim:
             raise ValueError(f"{name} along axis {self.axis} of {x.describe()}, which has "
                              f"{x.ndim} dimensions: pick an axis in [{-x.ndim}, {x.ndim})")
+        if self.axis < 0:
+            return type(self)(self.axis + x.ndim).make_node(x)
         return Apply(self, [x], [TensorType(upgrade_to_float(x.dtype), x.broadcastable)()])
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
-
-    def _shifted(self, node: Apply, x: np.ndarray) -> np.ndarray:
-        """``x`` minus its maximum along the axis, in the output dtype."""
-        x = x.astype(node.outputs[0].type.numpy_dtype, copy=False)
-        if x.shape[self.axis] == 0:
-            return x.copy()
-        return x - x.max(axis=self.axis, keepdims=True)
 
 
 class Softmax(_AxisOp):
     """``exp(x) / sum(exp(x))`` along ``axis``, computed as ``exp(x - max(x))`` normalized."""
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        e = np.exp(self._shifted(node, inputs[0]))
-        e /= e.sum(axis=self.axis, keepdims=True)
-        output_storage[0][0] = e
+        output_storage[0][0] = softmax_values(inputs[0], self.axis, node.outputs[0].type.numpy_dtype)
 
 
 class LogSoftmax(_AxisOp):
     """``log(softmax(x))`` along ``axis``, as ``(x - max) - log(sum(exp(x - max)))``."""
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        shifted = self._shifted(node, inputs[0])
-        if shifted.size:
-            shifted -= np.log(np.exp(shifted).sum(axis=self.axis, keepdims=True))
-        output_storage[0][0] = shifted
+        output_storage[0][0] = log_softmax_values(inputs[0], self.axis, node.outputs[0].type.numpy_dtype)
+
+
+# Theano's op instances: the softmax and log-softmax of the last axis.
+softmax_op = Softmax()
+logsoftmax_op = LogSoftmax()
 
 
 def _axis(x: Variable, axis: int, what: str) -> int:
@@ -104,13 +127,11 @@ def log_softmax(x: Any, axis: int = -1) -> Variable:
 logsoftmax = log_softmax
 
 
-def softmax_with_bias(x: Any, b: Any) -> Variable:
-    """``softmax(x + b)`` of the rows of matrix ``x``, ``b`` a vector added to each row."""
-    x, b = as_tensor_variable(x), as_tensor_variable(b)
-    if x.ndim != 2 or b.ndim != 1:
-        raise TypeError(f"softmax_with_bias expects a matrix and a vector, got {x.describe()} "
-                        f"({x.type.describe()}) and {b.describe()} ({b.type.describe()})")
-    return softmax(_math.add(x, b), axis=-1)
+def softmax_graph(c: Any) -> Variable:
+    """Theano's ``exp(c) / sum(exp(c))`` over the last axis, as that graph: not shifted by
+    the maximum, so large logits overflow (``softmax`` is the stable op)."""
+    e = _math.exp(as_tensor_variable(c))
+    return _math.true_div(e, _sum(e, axis=-1, keepdims=True))
 
 
 # -------------------------------------------------------------- activations
@@ -188,7 +209,7 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
     """
     coding_dist = as_tensor_variable(coding_dist)
     true_dist = as_tensor_variable(true_dist)
-    log_coding = _stable_log(coding_dist)
+    log_coding = stable_log(coding_dist)
     if true_dist.ndim == coding_dist.ndim:
         return _math.neg(_sum(_math.mul(true_dist, log_coding), axis=coding_dist.ndim - 1))
     if coding_dist.ndim == 2 and true_dist.ndim == 1:
@@ -197,7 +218,7 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
                             f"must be integers, got {true_dist.dtype}: cast them with "
                             "tensor.cast(t, 'int64'), or pass one-hot rows of coding_dist's shape")
         rows = arange(shape_i(coding_dist, 0))
-        labels = ClassIndices()(true_dist, shape_i(coding_dist, 1))
+        labels = ClassIndices()(true_dist, shape_i(coding_dist, 1), shape_i(coding_dist, 0))
         return _math.neg(log_coding[rows, labels])
     raise TypeError(f"categorical_crossentropy expects true_dist of coding_dist's dimensions "
                     f"({coding_dist.ndim}), or an integer vector of class indices with a matrix "
@@ -206,34 +227,50 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
 
 
 class ClassIndices(Op):
-    """The class indices ``y`` themselves, once checked to lie in ``[0, n_classes)``.
+    """The class indices ``y`` themselves, once checked to lie in ``[0, n_classes)`` (and,
+    given ``n_rows``, to be one per row).
 
     Indexing would read ``-1`` as the last class and fail on ``n_classes`` with a
-    message about an axis; a label out of range is the user's data, so it is named.
+    message about an axis; a label out of range is the user's data, so it is named,
+    with the loss (``what``) and the distribution (``dist``) it was given to.
     The check runs on the host, where index vectors live on every backend.
     """
 
+    __props__ = ("what", "dist")
     view_map = {0: [0]}
 
-    def make_node(self, y: Any, n_classes: Any) -> Apply:
+    def __init__(self, what: str = "categorical_crossentropy", dist: str = "coding_dist"):
+        self.what, self.dist = what, dist
+
+    def make_node(self, y: Any, n_classes: Any, n_rows: Any = None) -> Apply:
+        extra = [] if n_rows is None else [as_tensor_variable(n_rows)]
         y, n_classes = as_tensor_variable(y), as_tensor_variable(n_classes)
-        return Apply(self, [y, n_classes], [y.type()])
+        return Apply(self, [y, n_classes] + extra, [y.type()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        y, n = inputs
-        n = int(n)
-        if y.size and (y.min() < 0 or y.max() >= n):
-            i = int(np.argmax((y < 0) | (y >= n)))
-            labels = user_variable(node.inputs[0]).describe()
-            raise ValueError(
-                f"categorical_crossentropy: the class indices {labels} (shape {y.shape}) hold {y[i]} "
-                f"at position {i}, but coding_dist has {n} classes: each index must be in "
-                f"0 .. {n - 1}. Drop or mask the rows whose label is missing (such as -1) before "
-                "taking the loss")
+        y = inputs[0]
+        rows = int(inputs[2]) if len(inputs) == 3 else None
+        check_class_indices(y, int(inputs[1]), node.inputs[0], self.what, self.dist, rows)
         output_storage[0][0] = y
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
+
+
+def check_class_indices(y: np.ndarray, n: int, labels: Variable, what: str, dist: str,
+                        rows: int | None = None) -> None:
+    """Raise a ValueError naming ``labels`` when a value of ``y`` is not in ``[0, n)``, or
+    when ``rows`` is given and ``y`` does not hold one index per row."""
+    if rows is not None and y.shape[0] != rows:
+        raise ValueError(f"{what}: {user_variable(labels).describe()} holds {y.shape[0]} class "
+                         f"indices for the {rows} rows of {dist}: give one per row")
+    if y.size and (y.min() < 0 or y.max() >= n):
+        i = int(np.argmax((y < 0) | (y >= n)))
+        raise ValueError(
+            f"{what}: the class indices {user_variable(labels).describe()} (shape {y.shape}) hold "
+            f"{y[i]} at position {i}, but {dist} has {n} classes: each index must be in "
+            f"0 .. {n - 1}. Drop or mask the rows whose label is missing (such as -1) before "
+            "taking the loss")
 
 
 def binary_crossentropy(output: Any, target: Any) -> Variable:
@@ -256,7 +293,7 @@ def binary_crossentropy(output: Any, target: Any) -> Variable:
     return _math.neg(_math.add(hit, miss))
 
 
-def _stable_log(dist: Variable) -> Variable:
+def stable_log(dist: Variable) -> Variable:
     """``log(dist)``, as ``log_softmax(x)`` when ``dist`` is ``softmax(x)``: no log of an
     underflowed 0, in the value or in the gradient built from it."""
     node = dist.owner

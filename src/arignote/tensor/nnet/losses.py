@@ -19,10 +19,12 @@ from arignote.tensor import math as _math
 from arignote.tensor.alloc import arange
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.nnet.basic import log_softmax, softmax
+from arignote.tensor.reduction import max_and_argmax
 from arignote.tensor.shape import shape_i
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["crossentropy_softmax_1hot", "crossentropy_softmax_1hot_with_bias",
+           "crossentropy_softmax_max_and_argmax_1hot", "crossentropy_softmax_max_and_argmax_1hot_with_bias",
            "crossentropy_categorical_1hot", "sigmoid_binary_crossentropy"]
 
 
@@ -57,6 +59,20 @@ def crossentropy_softmax_1hot(x: Any, y_idx: Any, **kwargs: Any) -> tuple:
     x = as_tensor_variable(x)
     y_idx = _targets(y_idx, "crossentropy_softmax_1hot")
     return _math.neg(log_softmax(x)[_rows(x, "crossentropy_softmax_1hot"), y_idx]), softmax(x)
+
+
+def crossentropy_softmax_max_and_argmax_1hot_with_bias(x: Any, b: Any, y_idx: Any, **kwargs: Any) -> tuple:
+    """``crossentropy_softmax_1hot_with_bias``'s two outputs, then the largest probability of
+    each row and its column (int64)."""
+    nll, sm = crossentropy_softmax_1hot_with_bias(x, b, y_idx)
+    return (nll, sm) + tuple(max_and_argmax(sm, axis=-1))
+
+
+def crossentropy_softmax_max_and_argmax_1hot(x: Any, y_idx: Any, **kwargs: Any) -> tuple:
+    """``crossentropy_softmax_1hot``'s two outputs, then each row's largest probability and
+    its column (int64)."""
+    nll, sm = crossentropy_softmax_1hot(x, y_idx)
+    return (nll, sm) + tuple(max_and_argmax(sm, axis=-1))
 
 
 def crossentropy_categorical_1hot(coding_dist: Any, true_one_of_n: Any) -> Variable:

@@ -16,7 +16,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Op
 from arignote.tensor import math as _math
 from arignote.tensor.random import mrg31k3p
-from arignote.tensor.shape import static_entry, vector_length
+from arignote.tensor.shape import static_entry, static_value, vector_length
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
@@ -139,7 +139,9 @@ class ChoiceFromUniform(Op):
             raise TypeError(f"{type(self).__name__} takes a p matrix, a vector of uniforms and "
                             f"a scalar n, got {pvals.type}, {unis.type}, {n.type}")
         odtype = "int64" if self.odtype == "auto" else self.odtype
-        return Apply(self, [pvals, unis, n], [TensorType(odtype, (pvals.broadcastable[0], False))()])
+        one = static_value(n)  # one choice per row: a broadcastable column, as in Theano
+        pattern = (pvals.broadcastable[0], one is not None and int(one) == 1)
+        return Apply(self, [pvals, unis, n], [TensorType(odtype, pattern)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         pvals, unis, n = inputs

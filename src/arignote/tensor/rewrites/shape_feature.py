@@ -24,6 +24,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.traversal import ancestors
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor import math as _math
@@ -164,6 +165,25 @@ def _elemwise_shape(node: Apply, input_shapes: list[tuple[Entry, ...]]) -> tuple
                 "must have equal lengths (or length 1): fix the shapes of the inputs")
         out.append(next(iter(fixed)) if fixed else symbolic if symbolic is not None else 1)
     return tuple(out)
+
+
+def outer_shapes(outputs: list, known: dict) -> list:
+    """The shapes of an inner graph's ``outputs`` (scan's step, OpFromGraph's graph) from
+    ``known`` shapes of its inputs in outer terms; None for an output whose shape reads an
+    inner value (or fails to infer): the caller reads the outer output's own."""
+    feature = ShapeFeature()
+    feature.fgraph, feature.shape_of, feature._own = None, dict(known), {}
+    inner = {v for v in ancestors(list(outputs)) if not isinstance(v, Constant)}
+    result: list = []
+    for out in outputs:
+        try:
+            shape = feature.shape(out) if hasattr(out.type, "ndim") else None
+        except _INFER_FAILURES:
+            shape = None
+        outer = shape is not None and not any(
+            isinstance(e, Variable) and set(ancestors([e])) & inner for e in shape)
+        result.append(tuple(shape) if outer else None)
+    return result
 
 
 def as_int64(entry: Entry) -> Variable:

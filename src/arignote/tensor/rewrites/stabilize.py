@@ -5,8 +5,9 @@ it. ``1 / (1 + exp(-z))`` (and the other written-out sigmoids) become
 ``sigmoid(z)``, so the forms below apply to them too: written out, ``log(1 -
 p)`` at ``z = 30`` is -30.001 and at ``z = 1000`` NaN. ``log(sigmoid(x))`` is
 ``log(0) = -inf`` once the sigmoid saturates;
-``-softplus(-x)`` is exact there. ``log(softmax(x))`` and ``log(sum(exp(x)))``
-overflow for large logits; ``log_softmax`` and the max-shifted sum do not.
+``-softplus(-x)`` is exact there. ``log(softmax(x))`` (also indexed: ``log(softmax(x)[rows,
+labels])``), ``log(sum(exp(x)))`` and the written-out softmax ``exp(x) / sum(exp(x))``
+overflow for large logits; ``log_softmax``, the max-shifted sum and the softmax op do not.
 
 These fix the values of graphs written by hand. Gradients are built before
 rewrites run, so ``nnet.categorical_crossentropy`` and
@@ -21,10 +22,11 @@ from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.dtypes import FLOAT
 from arignote.tensor import math as _math
-from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.reduction import max as _max
+from arignote.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1, Subtensor
 from arignote.tensor.rewrites.utils import (is_scalar_constant, op_name, retype, sigmoid_argument,
                                             typed_constant)
 
@@ -97,12 +99,19 @@ def local_log_sigmoid(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter([Elemwise])
 def local_log_softmax(fgraph: FunctionGraph, node: Apply):
-    """``log(softmax(x))`` -> ``log_softmax(x)`` along the same axis."""
+    """``log(softmax(x))`` -> ``log_softmax(x)`` along the same axis, and so for an indexed
+    softmax (``log(softmax(x)[rows, labels])``, a hand-written negative log-likelihood)."""
     out = node.outputs[0]
     arg = node.inputs[0]
-    if op_name(out) != "log" or arg.owner is None or type(arg.owner.op) is not Softmax:
+    if op_name(out) != "log" or arg.owner is None:
         return None
-    return [retype(LogSoftmax(arg.owner.op.axis)(_inner(arg)), out)]
+    if type(arg.owner.op) is Softmax:
+        return [retype(LogSoftmax(arg.owner.op.axis)(_inner(arg)), out)]
+    index = arg.owner
+    sm = index.inputs[0] if isinstance(index.op, (Subtensor, AdvancedSubtensor, AdvancedSubtensor1)) else None
+    if sm is None or sm.owner is None or type(sm.owner.op) is not Softmax:
+        return None
+    return [retype(index.op(LogSoftmax(sm.owner.op.axis)(_inner(sm)), *index.inputs[1:]), out)]
 
 
 @node_rewriter([Elemwise])
@@ -134,6 +143,33 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
     return [retype(_math.add(_math.log(shifted), dropped), out)]
 
 
-for _rewriter in (local_log1p, local_expm1, local_sigmoid, local_log_sigmoid, local_log_softmax,
-                  local_logsumexp):
+@node_rewriter([Elemwise])
+def local_softmax_of_exp_ratio(fgraph: FunctionGraph, node: Apply):
+    """``exp(x) / sum(exp(x), axis)`` (the sum's axis kept or put back) -> ``softmax(x, axis)``:
+    the written-out softmax (Theano's ``softmax_graph``) overflows to NaN for large logits."""
+    out = node.outputs[0]
+    if op_name(out) != "true_div":
+        return None
+    e, den = node.inputs
+    if op_name(e) != "exp" or _inner(e).dtype not in FLOAT or den.owner is None:
+        return None
+    total = den
+    if isinstance(den.owner.op, DimShuffle):
+        total = _inner(den)
+        order = den.owner.op.new_order
+    reduce_op = total.owner.op if total.owner is not None else None
+    if (not isinstance(reduce_op, CAReduce) or reduce_op.scalar_op.name != "add"
+            or _inner(total) is not e or reduce_op.axis is None or len(reduce_op.axis) != 1):
+        return None
+    axis = reduce_op.axis[0]
+    if total is not den:  # the sum's dimensions in order, the summed one back in its place
+        if list(order) != [*range(axis), "x", *range(axis, e.ndim - 1)]:
+            return None
+    elif total.ndim != e.ndim:
+        return None
+    return [retype(Softmax(axis)(_inner(e)), out)]
+
+
+for _rewriter in (local_log1p, local_expm1, local_sigmoid, local_log_sigmoid, local_softmax_of_exp_ratio,
+                  local_log_softmax, local_logsumexp):
     rewrites.register(_rewriter, "stabilize", "fast_run")

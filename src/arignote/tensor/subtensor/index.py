@@ -53,7 +53,10 @@ def parse_index(x: Variable, index: Any) -> tuple[tuple, list[Variable]]:
     indexings written differently (``x[1]``, ``x[1, ...]``, ``x[1, :]``) get
     one ``idx_list`` and merge.
     """
-    items = list(index) if isinstance(index, tuple) else [index]
+    # A list holding slices, None or ... is a tuple of index items (numpy < 1.23 and Theano).
+    as_items = isinstance(index, tuple) or (isinstance(index, list) and any(
+        item is None or item is Ellipsis or isinstance(item, slice) for item in index))
+    items = list(index) if as_items else [index]
     normal = [_normalize(item, x) for item in items]
     used = sum(_dims_consumed(item) for item in normal if item is not Ellipsis)
     if normal.count(Ellipsis) > 1:
@@ -98,7 +101,7 @@ def _normalize(item: Any, x: Variable) -> Any:
         raise TypeError(f"indexing {x.describe()} with the boolean {item!r} is not supported: "
                         "use a boolean array of x's shape as a mask, or None for a new axis")
     if isinstance(item, (int, np.integer)):
-        return int(item)
+        return _int64_index(item, x)
     if isinstance(item, Variable):
         var = as_tensor_variable(item)
         if var.ndim == 0:
@@ -129,7 +132,7 @@ def _normalize(item: Any, x: Variable) -> Any:
 
 def _scalar_index(value: Any, x: Variable, what: str) -> Any:
     if value is None or (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))):
-        return None if value is None else int(value)
+        return None if value is None else _int64_index(value, x)
     if isinstance(value, Variable):
         var = as_tensor_variable(value)
         if var.ndim == 0 and var.dtype in INTEGER:
@@ -139,6 +142,18 @@ def _scalar_index(value: Any, x: Variable, what: str) -> Any:
                         f"({var.type.describe()}): cast it with tensor.cast(i, 'int64')")
     raise TypeError(f"{what}s of {x.describe()} must be ints or symbolic integer scalars, got "
                     f"{type(value).__name__} {value!r}")
+
+
+def _int64_index(value: int, x: Variable) -> int:
+    """``value`` as an index, which must fit in int64 (the indices' dtype at run time)."""
+    value = int(value)
+    if not _INT64.min <= value <= _INT64.max:
+        raise IndexError(f"index {value} of {x.describe()} does not fit in int64 "
+                         f"[{_INT64.min}, {_INT64.max}]: use a smaller index")
+    return value
+
+
+_INT64 = np.iinfo(np.int64)
 
 
 def _dims_consumed(item: Any) -> int:

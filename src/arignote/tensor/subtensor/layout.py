@@ -177,6 +177,52 @@ def slice_length(n: Any, start: Any, stop: Any, step: Any) -> Any:
     return _math.switch(_math.gt(step, 0), _int64(forward), _int64(backward))
 
 
+def get_canonical_form_slice(theslice: Any, length: Any) -> tuple[Any, Any]:
+    """Theano's ``(canonical, direction)`` of an index into a dimension of ``length``.
+
+    For a slice, ``canonical`` is a slice with ``0 <= start <= stop <= length`` and a
+    positive step selecting the same elements, and ``direction`` is 1, or -1 when
+    they must then be reversed: ``x[s] == x[canonical][::direction]``. For an integer
+    index, ``canonical`` is the index made non-negative and ``direction`` is 1.
+    Ints stay ints; symbolic bounds give int64 scalars.
+    """
+    if not isinstance(theslice, slice):
+        if isinstance(theslice, (int, np.integer)) and isinstance(length, (int, np.integer)):
+            return (int(theslice) + int(length) if theslice < 0 else int(theslice)), 1
+        index = _int64(theslice)
+        return _math.switch(_math.lt(index, 0), _add(index, length), index), 1
+    start, stop, step = theslice.start, theslice.stop, 1 if theslice.step is None else theslice.step
+    if all(v is None or isinstance(v, (int, np.integer)) for v in (length, start, stop, step)):
+        chosen = range(*slice(start, stop, step).indices(int(length)))
+        if not chosen:
+            return slice(0, 0, abs(step)), 1 if step > 0 else -1
+        if step > 0:
+            return slice(chosen[0], chosen[-1] + 1, step), 1
+        return slice(chosen[-1], chosen[0] + 1, -step), -1
+    if isinstance(step, (int, np.integer)):
+        low, high = _canonical_bounds(length, start, stop, int(step), step > 0)
+        return slice(low, high, abs(int(step))), 1 if step > 0 else -1
+    step = _int64(step)
+    forward = _math.gt(step, 0)
+    ahead, back = (_canonical_bounds(length, start, stop, step, f) for f in (True, False))
+    low, high = (_math.switch(forward, _int64(a), _int64(b)) for a, b in zip(ahead, back))
+    return (slice(low, high, _math.switch(forward, step, _neg(step))),
+            _math.switch(forward, _int64(1), _int64(-1)))
+
+
+def _canonical_bounds(n: Any, start: Any, stop: Any, step: Any, forward: bool) -> tuple[Any, Any]:
+    """``(low, high)`` of the canonical slice when the step's sign is ``forward``."""
+    count = _directed_length(n, start, stop, step, forward)
+    if forward:
+        first = 0 if start is None else _clamp(start, n, low=0, high=n)
+    else:
+        first = _sub(n, 1) if start is None else _clamp(start, n, low=-1, high=_sub(n, 1))
+    last = _add(first, _mul(_sub(count, 1), step))
+    low, high = (first, _add(last, 1)) if forward else (last, _add(first, 1))
+    nonempty = _math.gt(_int64(count), 0)
+    return _math.switch(nonempty, _int64(low), _int64(0)), _math.switch(nonempty, _int64(high), _int64(0))
+
+
 def _directed_length(n: Any, start: Any, stop: Any, step: Any, forward: bool | None = None) -> Any:
     if forward is None:
         forward = step > 0
@@ -219,6 +265,7 @@ def _arith(py: Any, sym: Any) -> Any:
 
 _add = _arith(lambda a, b: a + b, _math.add)
 _sub = _arith(lambda a, b: a - b, _math.sub)
+_mul = _arith(lambda a, b: a * b, _math.mul)
 _floordiv = _arith(lambda a, b: a // b, _math.int_div)
 _maximum = _arith(max, _math.maximum)
 _minimum = _arith(min, _math.minimum)

@@ -19,7 +19,8 @@ from arignote.tensor.subtensor.layout import indexed_shape, indexed_type
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["IndexOp", "Subtensor", "AdvancedSubtensor", "AdvancedSubtensor1", "getitem"]
+__all__ = ["IndexOp", "Subtensor", "AdvancedSubtensor", "AdvancedSubtensor1", "getitem",
+           "advanced_subtensor", "advanced_subtensor1"]
 
 
 def getitem(x: Any, index: Any) -> Variable:
@@ -36,6 +37,16 @@ def getitem(x: Any, index: Any) -> Variable:
     if idx_list == (ARRAY,) and entries[0].ndim == 1 and entries[0].dtype in INTEGER:
         return AdvancedSubtensor1()(x, entries[0])
     return AdvancedSubtensor(idx_list)(x, *entries)
+
+
+def advanced_subtensor(x: Any, *index: Any) -> Variable:
+    """Theano's ``advanced_subtensor(x, *index)``: ``x[index]``."""
+    return getitem(x, index)
+
+
+def advanced_subtensor1(x: Any, ilist: Any) -> Variable:
+    """``x[ilist]`` for an integer vector ``ilist`` indexing the first axis."""
+    return AdvancedSubtensor1()(x, ilist)
 
 
 def _shape_entry(base: Variable, i: int) -> Variable:

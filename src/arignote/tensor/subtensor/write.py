@@ -16,12 +16,14 @@ from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import upcast
 from arignote.tensor.subtensor.index import ARRAY, format_idx_list, index_error, numpy_index
 from arignote.tensor.subtensor.layout import indexed_type
-from arignote.tensor.subtensor.read import AdvancedSubtensor, AdvancedSubtensor1, IndexOp, Subtensor
+from arignote.tensor.subtensor.read import (AdvancedSubtensor, AdvancedSubtensor1, IndexOp, Subtensor,
+                                            getitem)
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["IncSubtensor", "AdvancedIncSubtensor", "AdvancedIncSubtensor1", "set_subtensor",
-           "inc_subtensor"]
+           "inc_subtensor", "advanced_inc_subtensor", "advanced_set_subtensor",
+           "advanced_inc_subtensor1", "advanced_set_subtensor1"]
 
 
 class _IncOp(Op):
@@ -163,6 +165,26 @@ def inc_subtensor(x: Any, y: Any, inplace: bool = False, set_instead_of_inc: boo
     ``inplace`` and ``tolerate_inplace_aliasing``: as for :func:`set_subtensor`.
     """
     return _inc_or_set(x, y, set_=bool(set_instead_of_inc))
+
+
+def advanced_inc_subtensor(x: Any, y: Any, *index: Any) -> Variable:
+    """Theano's ``advanced_inc_subtensor(x, y, *index)``: ``inc_subtensor(x[index], y)``."""
+    return _inc_or_set(getitem(x, index), y, set_=False)
+
+
+def advanced_set_subtensor(x: Any, y: Any, *index: Any) -> Variable:
+    """Theano's ``advanced_set_subtensor(x, y, *index)``: ``set_subtensor(x[index], y)``."""
+    return _inc_or_set(getitem(x, index), y, set_=True)
+
+
+def advanced_inc_subtensor1(x: Any, y: Any, ilist: Any) -> Variable:
+    """``inc_subtensor(x[ilist], y)`` for an integer vector ``ilist`` indexing the first axis."""
+    return AdvancedIncSubtensor1()(x, y, ilist)
+
+
+def advanced_set_subtensor1(x: Any, y: Any, ilist: Any) -> Variable:
+    """``set_subtensor(x[ilist], y)`` for an integer vector ``ilist`` indexing the first axis."""
+    return AdvancedIncSubtensor1(set_instead_of_inc=True)(x, y, ilist)
 
 
 def _inc_or_set(indexed: Any, y: Any, set_: bool) -> Variable:
