@@ -166,6 +166,9 @@ _FLAGS = [
          "for the compiler)", _choice("background", "wait")),
     Flag("native_min_size", 2048, "elements below which an elementwise op runs numpy's kernel "
          "instead of a native one (0: always native)", _count),
+    Flag("conv.assert_shape", False, "Theano's flag: abstract_conv.assert_shape checks the "
+         "shapes it is given at run time (off: it returns its input as it is); the convolution "
+         "ops check their input_shape/filter_shape always", _boolean),
     Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
          "runs numpy's path instead of a native kernel (0: always native)", _count),
 ]
@@ -177,7 +180,8 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
     **{name: name for name in ("floatX", "device", "mode", "optimizer", "warn_float64", "allow_gc",
                                "compute_test_value", "on_unused_input", "profile", "cxx",
                                "exception_verbosity", "unittests.rseed", "force_device",
-                               "contexts", "openmp", "openmp_elemwise_minsize", "compiledir")},
+                               "contexts", "openmp", "openmp_elemwise_minsize", "compiledir",
+                               "conv.assert_shape")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
                      "check_input", "print_test_value", "compute_test_value_opt", "pickle_test_value",
                      "optimizer_excluding", "optimizer_including",

@@ -162,3 +162,26 @@ def test_cudnn_is_called_with_flipped_filters_and_symmetric_pads(opencl, monkeyp
             cpu = arignote.function([x, w, g], gw)(img, kern, top)
         assert_matches(dw, cpu, 1e-4)
     assert ops_conv.GpuCorrMM.__name__.startswith("Gpu")
+
+
+def test_unshared_stays_on_the_host_and_corrmm_is_lowered(device):
+    """Unshared convolution has no device kernel: it stays on the CPU with its reason and
+    computes the CPU's values; CorrMM (Theano's name of the abstract op) is lowered."""
+    from arignote.tensor.nnet import corr
+    from tests.tensor.nnet.test_unshared_conv import CASES as UNSHARED, reference_forward
+    case = UNSHARED[3]  # groups, full padding, strides
+    rng = np.random.default_rng(9)
+    img, kern = rng.standard_normal(case.img).astype("float32"), rng.standard_normal(case.kern()).astype("float32")
+    x, w = T.ftensor4("x"), T.tensor("float32", (False,) * 6, name="w")
+    f = arignote.function([x, w], T.nnet.conv2d(x, w, **case.op_args()))
+    assert_matches(f(img, kern), reference_forward(case, img, kern).astype("float32"), 1e-4)
+    if device != "cpu":
+        assert "unshared (locally connected) convolution has no GPU kernel" in arignote.explain(
+            f, file=open("/dev/null", "w"))
+    w4 = T.ftensor4("w4")
+    img4, kern4, _ = values(CONV, "float32", seed=7)
+    g = arignote.function([x, w4], corr.CorrMM(CONV.border_mode, CONV.subsample, CONV.dilation,
+                                                num_groups=CONV.groups)(x, w4))
+    assert_matches(g(img4, kern4), reference_conv(CONV, img4, kern4).astype("float32"), 1e-4)
+    if device != "cpu":
+        assert "GpuCorrMM" in _gpu_ops(g)

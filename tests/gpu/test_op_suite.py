@@ -38,11 +38,13 @@ from arignote.backends.kernels import program, render
 from tests.gpu.conftest import use
 from tests.tensor import (test_alloc, test_blas, test_join, test_nnet, test_reduction, test_shape,
                           test_subtensor)
-from tests.tensor.nnet import test_abstract_conv, test_activations, test_bn, test_neighbours
+from tests.tensor.nnet import (test_abstract_conv, test_activations, test_bilinear, test_bn,
+                               test_corr, test_neighbours, test_unshared_conv)
 from tests.tensor.signal import test_pool
 
 MODULES = [test_shape, test_reduction, test_blas, test_join, test_alloc, test_subtensor, test_nnet,
-           test_abstract_conv, test_pool, test_bn, test_neighbours, test_activations]
+           test_abstract_conv, test_corr, test_unshared_conv, test_bilinear, test_pool, test_bn,
+           test_neighbours, test_activations]
 GPU_EXAMPLES = 6
 
 # Tests about the CPU implementation itself rather than an op's values (which
@@ -53,7 +55,9 @@ GPU_EXAMPLES = 6
 _SWEEP = "finite differences per case are too slow on a device: see tests/gpu/test_nnet_gpu.py"
 CPU_ONLY: dict[str, str] = {name: _SWEEP for name in (
     "test_abstract_conv__verify_grad_through_conv", "test_abstract_conv__verify_grad_of_the_gradient_ops",
-    "test_abstract_conv__second_derivative_and_rop", "test_pool__verify_grad_of_pooling",
+    "test_abstract_conv__second_derivative_and_rop", "test_corr__verify_grad_through_the_correlation",
+    "test_unshared_conv__verify_grad_wrt_inputs_and_weights", "test_bilinear__verify_grad_wrt_the_input",
+    "test_pool__verify_grad_of_pooling",
     "test_pool__verify_grad_of_the_average_gradient", "test_pool__gradient_of_the_max_pool_gradient",
     "test_bn__verify_grad_of_every_output", "test_neighbours__verify_grad_of_images2neibs",
     "test_neighbours__verify_grad_of_the_gradient", "test_activations__verify_grad_of_activations")}

@@ -339,7 +339,7 @@ def test_conv2d_keywords_and_deprecations():
     (dict(subsample=(1,)), ValueError, "subsample must have 2 elements"),
     (dict(filter_dilation=(0, 1)), ValueError, "filter_dilation must have 2 elements, each a positive"),
     (dict(num_groups=0), ValueError, "num_groups must be an int greater than zero"),
-    (dict(unshared=True), NotImplementedError, "unshared"),
+    (dict(unshared=True), TypeError, "the filters .* must be a 6D tensor"),
     (dict(input_shape=(1, 2)), ValueError, "imshp must have 4 entries"),
 ])
 def test_bad_parameters_are_refused(kwargs, error, match):
@@ -414,3 +414,39 @@ def test_ops_pickle_and_compare_by_parameters():
     assert again == op and hash(again) == hash(op)
     assert op != ac.AbstractConv2d_gradInputs((None, 3, 5, 5), None, ((1, 2), 0), (2, 1), True, (1, 2), 1)
     assert isinstance(op, ac.AbstractConv_gradInputs)
+
+
+def test_group_errors_name_the_variables_in_every_direction():
+    x, w, top = T.tensor4("images"), T.tensor4("filters"), T.tensor4("top")
+    forward = arignote.function([x, w], T.nnet.conv2d(x, w, num_groups=2))
+    with pytest.raises(ValueError, match=r"'images' has 3 channels and the filters 'filters' have "
+                                         r"shape \(4, 1, 2, 2\): with num_groups=2 .*divisible by 2"):
+        forward(np.zeros((1, 3, 4, 4)), np.zeros((4, 1, 2, 2)))
+    with pytest.raises(ValueError, match=r"'filters' have shape \(3, 2, 2, 2\)"):
+        forward(np.zeros((1, 4, 4, 4)), np.zeros((3, 2, 2, 2)))
+    weights = arignote.function([x, top], ac.conv2d_grad_wrt_weights(x, top, (4, 2, 2, 2), num_groups=2))
+    with pytest.raises(ValueError, match="'images' has 3 channels and 'top' 4: both must be divisible "
+                                         "by num_groups=2"):
+        weights(np.zeros((1, 3, 4, 4)), np.zeros((1, 4, 3, 3)))
+    inputs = arignote.function([w, top], ac.conv2d_grad_wrt_inputs(top, w, (1, 4, 4, 4), num_groups=2))
+    with pytest.raises(ValueError, match=r"'filters' of shape \(3, 2, 2, 2\): their number must be "
+                                         r"divisible by num_groups=2"):
+        inputs(np.zeros((3, 2, 2, 2)), np.zeros((1, 3, 3, 3)))
+
+
+@pytest.mark.parametrize("img, kern", [((0, 1, 6, 6), (1, 1, 2, 2)), ((1, 0, 6, 6), (1, 0, 2, 2)),
+                                       ((1, 1, 6, 6), (0, 1, 2, 2)), ((0, 2, 5, 4, 4), (2, 1, 2, 2, 2))],
+                         ids=["no-image", "no-channel", "no-filter", "3d-no-image-groups"])
+def test_empty_batches_channels_and_filters(img, kern):
+    """Zero images, channels or filters give empty results and gradients that are empty or
+    zero (sums over no image, channel or filter), as Theano's own tests expect."""
+    nd = len(img) - 2
+    case = Case("empty", img, kern, "valid", (1,) * nd, (1,) * nd, 2 if nd == 3 else 1)
+    x, w, g = (tensor_of(len(s), "float64", n) for s, n in ((img, "x"), (kern, "w"), (img, "g")))
+    y = conv(case, x, w)
+    grad_x, grad_w = arignote.grad(None, [x, w], known_grads={y: g})
+    top = np.ones(out_shape(case))
+    out, gx, gw = run([x, w, g], [y, grad_x, grad_w], np.ones(img), np.ones(kern), top)
+    assert out.shape == out_shape(case)
+    assert_matches(gx, np.zeros(img))
+    assert_matches(gw, np.zeros(kern))

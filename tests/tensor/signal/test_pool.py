@@ -351,3 +351,45 @@ def test_the_gradient_of_a_pooling_with_no_window_is_zero(mode):
     if mode == "max":
         ggz = arignote.grad((gx * x).sum(), x, disconnected_inputs="ignore")
         np.testing.assert_array_equal(arignote.function([x], ggz)(np.array([1.0, 2.0])), [0.0, 0.0])
+
+
+LARGE_PADS = [
+    Case("1d-pad-as-large-as-window", (2, 10), (3,), True, (2,), (3,)),
+    Case("pad-beyond-window", (1, 2, 7, 5), (3, 2), True, (3, 2), (2, 2)),
+    Case("3d-pad-beyond-window", (1, 1, 6, 5, 5), (5, 3, 2), True, (3, 2, 1), (2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("mode", ["sum", "average_inc_pad"])
+@pytest.mark.parametrize("case", LARGE_PADS, ids=lambda c: c.name)
+def test_average_gradient_takes_pads_as_large_as_the_window(case, mode):
+    """Theano's AveragePoolGrad accepts such pads (its gradient is then a Pool given them
+    symbolically): a window inside the padding adds zeros. Checked as the adjoint of the
+    reference pooling, <grad(x, gz), v> = <gz, pool(v)>, and by finite differences."""
+    nd = len(case.ws)
+    rng = np.random.default_rng(8)
+    x, v = sample(case, "float64", 6), rng.standard_normal(case.shape)
+    gz = rng.standard_normal(out_shape(case))
+    xs, gs = var(case.shape, "float64", "x"), var(gz.shape, "float64", "gz")
+    op = pool.AveragePoolGrad(True, mode, nd)
+    grad = run([xs, gs], op(xs, gs, case.ws, case.stride, case.pad), x, gz)
+    np.testing.assert_allclose(np.sum(grad * v), np.sum(gz * reference_pool(case, v, mode)), rtol=1e-10)
+    verify_grad(lambda a, b: op(a, b, case.ws, case.stride, case.pad), [x, gz], n_tests=1)
+    pads = T.lvector("pads")  # a symbolic pad reaches Pool's perform, as in that gradient
+    f = arignote.function([xs, pads], op_for(case, mode)(xs, case.ws, case.stride, pads))
+    assert_matches(f(x, np.array(case.pad)), reference_pool(case, x, mode))
+
+
+def test_pads_as_large_as_the_window_are_refused_where_windows_would_be_empty():
+    x, pads = T.tensor4("x"), T.lvector("pads")
+    with pytest.raises(NotImplementedError, match="padding must be smaller"):
+        pool.Pool(True, "sum")(x, (2, 2), (1, 1), (2, 0))  # Theano's make_node refuses them
+    for mode in ("max", "average_exc_pad"):
+        f = arignote.function([x, pads], pool.Pool(True, mode)(x, (2, 2), (1, 1), pads))
+        with pytest.raises(ValueError, match=rf"pad \(2, 0\) must be smaller than the window "
+                                             rf"\(2, 2\) in mode '{mode}'"):
+            f(np.zeros((1, 1, 4, 4)), np.array([2, 0]))
+    gz = T.tensor4("gz")
+    g = arignote.function([x, gz], pool.AveragePoolGrad(True, "average_exc_pad")(x, gz, (2, 2), (1, 1), (2, 0)))
+    with pytest.raises(ValueError, match="must be smaller than the window"):
+        g(np.zeros((1, 1, 4, 4)), np.zeros((1, 1, 7, 3)))

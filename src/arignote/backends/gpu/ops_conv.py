@@ -23,6 +23,7 @@ from arignote.backends.gpu.placement import StaysOnCpu, _check_dtypes, register_
 from arignote.backends.kernels import render, render_conv
 from arignote.graph.basic import Apply, Variable
 from arignote.tensor.nnet.abstract_conv import FAMILY, BaseAbstractConv
+from arignote.tensor.nnet.corr import CORR_KINDS
 
 
 def _grid(size: int) -> tuple[tuple[int], tuple[int]]:
@@ -62,7 +63,8 @@ def _fbo(x: GpuArray) -> GpuArray:
     moved = _view(x, (x.shape[1], x.shape[0]) + x.shape[2:], (x.strides[1], x.strides[0]) + x.strides[2:])
     out = GpuArray(x.context, moved.shape, x.dtype)
     x.context.copy_into(out, moved)
-    return out.view((x.shape[1], x.size // max(x.shape[1], 1)), (x.size // max(x.shape[1], 1), 1), 0)
+    width = x.shape[0] * math.prod(x.shape[2:])  # B*O even when there are no filters (F = 0)
+    return out.view((x.shape[1], width), (width, 1), 0)
 
 
 def _groups_gemm(node: Apply, c: GpuArray, a: GpuArray, b: GpuArray, groups: int,
@@ -199,11 +201,16 @@ def _lower(gpu_class: type) -> Callable:
         dtype = node.outputs[0].type.dtype
         if dtype not in ("float32", "float64"):
             raise StaysOnCpu(f"the GPU convolution computes float32 or float64, not {dtype}")
+        if node.op.unshared:
+            raise StaysOnCpu("unshared (locally connected) convolution has no GPU kernel yet: "
+                             "it runs on the host")
         op = gpu_class(node.op)
         return [op.make_node(on_gpu(a), on_gpu(b), *shape, out_type=node.outputs[0].type).outputs[0]]
     return lower
 
 
+_GPU_CLASS = {"forward": GpuCorrMM, "weights": GpuCorrMM_gradWeights, "inputs": GpuCorrMM_gradInputs}
 for (_convdim, _kind), _class in FAMILY.items():
-    register_lowering(_class)(_lower({"forward": GpuCorrMM, "weights": GpuCorrMM_gradWeights,
-                                      "inputs": GpuCorrMM_gradInputs}[_kind]))
+    register_lowering(_class)(_lower(_GPU_CLASS[_kind]))
+for _class, _kind in CORR_KINDS.items():  # Theano's names of the same ops
+    register_lowering(_class)(_lower(_GPU_CLASS[_kind]))

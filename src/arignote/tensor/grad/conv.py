@@ -10,26 +10,26 @@ from __future__ import annotations
 from arignote.gradient import register_grad
 from arignote.tensor.shape import shape_i
 from arignote.tensor.nnet.abstract_conv import (AbstractConv, AbstractConv_gradInputs,
-                                                AbstractConv_gradWeights, sibling)
+                                                AbstractConv_gradWeights, ShapeAssert, sibling)
 
 
-def _spatial(x) -> list:
-    return [shape_i(x, d) for d in range(2, x.ndim)]
+def _spatial(x, convdim: int) -> list:
+    return [shape_i(x, d) for d in range(x.ndim - convdim, x.ndim)]
 
 
 @register_grad(AbstractConv)
 def conv_grad(op, inputs, outputs, output_grads):
     bottom, weights = inputs
     top = output_grads[0]
-    return [sibling(op, "inputs")(weights, top, _spatial(bottom)),
-            sibling(op, "weights")(bottom, top, _spatial(weights))]
+    return [sibling(op, "inputs")(weights, top, _spatial(bottom, op.convdim)),
+            sibling(op, "weights")(bottom, top, _spatial(weights, op.convdim))]
 
 
 @register_grad(AbstractConv_gradWeights)
 def conv_grad_weights_grad(op, inputs, outputs, output_grads):
     bottom, top, _ = inputs
     weights = output_grads[0]
-    return [sibling(op, "inputs")(weights, top, _spatial(bottom)),
+    return [sibling(op, "inputs")(weights, top, _spatial(bottom, op.convdim)),
             sibling(op, "forward")(bottom, weights), None]
 
 
@@ -37,5 +37,10 @@ def conv_grad_weights_grad(op, inputs, outputs, output_grads):
 def conv_grad_inputs_grad(op, inputs, outputs, output_grads):
     weights, top, _ = inputs
     bottom = output_grads[0]
-    return [sibling(op, "weights")(bottom, top, _spatial(weights)),
+    return [sibling(op, "weights")(bottom, top, _spatial(weights, op.convdim)),
             sibling(op, "forward")(bottom, weights), None]
+
+
+@register_grad(ShapeAssert)
+def shape_assert_grad(op, inputs, outputs, output_grads):
+    return [output_grads[0]] + [None] * (len(inputs) - 1)

@@ -19,23 +19,28 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arignote.config import config
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import upcast, upgrade_to_float
 from arignote.tensor import math as _math
 from arignote.tensor.nnet import im2col
-from arignote.tensor.shape import as_shape_vector, specify_shape, static_value, vector_entry
+from arignote.tensor.nnet.bilinear import (bilinear_kernel_1D, bilinear_kernel_2D,  # noqa: F401
+                                           bilinear_upsampling, frac_bilinear_upsampling)
+from arignote.tensor.shape import ShapeMismatchError, as_shape_vector, static_value, vector_entry
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
            "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
            "get_conv_gradinputs_shape_1axis", "check_conv_gradinputs_shape", "assert_shape",
+           "assert_conv_shape", "ShapeAssert",
            "border_mode_to_pad", "BaseAbstractConv", "AbstractConv", "AbstractConv2d",
            "AbstractConv3d", "AbstractConv_gradWeights", "AbstractConv2d_gradWeights",
            "AbstractConv3d_gradWeights", "AbstractConv_gradInputs", "AbstractConv2d_gradInputs",
            "AbstractConv3d_gradInputs", "conv2d", "conv3d", "conv2d_grad_wrt_inputs",
            "conv2d_grad_wrt_weights", "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights",
-           "separable_conv2d", "separable_conv3d", "causal_conv1d"]
+           "separable_conv2d", "separable_conv3d", "causal_conv1d", "bilinear_kernel_1D",
+           "bilinear_kernel_2D", "bilinear_upsampling", "frac_bilinear_upsampling"]
 
 
 # ------------------------------------------------------------------ shape helpers
@@ -135,10 +140,11 @@ def get_conv_gradinputs_shape_1axis(kernel_shape: Any, top_shape: Any, border_mo
 def get_conv_gradinputs_shape(kernel_shape: Sequence, top_shape: Sequence, border_mode: Any,
                               subsample: Sequence, filter_dilation: Sequence | None = None,
                               num_groups: int = 1) -> tuple:
-    """(batch, channels, *spatial) of a gradient of the input; None where unknown."""
+    """(batch, channels, *spatial) of a gradient of the input; None where unknown.
+    ``kernel_shape`` may be an unshared one, (F, *O, C / num_groups, *K)."""
     nd = len(top_shape) - 2
     dilation = filter_dilation if filter_dilation is not None else (1,) * len(subsample)
-    channels = kernel_shape[1]
+    channels = kernel_shape[-nd - 1]
     if num_groups > 1 and channels is not None:
         channels = channels * num_groups
     spatial = tuple(get_conv_gradinputs_shape_1axis(kernel_shape[-nd:][i], top_shape[2 + i],
@@ -170,12 +176,61 @@ def check_conv_gradinputs_shape(image_shape: Sequence, kernel_shape: Sequence,
     return True
 
 
+class ShapeAssert(Op):
+    """``value`` itself, after checking at run time that every condition is true; else
+    a ``ShapeMismatchError`` (an AssertionError, as Theano's Assert raised, and a
+    ValueError) with ``msg``. The checks of ``assert_shape``/``assert_conv_shape``."""
+
+    __props__ = ("msg",)
+    view_map = {0: [0]}
+    passes_value = True
+
+    def __init__(self, msg: str):
+        self.msg = msg
+
+    def make_node(self, value: Any, *conditions: Any) -> Apply:
+        value = as_tensor_variable(value)
+        conditions = [as_tensor_variable(c) for c in conditions]
+        return Apply(self, [value, *conditions], [value.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        if not all(np.all(c) for c in inputs[1:]):
+            raise ShapeMismatchError(f"{self.msg} (checking {node.inputs[0].describe()})")
+        output_storage[0][0] = inputs[0]
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+def assert_conv_shape(shape: Sequence) -> tuple:
+    """``shape`` (of a convolution's input, output or filters) with each entry checked:
+    the first two must be >= 0 and the spatial ones > 0. Constant entries are
+    checked now (ValueError), symbolic ones when the graph runs (AssertionError)."""
+    checked = []
+    for i, n in enumerate(shape):
+        bound, relation = (0, ">=") if i < 2 else (1, ">")
+        value = _constant_int(n)
+        if value is not None:
+            if value < bound:
+                raise ValueError(f"The convolution would produce an invalid shape (dim[{i}]: "
+                                 f"{value} {'<' if i < 2 else '<='} 0).")
+            checked.append(n)
+        else:
+            n = as_tensor_variable(n)
+            checked.append(ShapeAssert(f"The convolution would produce an invalid shape (dim[{i}] "
+                                       f"must be {relation} 0)")(n, _math.ge(n, bound)))
+    return tuple(checked)
+
+
 def assert_shape(x: Any, expected_shape: Sequence | None, msg: str = "Unexpected shape.") -> Variable:
-    """``x``, checked at run time to have ``expected_shape`` (None entries: any length)."""
+    """``x``, checked at run time to have ``expected_shape`` (None entries: any length),
+    when the flag ``conv.assert_shape`` is on (Theano's default: off, ``x`` as it is).
+    The convolution ops check the shapes they are given either way."""
     x = as_tensor_variable(x)
-    if expected_shape is None or all(e is None for e in expected_shape):
+    if expected_shape is None or not config.conv.assert_shape:
         return x
-    return specify_shape(x, tuple(expected_shape))
+    conditions = [_math.eq(x.shape[i], e) for i, e in enumerate(expected_shape) if e is not None]
+    return ShapeAssert(msg)(x, *conditions) if conditions else x
 
 
 def border_mode_to_pad(mode: Any, convdim: int, kshp: Sequence[int]) -> tuple[tuple[int, int], ...]:
@@ -267,30 +322,37 @@ class BaseAbstractConv(Op):
                  num_groups: int = 1, unshared: bool = False):
         if convdim not in (2, 3):
             raise ValueError(f"convolution dimension {convdim} is not supported (2 or 3)")
-        if unshared:
-            raise NotImplementedError("unshared (locally connected) convolution is not "
-                                      "implemented in arignote: use unshared=False")
+        if unshared and convdim != 2:
+            raise NotImplementedError(f"unshared convolution is implemented for 2D only, not "
+                                      f"{convdim}D")
+        self.unshared = bool(unshared)
         self.convdim = convdim
         self.border_mode = _normal_border_mode(border_mode, convdim)
         self.subsample = _int_tuple(subsample or (1,) * convdim, convdim, "subsample")
         self.filter_dilation = _int_tuple(filter_dilation or (1,) * convdim, convdim, "filter_dilation")
         self.filter_flip = bool(filter_flip)
         self.imshp = _shape_prop(imshp, 2 + convdim, "imshp")
-        self.kshp = _shape_prop(kshp, 2 + convdim, "kshp")
+        self.kshp = _shape_prop(kshp, self.kernel_ndim, "kshp")
         if not _is_int(num_groups) or num_groups < 1:
             raise ValueError(f"num_groups must be an int greater than zero, got {num_groups!r}")
         self.num_groups = int(num_groups)
-        self.unshared = False
+
+    @property
+    def kernel_ndim(self) -> int:
+        """Dimensions of the filters: (F, C_g, *K), or (F, *O, C_g, *K) when unshared."""
+        return 2 + 2 * self.convdim if self.unshared else 2 + self.convdim
 
     def params(self) -> dict:
         """Constructor arguments of the convdim-specific classes, for building siblings."""
         return dict(imshp=self.imshp, kshp=self.kshp, border_mode=self.border_mode,
                     subsample=self.subsample, filter_flip=self.filter_flip,
-                    filter_dilation=self.filter_dilation, num_groups=self.num_groups)
+                    filter_dilation=self.filter_dilation, num_groups=self.num_groups,
+                    unshared=self.unshared)
 
     def __str__(self) -> str:
         return (f"{type(self).__name__}{{{self.border_mode}, {self.subsample}, "
-                f"flip={self.filter_flip}, dilation={self.filter_dilation}, groups={self.num_groups}}}")
+                f"flip={self.filter_flip}, dilation={self.filter_dilation}, groups={self.num_groups}"
+                f"{', unshared' if self.unshared else ''}}}")
 
     def pads(self, kernel_spatial: Sequence[int]) -> tuple[tuple[int, int], ...]:
         dilated = [(k - 1) * d + 1 for k, d in zip(kernel_spatial, self.filter_dilation)]
@@ -315,19 +377,30 @@ class BaseAbstractConv(Op):
 
     def _check_given(self, var: Variable, value: Any, given: tuple, what: str) -> None:
         if any(g is not None and g != n for g, n in zip(given, value.shape)):
-            raise ValueError(f"{type(self).__name__} shape mismatch: {var.describe()} has shape "
+            raise ShapeMismatchError(f"{type(self).__name__} shape mismatch: {var.describe()} has shape "
                              f"{value.shape}, but {what}={given} was given: fix the value, or the "
                              f"{what} argument (None for a length that varies)")
 
     def _check_groups(self, img_var: Variable, channels: int, kern_var: Variable,
                       kern_shape: tuple) -> None:
         groups = self.num_groups
-        if channels % groups or kern_shape[0] % groups or kern_shape[1] * groups != channels:
+        per_group = kern_shape[-self.convdim - 1]
+        if channels % groups or kern_shape[0] % groups or per_group * groups != channels:
+            layout = "(F, *output, channels" if self.unshared else "(F, channels"
             raise ValueError(
                 f"{type(self).__name__}: {img_var.describe()} has {channels} channels and the "
                 f"filters {kern_var.describe()} have shape {kern_shape}: with num_groups={groups} "
-                f"the filters must have shape (F, channels / {groups}, ...) with F and the "
+                f"the filters must have shape {layout} / {groups}, ...) with F and the "
                 f"channels divisible by {groups}")
+
+    def _check_unshared(self, kern_var: Variable, kern_shape: tuple, spatial: tuple) -> None:
+        """Unshared filters hold one kernel per output position: their axes 1.. are ``spatial``."""
+        if self.unshared and tuple(kern_shape[1:1 + self.convdim]) != tuple(spatial):
+            raise ValueError(f"{type(self).__name__}: the unshared filters {kern_var.describe()} "
+                             f"have shape {kern_shape}, so {kern_shape[1:1 + self.convdim]} "
+                             f"output positions, but the output has spatial shape {spatial}: "
+                             f"give filters of shape (F, {', '.join(map(str, spatial))}, C / "
+                             f"num_groups, *kernel)")
 
 
 class AbstractConv(BaseAbstractConv):
@@ -335,7 +408,7 @@ class AbstractConv(BaseAbstractConv):
 
     def make_node(self, img: Any, kern: Any) -> Apply:
         img = self._tensor(img, "the input", 2 + self.convdim)
-        kern = self._tensor(kern, "the filters", 2 + self.convdim)
+        kern = self._tensor(kern, "the filters", self.kernel_ndim)
         img, kern = self._common_float(img, kern)
         broadcastable = (img.broadcastable[0], kern.broadcastable[0]) + (False,) * self.convdim
         return Apply(self, [img, kern], [TensorType(img.dtype, broadcastable)()])
@@ -347,20 +420,22 @@ class AbstractConv(BaseAbstractConv):
         self._check_given(img_var, img, self.imshp, "input_shape")
         self._check_given(kern_var, kern, self.kshp, "filter_shape")
         self._check_groups(img_var, img.shape[1], kern_var, kern.shape)
-        spatial = self.out_spatial(img.shape[2:], kern.shape[2:])
+        spatial = self.out_spatial(img.shape[2:], kern.shape[-self.convdim:])
         if any(n <= 0 for n in spatial):
             raise ValueError(f"{type(self).__name__}: the input {img_var.describe()} of shape "
                              f"{img.shape} is smaller than the filters {kern_var.describe()} of "
                              f"shape {kern.shape} (dilation {self.filter_dilation}, border_mode "
                              f"{self.border_mode!r}): the output would have spatial shape {spatial}")
+        self._check_unshared(kern_var, kern.shape, spatial)
         return spatial
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         img, kern = inputs
         spatial = self.check(node.inputs, img, kern)
-        output_storage[0][0] = im2col.forward(img, kern, self.pads(kern.shape[2:]), self.subsample,
-                                              self.filter_dilation, self.num_groups,
-                                              self.filter_flip, spatial, out=output_storage[0][0])
+        output_storage[0][0] = im2col.forward(img, kern, self.pads(kern.shape[-self.convdim:]),
+                                              self.subsample, self.filter_dilation,
+                                              self.num_groups, self.filter_flip, spatial,
+                                              out=output_storage[0][0], unshared=self.unshared)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         imshp = [s if g is None else g for s, g in zip(input_shapes[0], self.imshp)]
@@ -378,7 +453,9 @@ class AbstractConv_gradWeights(BaseAbstractConv):
         topgrad = self._tensor(topgrad, "the output gradient", 2 + self.convdim)
         img, topgrad = self._common_float(img, topgrad)
         shape = as_shape_vector(shape, f"{type(self).__name__} filter shape")
-        broadcastable = (topgrad.broadcastable[1], img.broadcastable[1]) + (False,) * self.convdim
+        positions = (False,) * self.convdim if self.unshared else ()
+        broadcastable = ((topgrad.broadcastable[1],) + positions + (img.broadcastable[1],)
+                         + (False,) * self.convdim)
         return Apply(self, [img, topgrad, shape], [TensorType(img.dtype, broadcastable)()])
 
     def check(self, variables: Sequence[Variable], img: Any, top: Any, shape: np.ndarray) -> tuple[int, ...]:
@@ -403,12 +480,15 @@ class AbstractConv_gradWeights(BaseAbstractConv):
         kernel = self.check(node.inputs, img, top, shape)
         output_storage[0][0] = im2col.grad_weights(img, top, kernel, self.pads(kernel), self.subsample,
                                                    self.filter_dilation, self.num_groups,
-                                                   self.filter_flip, out=output_storage[0][0])
+                                                   self.filter_flip, out=output_storage[0][0],
+                                                   unshared=self.unshared)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         imshp, topshp = input_shapes[0], input_shapes[1]
         channels = imshp[1] // self.num_groups if self.num_groups > 1 else imshp[1]
-        fallback = [topshp[1], channels] + [vector_entry(node.inputs[2], i) for i in range(self.convdim)]
+        positions = list(topshp[2:]) if self.unshared else []
+        fallback = ([topshp[1]] + positions + [channels]
+                    + [vector_entry(node.inputs[2], i) for i in range(self.convdim)])
         return [tuple(f if g is None else g for f, g in zip(fallback, self.kshp))]
 
 
@@ -417,11 +497,11 @@ class AbstractConv_gradInputs(BaseAbstractConv):
     (B, F, *O), for an input of spatial shape ``shape``."""
 
     def make_node(self, kern: Any, topgrad: Any, shape: Any, add_assert_shape: bool = True) -> Apply:
-        kern = self._tensor(kern, "the filters", 2 + self.convdim)
+        kern = self._tensor(kern, "the filters", self.kernel_ndim)
         topgrad = self._tensor(topgrad, "the output gradient", 2 + self.convdim)
         kern, topgrad = self._common_float(kern, topgrad)
         shape = as_shape_vector(shape, f"{type(self).__name__} input shape")
-        channels = kern.broadcastable[1] if self.num_groups == 1 else False
+        channels = kern.broadcastable[-self.convdim - 1] if self.num_groups == 1 else False
         broadcastable = (topgrad.broadcastable[0], channels) + (False,) * self.convdim
         return Apply(self, [kern, topgrad, shape], [TensorType(kern.dtype, broadcastable)()])
 
@@ -430,33 +510,36 @@ class AbstractConv_gradInputs(BaseAbstractConv):
         kern_var, top_var = variables[:2]
         spatial = tuple(int(s) for s in shape)
         self._check_given(kern_var, kern, self.kshp, "filter_shape")
-        channels = kern.shape[1] * self.num_groups
+        channels = kern.shape[-self.convdim - 1] * self.num_groups
         if self.imshp[1] is not None and self.imshp[1] != channels:
-            raise ValueError(f"{type(self).__name__}: the filters {kern_var.describe()} of shape "
+            raise ShapeMismatchError(f"{type(self).__name__}: the filters {kern_var.describe()} of shape "
                              f"{kern.shape} (num_groups={self.num_groups}) give {channels} "
                              f"channels, but input_shape={self.imshp}")
         if kern.shape[0] % self.num_groups:
             raise ValueError(f"{type(self).__name__}: the filters {kern_var.describe()} of shape "
                              f"{kern.shape}: their number must be divisible by num_groups="
                              f"{self.num_groups}")
-        expected = (top.shape[0], kern.shape[0]) + self.out_spatial(spatial, kern.shape[2:])
+        expected = (top.shape[0], kern.shape[0]) + self.out_spatial(spatial, kern.shape[-self.convdim:])
         if expected != top.shape:
             raise ValueError(f"invalid input_shape for gradInputs: the given input_shape "
                              f"{spatial} would produce an output of shape {expected}, but the "
                              f"given topgrad {top_var.describe()} has shape {top.shape}")
+        self._check_unshared(kern_var, kern.shape, top.shape[2:])
         return spatial
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         kern, top, shape = inputs
         spatial = self.check(node.inputs, kern, top, shape)
-        output_storage[0][0] = im2col.grad_inputs(kern, top, spatial, self.pads(kern.shape[2:]),
+        output_storage[0][0] = im2col.grad_inputs(kern, top, spatial,
+                                                  self.pads(kern.shape[-self.convdim:]),
                                                   self.subsample, self.filter_dilation,
                                                   self.num_groups, self.filter_flip,
-                                                  out=output_storage[0][0])
+                                                  out=output_storage[0][0], unshared=self.unshared)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         kshp, topshp = input_shapes[0], input_shapes[1]
-        channels = kshp[1] * self.num_groups if self.num_groups > 1 else kshp[1]
+        per_group = kshp[-self.convdim - 1]
+        channels = per_group * self.num_groups if self.num_groups > 1 else per_group
         fallback = [topshp[0], channels] + [vector_entry(node.inputs[2], i) for i in range(self.convdim)]
         return [tuple(f if g is None else g for f, g in zip(fallback, self.imshp))]
 
@@ -512,18 +595,21 @@ def conv3d(input: Any, filters: Any, input_shape: Sequence | None = None,
                           filter_dilation, num_groups)(input, filters)
 
 
-def _spatial_shape(shape: Sequence, convdim: int, what: str) -> tuple[tuple, Any]:
-    """(numeric shape with None for symbolic lengths, the spatial lengths as given)."""
-    if len(shape) != 2 + convdim:
-        raise ValueError(f"{what} must have {2 + convdim} entries, got {len(shape)}")
-    for i in range(2):
+def _spatial_shape(shape: Sequence, convdim: int, what: str,
+                   unshared: bool = False) -> tuple[tuple, Any]:
+    """(numeric shape with None for symbolic lengths, the kernel's or input's spatial
+    lengths as given: its last ``convdim`` entries)."""
+    length = 2 + 2 * convdim if unshared else 2 + convdim
+    if len(shape) != length:
+        raise ValueError(f"{what} must have {length} entries, got {len(shape)}")
+    for i in range(length - convdim):
         if shape[i] is not None and _constant_int(shape[i]) is None:
             raise ValueError(f"{what}[{i}] must be a constant or None")
-    for i in range(2, 2 + convdim):
+    for i in range(length - convdim, length):
         if shape[i] is None:
             raise ValueError(f"{what}[{i}] must be a symbolic variable or a constant, not None")
     numeric = tuple(_constant_int(s) if s is not None else None for s in shape)
-    return numeric, tuple(shape[2:])
+    return numeric, tuple(shape[-convdim:])
 
 
 def _grad_inputs(convdim: int, output_grad: Any, filters: Any, input_shape: Sequence,
@@ -531,22 +617,16 @@ def _grad_inputs(convdim: int, output_grad: Any, filters: Any, input_shape: Sequ
                  filter_dilation: Any, num_groups: int, unshared: bool) -> Variable:
     numeric, spatial = _spatial_shape(input_shape, convdim, "input_shape")
     op = FAMILY[convdim, "inputs"](numeric, filter_shape, border_mode, subsample, filter_flip,
-                                   filter_dilation, num_groups)
-    if unshared:
-        raise NotImplementedError("unshared (locally connected) convolution is not implemented "
-                                  "in arignote: use unshared=False")
+                                   filter_dilation, num_groups, unshared)
     return op(filters, output_grad, spatial)
 
 
 def _grad_weights(convdim: int, input: Any, output_grad: Any, filter_shape: Sequence,
                   input_shape: Any, border_mode: Any, subsample: Any, filter_flip: bool,
                   filter_dilation: Any, num_groups: int, unshared: bool) -> Variable:
-    numeric, spatial = _spatial_shape(filter_shape, convdim, "filter_shape")
-    if unshared:
-        raise NotImplementedError("unshared (locally connected) convolution is not implemented "
-                                  "in arignote: use unshared=False")
+    numeric, spatial = _spatial_shape(filter_shape, convdim, "filter_shape", unshared)
     op = FAMILY[convdim, "weights"](input_shape, numeric, border_mode, subsample, filter_flip,
-                                    filter_dilation, num_groups)
+                                    filter_dilation, num_groups, unshared)
     return op(input, output_grad, spatial)
 
 

@@ -35,8 +35,11 @@ def conv2d(input: Any, filters: Any, input_shape: Sequence | None = None,
     ``(before, after)`` pair. ``subsample`` is the stride; ``filter_dilation``
     spaces the filter taps; ``filter_flip=True`` flips the filters (a true
     convolution), False gives a cross-correlation. ``num_groups`` splits
-    channels and filters into independent groups. Returns (batch, output
-    channels, output rows, output columns).
+    channels and filters into independent groups. ``unshared=True`` gives a
+    locally connected layer: ``filters`` is then (output channels, output rows,
+    output columns, input channels / num_groups, filter rows, filter columns),
+    one kernel per output position. Returns (batch, output channels, output
+    rows, output columns).
     """
     if "imshp_logical" in kwargs or "kshp_logical" in kwargs:
         raise ValueError("Keyword arguments 'imshp_logical' and 'kshp_logical' for conv2d are not "

@@ -130,6 +130,9 @@ def _plain(values: Any, ndim: int) -> list:
 
 class _PoolBase(Op):
     __props__ = ("ignore_border", "mode", "ndim")
+    # Theano's make_node refuses constant pads as large as the window, except in
+    # AveragePoolGrad (reached with such pads, its gradient is a Pool given them symbolically).
+    refuses_large_pad = True
 
     def __init__(self, ignore_border: bool = False, mode: str = "max", ndim: int = 2,
                  openmp: bool | None = None):
@@ -168,8 +171,8 @@ class _PoolBase(Op):
         if isinstance(pad, (tuple, list)) and not any(isinstance(p, Variable) for p in pad):
             if max(pad) != 0 and not self.ignore_border:
                 raise NotImplementedError("padding works only with ignore_border=True")
-            if isinstance(ws, (tuple, list)) and not any(isinstance(w, Variable) for w in ws) \
-                    and any(p >= w for p, w in zip(pad, ws)):
+            if self.refuses_large_pad and isinstance(ws, (tuple, list)) \
+                    and not any(isinstance(w, Variable) for w in ws) and any(p >= w for p, w in zip(pad, ws)):
                 raise NotImplementedError("padding must be smaller than strides")
         result = []
         for value, what in ((ws, "window size (ws)"), (stride, "stride"), (pad, "pad")):
@@ -202,8 +205,11 @@ class _PoolBase(Op):
                              f"pads >= 0, got ws {ws}, stride {stride}, pad {pad}")
         if max(pad) > 0 and not self.ignore_border:
             raise ValueError("padding must be zero when ignore border is False")
-        if any(p >= w for p, w in zip(pad, ws)):
-            raise ValueError(f"{type(self).__name__}: pad {pad} must be smaller than the window {ws}")
+        if any(p >= w for p, w in zip(pad, ws)) and self.mode not in ("sum", "average_inc_pad"):
+            # sum and average_inc_pad are defined there (a window inside the padding adds
+            # zeros); max and average_exc_pad would have windows with no element
+            raise ValueError(f"{type(self).__name__}: pad {pad} must be smaller than the window "
+                             f"{ws} in mode {self.mode!r}")
         out = self.out_shape(shape, ws, self.ignore_border, stride, pad, self.ndim)[-self.ndim:]
         return Geometry(ws, stride, pad, tuple(int(o) for o in out), tuple(shape[-self.ndim:]))
 
@@ -271,6 +277,8 @@ class MaxPoolGrad(PoolGrad):
 class AveragePoolGrad(PoolGrad):
     """The gradient of sum and average pooling: inputs ``x``, the gradient ``gz`` of the
     pooled value, and the pooling parameters."""
+
+    refuses_large_pad = False
 
     def __init__(self, ignore_border: bool, mode: str = "average_inc_pad", ndim: int = 2):
         if mode not in MODES[1:]:
