@@ -30,8 +30,8 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["CpuContiguous", "cpu_contiguous", "CumOp", "DiffOp", "SearchsortedOp", "BinCount",
-           "FillDiagonal", "FillDiagonalOffset", "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique", "RepeatOp", "cumsum", "cumprod",
-           "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
+           "FillDiagonal", "FillDiagonalOffset", "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique",
+           "RepeatOp", "cumsum", "cumprod", "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
            "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat", "take_along_axis",
            "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values", "compress"]
 
