@@ -152,6 +152,12 @@ def test_outputs_sharing_memory_are_caught():
     f = _compile(graph)
     with pytest.raises(BadViewMap, match=r"OverlappingOutputs.*outputs 0 and 1 share memory"):
         f(_values("cpu"))
+    # as in Theano: outputs of the function alone, or one output nothing reads, may share
+    both_returned = _compile(lambda x: list(OverlappingOutputs()(x)))
+    first, second = both_returned(_values("cpu"))
+    np.testing.assert_array_equal(first[1:], second[:-1])
+    one_read = _compile(lambda x: OverlappingOutputs()(x)[0] * 2)
+    np.testing.assert_array_equal(one_read(_values("cpu")), _values("cpu")[:-1] * 2)
     assert DebugMode(check_preallocated_output=["f_contiguous"]).stability_patience == 10  # Theano's keyword
 
 

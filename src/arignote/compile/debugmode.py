@@ -8,8 +8,8 @@ chance. On each call, for each node in order:
 
 - an input it changed must be in its ``destroy_map`` (``BadDestroyMap``);
 - an output sharing memory with an input must be in its ``view_map`` or
-  ``destroy_map``, and two outputs sharing memory must be views of one input
-  it names (``BadViewMap``);
+  ``destroy_map``, and two outputs that later nodes read and that share memory
+  must be views of one input it names (``BadViewMap``);
 - each output must be a value of its type, and finite with ``check_isfinite``
   (``InvalidValueError``);
 - the backend's result must equal ``perform``'s on the same inputs into fresh
@@ -209,13 +209,16 @@ class _Checker:
             values[out] = reference.snapshot(result)
 
     def _check_outputs_apart(self, node: Apply, before: list, results: list) -> None:
-        """Two outputs may share memory only as views of one input the view_map names:
-        otherwise a later in-place op on one silently changes the other."""
+        """Two outputs that later nodes both read may share memory only as views of one input
+        the view_map names: otherwise an in-place op on one silently changes the other. (Theano's
+        rule: outputs of the function alone, or one output nothing reads, may share.)"""
         views = node.op.view_map
+        read = [any(client != "output" for client, _ in self.fgraph.clients.get(out, ()))
+                for out in node.outputs]
         for k in range(len(results)):
             for j in range(k + 1, len(results)):
                 declared = set(views.get(k, [])) & set(views.get(j, []))
-                if not declared and _shares_memory(results[k], results[j]):
+                if read[k] and read[j] and not declared and _shares_memory(results[k], results[j]):
                     raise BadViewMap(self._message(
                         node, before, f"outputs {k} and {j} share memory, which its view_map "
                         f"{views} does not declare (as views of one input)"))
