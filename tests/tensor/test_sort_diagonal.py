@@ -1,13 +1,15 @@
-"""sort/argsort and diagonal/diag/AllocDiag against numpy, their shapes and gradients."""
+"""sort/argsort, topk/argtopk and diagonal/diag/AllocDiag against numpy, their shapes and
+gradients."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from arignote import tensor as T
+from arignote import function, tensor as T
 from arignote.gradient import verify_grad
 from arignote.tensor.diagonal import AllocDiag, ExtractDiag
+from arignote.tensor.sort import argtopk, topk, topk_and_argtopk
 from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
 RNG = np.random.RandomState(11)
@@ -91,3 +93,54 @@ def test_extract_diag_view():
     assert_matches(run([x], ExtractDiag(view=True)(x), v), np.diag(v))
     with pytest.raises(ValueError, match="must differ"):
         ExtractDiag(0, 1, 1)
+
+
+def _topk_reference(a, k, axis):
+    ordered = np.flip(np.sort(a, axis=axis), axis=axis) if k > 0 else np.sort(a, axis=axis)
+    return np.take(ordered, np.arange(abs(k)), axis=axis)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
+@pytest.mark.parametrize("shape, axis, k", [((7,), -1, 3), ((7,), 0, -7), ((3, 6), 1, -2),
+                                            ((3, 6), 0, 1), ((4, 3, 5), 1, 3), ((4, 3, 5), -1, -5)])
+def test_topk_against_numpy(dtype, shape, axis, k):
+    rng = np.random.default_rng(abs(k) + len(shape))
+    a = rng.permutation(np.prod(shape)).reshape(shape).astype(dtype)  # distinct values: no ties
+    x = T.tensor(dtype, (False,) * len(shape), name="x")
+    values, positions = topk_and_argtopk(x, k, axis=axis, idx_dtype="int32")
+    got_v, got_i = run([x], [values, positions], a)
+    assert got_v.dtype == a.dtype and got_i.dtype == np.int32
+    np.testing.assert_array_equal(got_v, _topk_reference(a, k, axis))
+    np.testing.assert_array_equal(np.take_along_axis(a, got_i, axis=axis), got_v)
+    unsorted = run([x], topk(x, k, axis=axis, sorted=False), a)
+    np.testing.assert_array_equal(np.sort(unsorted, axis=axis), np.sort(got_v, axis=axis))
+    np.testing.assert_array_equal(run([x], argtopk(x, k, axis=axis), a), got_i)
+    check_infer_shape([x], values, [a])
+
+
+def test_topk_gradient_and_flattened_axis():
+    rng = np.random.RandomState(4)
+    a = rng.rand(3, 5)
+    for axis, k in [(1, 2), (0, -2)]:
+        verify_grad(lambda v, k=k, axis=axis: topk(v, k, axis=axis), [a], rng=rng)
+        verify_grad(lambda v, k=k, axis=axis: topk_and_argtopk(v, k, axis=axis)[0] * 3, [a], rng=rng)
+    x = T.dmatrix("x")
+    np.testing.assert_array_equal(run([x], topk(x, 4, axis=None), a), -np.sort(-a.ravel())[:4])
+
+
+def test_topk_refusals():
+    x = T.dvector("x")
+    k = T.lscalar("k")
+    f = function([x, k], topk(x, k))
+    with pytest.raises(ValueError, match=r"kth=0, but axis 0 has 3 entries"):
+        f(np.ones(3), 0)
+    with pytest.raises(ValueError, match=r"kth=-4"):
+        f(np.ones(3), -4)
+    with pytest.raises(np.exceptions.AxisError):
+        topk(x, 1, axis=1)
+    with pytest.raises(ValueError, match="scalar"):
+        topk(T.dscalar("s"), 1)
+    with pytest.raises(TypeError, match="kth must be an integer scalar"):
+        topk(x, 1.5)
+    with pytest.raises(TypeError, match="idx_dtype"):
+        argtopk(x, 1, idx_dtype="float32")

@@ -3,7 +3,8 @@
 ``cumsum`` sends back the reversed cumulative sum of its output gradient;
 ``cumprod`` Theano's formula (which divides by the input, so it is NaN where
 an input is 0); ``diff`` the adjoint difference; ``sort`` puts each output
-gradient at the position its value came from; ``fill_diagonal`` zeros the
+gradient at the position its value came from, and ``topk`` each of its values'
+gradients at that value's position (zeros elsewhere); ``fill_diagonal`` zeros the
 filled entries' gradients and sums them for the value; ``bincount`` gathers
 the weights' gradients. Integer-valued ops (``argsort``, ``searchsorted``,
 ``unravel_index``, ...) pass no gradient back, so they need no rule.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from arignote.gradient import grad_undefined, register_grad
 from arignote.tensor import math as tm
-from arignote.tensor.alloc import arange, zeros
+from arignote.tensor.alloc import arange, zeros, zeros_like
 from arignote.tensor.diagonal import ExtractDiag
 from arignote.tensor.extra_ops import (Bartlett, BinCount, CpuContiguous, CumOp, DiffOp, FillDiagonal,
                                        FillDiagonalOffset, cumsum, fill_diagonal, fill_diagonal_offset,
@@ -21,8 +22,8 @@ from arignote.tensor.join import concatenate
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import reshape, shape_i
 from arignote.tensor.shape import shape as _shape
-from arignote.tensor.sort import SortOp, argsort
-from arignote.tensor.subtensor import AdvancedSubtensor1
+from arignote.tensor.sort import SortOp, TopKOp, argsort
+from arignote.tensor.subtensor import AdvancedSubtensor1, inc_subtensor
 
 
 def _reversed(x, axis):
@@ -95,6 +96,22 @@ def fill_diagonal_offset_grad(op, inputs, outputs, output_grads):
 @register_grad(Bartlett)
 def bartlett_grad(op, inputs, outputs, output_grads):
     return [None]
+
+
+@register_grad(TopKOp)
+def topk_grad(op, inputs, outputs, output_grads):
+    x, kth = inputs
+    if not op.return_values:  # the positions alone are integers: nothing flows back
+        return [None, None]
+    if op.return_indices:
+        positions = outputs[1]
+    else:
+        positions = TopKOp(op.axis, op.sorted, op.idx_dtype, False, True)(x, kth)
+    axis = op.axis % x.ndim
+    index = tuple(positions if d == axis else
+                  arange(shape_i(x, d)).dimshuffle(*(["x"] * d), 0, *(["x"] * (x.ndim - d - 1)))
+                  for d in range(x.ndim))
+    return [inc_subtensor(zeros_like(x)[index], output_grads[0]), None]
 
 
 @register_grad(SortOp)
