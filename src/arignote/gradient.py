@@ -360,7 +360,7 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
         if not any(flowing) or not any(i in depends for i in node.inputs):
             continue
         rows = connection_rows(node)
-        nulls = [flowing[j] and o in grads and is_null(grads[o]) for j, o in enumerate(node.outputs)]
+        nulls = [flowing[j] and is_null(grads[o]) for j, o in enumerate(node.outputs)]
         usable = [flowing[j] and not nulls[j] and _is_float(o) for j, o in enumerate(node.outputs)]
         pairs: Any = []
         if any(usable):
