@@ -122,8 +122,9 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
 def static_value(var: Any) -> np.ndarray | None:
     """The value of a small (0-d or 1-d) ``var`` when the graph fixes it, else None.
 
-    Follows constants through DimShuffles, Elemwise ops (casts, arithmetic) and
-    joins, which is how Python ints given to ``reshape`` or ``split`` arrive.
+    Follows constants through DimShuffles, Elemwise ops (casts, arithmetic),
+    joins and subtensors, which is how Python ints given to ``reshape`` or
+    ``split`` arrive (and the entries of a constant shape vector).
     """
     if isinstance(var, Constant):
         return var.data
@@ -132,7 +133,7 @@ def static_value(var: Any) -> np.ndarray | None:
         return None
     if isinstance(node.op, Shape_i):
         return np.asarray(1, "int64") if node.inputs[0].broadcastable[node.op.i] else None
-    if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join)):
+    if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join, _read.Subtensor)):
         return None
     values = [static_value(i) for i in node.inputs]
     if any(v is None for v in values):

@@ -49,6 +49,7 @@ MODULES: dict[str, str] = {
     "theano.tensor.raw_random": "arignote.compat.theano.raw_random",
     "theano.tensor.nnet.nnet": "theano.tensor.nnet",
     "theano.tensor.nnet.sigm": "theano.tensor.nnet",
+    "theano.tensor.nnet.conv": "arignote.tensor.nnet.conv_legacy",
     "theano.scan_module.scan": "arignote.scan_module.basic",
     "theano.scan_module.scan_op": "arignote.scan_module.op",
     "theano.compile.function_module": "arignote.compat.theano.function_module",

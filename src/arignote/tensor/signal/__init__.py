@@ -1,2 +1,2 @@
-"""Signal-processing ops under Theano's names: ``tensor.signal.pool``."""
-from arignote.tensor.signal import pool  # noqa: F401
+"""Signal-processing ops under Theano's names: ``tensor.signal.pool`` and ``tensor.signal.conv``."""
+from arignote.tensor.signal import conv, pool  # noqa: F401
