@@ -119,6 +119,18 @@ def test_in_mutable_lets_the_function_overwrite_the_array():
     np.testing.assert_array_equal(a, [1, 2, 3])  # no defensive copy was made
 
 
+@pytest.mark.parametrize("order", ["destroyer first", "reader first"])
+def test_readers_of_an_overwritten_input_run_before_the_op_overwriting_it(order):
+    x = T.vector("x")
+    doubled, bumped = x * 2, AddOneInplace()(x)
+    outputs = [bumped, doubled] if order == "destroyer first" else [doubled, bumped]
+    f = function([In(x, mutable=True)], outputs, accept_inplace=True)
+    got = dict(zip(["bumped", "doubled"] if order == "destroyer first" else ["doubled", "bumped"],
+                   f(np.arange(3.0))))
+    np.testing.assert_array_equal(got["doubled"], [0, 2, 4])
+    np.testing.assert_array_equal(got["bumped"], [1, 2, 3])
+
+
 def test_in_borrow_lets_an_output_alias_the_input():
     x = T.vector("x")
     a = np.arange(3.0)

@@ -16,6 +16,7 @@ variables it updates, in rank order, around ``try: <body> finally: <release>``.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import sys
 import time
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def generate_call(fn: Function) -> Callable[..., Any]:
-    ns: dict[str, Any] = {"ndarray": np.ndarray, "fn": fn, "merge": fn._merge_keywords,
+    ns: dict[str, Any] = {"ndarray": np.ndarray, "CP": copy_value, "fn": fn, "merge": fn._merge_keywords,
                           "fail": fn._fail, "COMMIT": COMMIT_LOCK.acquire,
                           "COMMITTED": COMMIT_LOCK.release}
     turn = fn._turn
@@ -52,6 +53,13 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     call = ns["call"]
     call.source = source
     return call
+
+
+def copy_value(value: Any) -> Any:
+    """A copy of a value that must not be shared: arrays (numpy, device, sparse) by their
+    ``copy``, other values (a ``RandomState``) by ``copy.deepcopy``."""
+    method = getattr(value, "copy", None)
+    return method() if method is not None else copy.deepcopy(value)
 
 
 def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
@@ -84,7 +92,7 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
             lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = unalias(({''.join(f'a{i}, ' for i in range(n))}))")
         for i, cell in enumerate(fn._input_cells):
             ns[f"I{i}"] = cell
-            lines.append(f"I{i}[0] = a{i}{'.copy()' if i in copies else ''}")
+            lines.append(f"I{i}[0] = CP(a{i})" if i in copies else f"I{i}[0] = a{i}")
     # Several shared values are read (and later written) as one step, so a call never
     # sees half of another call's updates.
     snapshot = [f"P{k}[0] = S{k}[0]" for k in range(len(fn._shared_cells))]
@@ -106,11 +114,11 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     copy_out = set(fn._copy_outputs)
     for k, cell in enumerate(fn._output_cells):
         ns[f"O{k}"] = cell
-        lines.append(f"r{k} = O{k}[0]{'.copy()' if k in copy_out else ''}")
+        lines.append(f"r{k} = CP(O{k}[0])" if k in copy_out else f"r{k} = O{k}[0]")
     copy_upd = set(fn._copy_updates)
     for j, (cell, target) in enumerate(zip(fn._update_cells, fn._update_targets)):
         ns[f"U{j}"], ns[f"UT{j}"] = cell, target
-        lines.append(f"u{j} = U{j}[0]{'.copy()' if j in copy_upd else ''}")
+        lines.append(f"u{j} = CP(U{j}[0])" if j in copy_upd else f"u{j} = U{j}[0]")
     spares = fn._spare_updates
     lines += [f"s{j} = UT{j}[0]" for j in spares]
     lines += _atomic([f"UT{j}[0] = u{j}" for j in range(len(fn._update_cells))])

@@ -195,8 +195,23 @@ class FunctionGraph:
         """The apply nodes in an order where each comes after those it needs (computed once
         per state of the graph: rewriting passes that change nothing ask again)."""
         if self._order is None:
-            self._order = io_toposort(self.inputs, self.outputs)
+            self._order = io_toposort(self.inputs, self.outputs, self._readers_first())
         return list(self._order)
+
+    def _readers_first(self) -> dict[Apply, list[Apply]]:
+        """For each node that overwrites an input, the other nodes reading that input: they
+        must run first. The in-place rewrite only overwrites a variable with no other
+        reader; a graph built with a destroying op (``function(accept_inplace=True)``)
+        may have some."""
+        before: dict[Apply, list[Apply]] = {}
+        for node in self.apply_nodes:
+            for positions in node.op.destroy_map.values():
+                for i in positions:
+                    readers = [c for c, _ in self.clients.get(node.inputs[i], ())
+                               if c != "output" and c is not node]
+                    if readers:
+                        before.setdefault(node, []).extend(readers)
+        return before
 
     def check_integrity(self) -> None:
         """Raise ValueError if the bookkeeping disagrees with the graph itself.

@@ -1,7 +1,7 @@
 """Walking and copying graphs."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
 
@@ -29,11 +29,19 @@ def graph_inputs(outputs: Iterable[Variable], blockers: Iterable[Variable] = ())
     return [v for v in ancestors(outputs, blocked) if v.owner is None or v in blocked]
 
 
-def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable]) -> list[Apply]:
-    """Apply nodes between ``inputs`` and ``outputs``, each after the nodes it needs."""
+def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable],
+                before: Mapping[Apply, Sequence[Apply]] | None = None) -> list[Apply]:
+    """Apply nodes between ``inputs`` and ``outputs``, each after the nodes it needs.
+
+    ``before`` names, for a node, other nodes to run first although it reads none of their
+    outputs (the other readers of an input the node overwrites); a constraint that would
+    close a cycle is dropped.
+    """
     stop = set(inputs)
+    before = before or {}
     order: list[Apply] = []
     done: set[Apply] = set()
+    active: set[Apply] = set()
     for out in outputs:
         stack: list[tuple[Apply, bool]] = []
         if out.owner is not None and out not in stop:
@@ -44,12 +52,16 @@ def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable]) -> list
                 continue
             if expanded:
                 done.add(node)
+                active.discard(node)
                 order.append(node)
                 continue
             stack.append((node, True))
+            active.add(node)
             for inp in reversed(node.inputs):
                 if inp.owner is not None and inp not in stop and inp.owner not in done:
                     stack.append((inp.owner, False))
+            stack.extend((other, False) for other in before.get(node, ())
+                         if other not in done and other not in active)
     return order
 
 

@@ -1,8 +1,8 @@
 """One graph builder per distribution, as Theano's ``raw_random`` had them.
 
-Each takes a random state variable first and returns the draw's Apply node,
-whose outputs are ``(new_state, sample)``; ``RandomStreams`` supplies the
-state and wires the update. Argument names, defaults and dtypes are
+Each takes a random state variable first and returns Theano's pair
+``[new_state, sample]``; ``RandomStreams`` supplies the state and wires the
+update. Argument names, defaults and dtypes are
 Theano's: float draws default to the upcast of floatX and the arguments,
 integer draws to int64.
 """
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from arignote.config import config
-from arignote.graph.basic import Apply, Variable
+from arignote.graph.basic import Variable
 from arignote.scalar.dtypes import upcast
 from arignote.tensor.random.op import RandomFunction, infer_ndim_bcast
 from arignote.tensor.type import TensorType
@@ -24,13 +24,13 @@ __all__ = ["uniform", "normal", "binomial", "poisson", "random_integers", "choic
 
 
 def _draw(fn: str, rng: Variable, size: Variable, args: list, dtype: str,
-          bcast: tuple, ndim_added: int = 0) -> Apply:
-    op = RandomFunction(fn, TensorType(dtype, bcast), ndim_added)
-    return op.build(rng, size, *args)
+          bcast: tuple, ndim_added: int = 0) -> list[Variable]:
+    op = RandomFunction(fn, TensorType(dtype, bcast), ndim_added=ndim_added)
+    return list(op.build(rng, size, *args).outputs)
 
 
 def uniform(rng: Variable, size: Any = None, low: Any = 0.0, high: Any = 1.0,
-            ndim: int | None = None, dtype: str | None = None) -> Apply:
+            ndim: int | None = None, dtype: str | None = None) -> list[Variable]:
     """Floats in ``[low, high)``; numpy's ``uniform(low, high, size)``."""
     low, high = as_tensor_variable(low), as_tensor_variable(high)
     dtype = dtype or upcast(config.floatX, low.dtype, high.dtype)
@@ -39,7 +39,7 @@ def uniform(rng: Variable, size: Any = None, low: Any = 0.0, high: Any = 1.0,
 
 
 def normal(rng: Variable, size: Any = None, avg: Any = 0.0, std: Any = 1.0,
-           ndim: int | None = None, dtype: str | None = None) -> Apply:
+           ndim: int | None = None, dtype: str | None = None) -> list[Variable]:
     """Gaussian floats; numpy's ``normal(avg, std, size)``."""
     avg, std = as_tensor_variable(avg), as_tensor_variable(std)
     dtype = dtype or upcast(config.floatX, avg.dtype, std.dtype)
@@ -48,7 +48,7 @@ def normal(rng: Variable, size: Any = None, avg: Any = 0.0, std: Any = 1.0,
 
 
 def binomial(rng: Variable, size: Any = None, n: Any = 1, p: Any = 0.5,
-             ndim: int | None = None, dtype: str = "int64") -> Apply:
+             ndim: int | None = None, dtype: str = "int64") -> list[Variable]:
     """Successes in ``n`` trials of probability ``p``; numpy's ``binomial(n, p, size)``."""
     n, p = as_tensor_variable(n), as_tensor_variable(p)
     ndim, size, _ = infer_ndim_bcast(ndim, size, n, p)
@@ -56,7 +56,7 @@ def binomial(rng: Variable, size: Any = None, n: Any = 1, p: Any = 0.5,
 
 
 def poisson(rng: Variable, size: Any = None, lam: Any = 1.0, ndim: int | None = None,
-            dtype: str = "int64") -> Apply:
+            dtype: str = "int64") -> list[Variable]:
     """Poisson counts of mean ``lam``; the size (or ndim) must be given, as in Theano."""
     lam = as_tensor_variable(lam)
     ndim, size, bcast = infer_ndim_bcast(ndim, size)
@@ -64,7 +64,7 @@ def poisson(rng: Variable, size: Any = None, lam: Any = 1.0, ndim: int | None = 
 
 
 def random_integers(rng: Variable, size: Any = None, low: Any = 0, high: Any = 1,
-                    ndim: int | None = None, dtype: str = "int64") -> Apply:
+                    ndim: int | None = None, dtype: str = "int64") -> list[Variable]:
     """Integers in ``[low, high]``, both included."""
     low, high = as_tensor_variable(low), as_tensor_variable(high)
     ndim, size, bcast = infer_ndim_bcast(ndim, size, low, high)
@@ -72,7 +72,7 @@ def random_integers(rng: Variable, size: Any = None, low: Any = 0, high: Any = 1
 
 
 def choice(rng: Variable, size: Any = None, a: Any = 2, replace: Any = True, p: Any = None,
-           ndim: int | None = None, dtype: str = "int64") -> Apply:
+           ndim: int | None = None, dtype: str = "int64") -> list[Variable]:
     """numpy's ``choice(a, size, replace, p)``: from ``range(a)`` or the entries of vector ``a``."""
     a = as_tensor_variable(a)
     replace = (constant(np.int8(replace)) if isinstance(replace, (bool, np.bool_))
@@ -85,7 +85,7 @@ def choice(rng: Variable, size: Any = None, a: Any = 2, replace: Any = True, p: 
 
 
 def permutation(rng: Variable, size: Any = None, n: Any = 1, ndim: int | None = None,
-                dtype: str = "int64") -> Apply:
+                dtype: str = "int64") -> list[Variable]:
     """Permutations of ``range(n)``, one per element of ``size``, on a last axis of length n."""
     if size is None or size == ():
         if ndim not in (None, 1):
@@ -98,7 +98,7 @@ def permutation(rng: Variable, size: Any = None, n: Any = 1, ndim: int | None = 
 
 
 def multinomial(rng: Variable, size: Any = None, n: Any = 1, pvals: Any = (0.5, 0.5),
-                ndim: int | None = None, dtype: str = "int64") -> Apply:
+                ndim: int | None = None, dtype: str = "int64") -> list[Variable]:
     """Counts of ``n`` draws among ``pvals.shape[-1]`` outcomes; one row of pvals per draw."""
     n = as_tensor_variable(n)
     pvals = as_tensor_variable(list(pvals) if isinstance(pvals, tuple) else pvals)

@@ -4,20 +4,20 @@ Inputs are the generator state (a ``RandomStateType`` variable), the size (an
 int64 vector; empty means "the arguments' broadcast shape") and the
 distribution's arguments. Outputs are the advanced state and the sample.
 ``perform`` draws from a copy of the state, so the input is never modified
-and the op needs no ``destroy_map``. It is never constant-folded; two draws
+and the op needs no ``destroy_map`` (unless built with ``inplace=True``). It is never constant-folded; two draws
 are merged only when they read the same state variable with the same
 arguments, which is when they are the same numbers.
 """
 from __future__ import annotations
 
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.tensor import math as _math
-from arignote.tensor.random.samplers import SAMPLERS
+from arignote.tensor.random.samplers import SAMPLERS, method
 from arignote.tensor.random.type import RandomStateType, copy_state
 from arignote.tensor.shape import as_shape_vector, shape as _shape, vector_length
 from arignote.tensor.type import TensorType
@@ -25,26 +25,49 @@ from arignote.tensor.variable import as_tensor_variable, constant
 
 
 class RandomFunction(Op):
-    """Draw from ``SAMPLERS[fn]``; the sample has type ``outtype``.
+    """Draw with ``fn``; the sample has type ``outtype``. Calling the op gives Theano's
+    ``[new_state, sample]``.
 
-    ``ndim_added`` counts trailing dimensions the distribution adds to the
-    size (1 for multinomial and permutation, 0 otherwise).
+    ``fn`` is a distribution name (a ``SAMPLERS`` entry or any
+    ``numpy.random.RandomState`` method name), a ``RandomState`` method, or a
+    function ``fn(rng, *args, size)``. ``inplace=True`` advances the input state
+    itself (``destroy_map``) instead of a copy. ``ndim_added`` counts trailing
+    dimensions the distribution adds to the size (1 for multinomial and
+    permutation, 0 otherwise).
     """
 
-    __props__ = ("fn", "outtype", "ndim_added")
+    __props__ = ("fn", "outtype", "inplace", "ndim_added")
     foldable = False
     random_draw = True  # its sample is a constant for gradients (scan_module/grad.py)
-    default_output = 1
 
-    def __init__(self, fn: str, outtype: TensorType, ndim_added: int = 0):
-        if fn not in SAMPLERS:
-            raise ValueError(f"unknown distribution {fn!r}; known: {', '.join(SAMPLERS)}")
+    def __init__(self, fn: str | Callable, outtype: TensorType, inplace: bool = False,
+                 ndim_added: int = 0):
+        name = getattr(fn, "__name__", None)
+        if callable(fn) and name and getattr(np.random.RandomState, name, None) is fn:
+            fn = name  # a RandomState method: by its name, so equal draws merge
+        if isinstance(fn, str) and fn not in SAMPLERS and not callable(getattr(np.random.RandomState, fn, None)):
+            raise ValueError(f"unknown distribution {fn!r}: give a numpy.random.RandomState method "
+                             f"name ({', '.join(SAMPLERS)}, ...) or a function fn(rng, *args, size)")
+        if not isinstance(fn, str) and not callable(fn):
+            raise TypeError(f"RandomFunction: fn must be a distribution name or a function, got {fn!r}")
+        if not isinstance(outtype, TensorType):
+            raise TypeError(f"RandomFunction: outtype must be a TensorType (e.g. tensor.dvector), "
+                            f"got {outtype!r}")
         self.fn = fn
         self.outtype = outtype
+        self.inplace = bool(inplace)
+        if self.inplace:
+            self.destroy_map = {0: [0]}
         self.ndim_added = ndim_added
 
     def __str__(self) -> str:
-        return f"RandomFunction{{{self.fn}}}"
+        return f"RandomFunction{{{self.fn if isinstance(self.fn, str) else self.fn.__name__}}}"
+
+    def sampler(self) -> Callable:
+        """The function drawing ``(rng, *args, size)``."""
+        if not isinstance(self.fn, str):
+            return self.fn
+        return SAMPLERS.get(self.fn) or method(self.fn)
 
     def make_node(self, rng: Variable, size: Any, *args: Any) -> Apply:
         if not isinstance(getattr(rng, "type", None), RandomStateType):
@@ -62,8 +85,9 @@ class RandomFunction(Op):
             raise ValueError(f"{self}: size {size} has {len(size)} entries but the draw "
                              f"{out.describe()} has {out.ndim - self.ndim_added}; "
                              "give a size of that length")
-        rng = copy_state(rng)
-        value = np.asarray(SAMPLERS[self.fn](rng, *args, size), dtype=out.dtype)
+        if not self.inplace:
+            rng = copy_state(rng)
+        value = np.asarray(self.sampler()(rng, *args, size), dtype=out.dtype)
         if size is None and value.ndim == 0 and out.ndim > 0:
             value = value.reshape((1,) * out.ndim)
         if value.ndim != out.ndim or (size is not None

@@ -18,7 +18,8 @@ import numpy as np
 Sampler = Callable[..., np.ndarray]
 
 
-def _method(name: str) -> Sampler:
+def method(name: str) -> Sampler:
+    """The sampler calling ``RandomState.<name>(*args, size)``."""
     def sample(rng: np.random.RandomState, *args_and_size: np.ndarray) -> np.ndarray:
         *args, size = args_and_size
         return getattr(rng, name)(*args, size)
@@ -110,10 +111,10 @@ def multinomial(rng: np.random.RandomState, n: np.ndarray, pvals: np.ndarray,
 
 
 SAMPLERS: dict[str, Sampler] = {
-    "uniform": _method("uniform"),
-    "normal": _method("normal"),
-    "binomial": _method("binomial"),
-    "poisson": _method("poisson"),
+    "uniform": method("uniform"),
+    "normal": method("normal"),
+    "binomial": method("binomial"),
+    "poisson": method("poisson"),
     "random_integers": random_integers,
     "choice": choice,
     "permutation": permutation,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from arignote.compile.sharedvalue import shared
-from arignote.graph.basic import Apply, Variable
+from arignote.graph.basic import Variable
 from arignote.tensor.variable import as_tensor_variable
 from arignote.tensor.extra_ops import permute_row_elements
 from arignote.tensor.random import basic
@@ -59,13 +59,12 @@ class RandomStreams:
     def __setitem__(self, state: RandomStateSharedVariable, value: np.random.RandomState) -> None:
         state.set_value(value, borrow=True)
 
-    def gen(self, builder: Callable[..., Apply], *args: Any, **kwargs: Any) -> Variable:
+    def gen(self, builder: Callable[..., list[Variable]], *args: Any, **kwargs: Any) -> Variable:
         """Make a new state seeded from the seed generator and draw from it with ``builder``."""
         seed = int(self.gen_seedgen.randint(2 ** 30))
         state = shared(np.random.RandomState(seed), borrow=True)
         state.tag.is_rng = True
-        node = builder(state, *args, **kwargs)
-        new_state, sample = node.outputs
+        new_state, sample = builder(state, *args, **kwargs)
         sample.rng = state
         sample.update = (state, new_state)
         state.default_update = new_state
