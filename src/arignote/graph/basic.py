@@ -146,6 +146,10 @@ class Constant(Variable):
     def get_test_value(self) -> Any:
         return self.data
 
+    def equals(self, other: Any) -> bool:
+        """Theano's constant comparison: another constant of the same type and value."""
+        return isinstance(other, Constant) and self.signature() == other.signature()
+
     def __str__(self) -> str:
         if self.name is not None:
             return self.name

@@ -102,6 +102,9 @@ def _normalize(item: Any, x: Variable) -> Any:
                         "use a boolean array of x's shape as a mask, or None for a new axis")
     if isinstance(item, (int, np.integer)):
         return _int64_index(item, x)
+    as_slice = getattr(getattr(item, "type", None), "index_slice", None)  # a slice variable
+    if as_slice is not None:
+        return _normalize(as_slice(item), x)
     if isinstance(item, Variable):
         var = as_tensor_variable(item)
         if var.ndim == 0:
