@@ -23,6 +23,8 @@ from arignote.tensor.extra_ops import (DiffOp, bartlett, bincount, cumprod, cums
                                        fill_diagonal_offset, flatnonzero, nonzero, nonzero_values,
                                        permute_row_elements, ravel_multi_index, unravel_index)
 from arignote.tensor import extra_ops, nlinalg, nnet, signal, slinalg  # noqa: F401
+from arignote.tensor.io import load  # noqa: F401
+from arignote.tensor.type_other import NoneConst  # noqa: F401
 
 globals().update(CONSTRUCTORS)
 

@@ -6,9 +6,9 @@ from typing import Any
 import numpy as np
 
 from arignote.compile.profiling import ProfileStats
-from arignote.graph.types import generic
+from arignote.graph.types import Generic, generic
 
-__all__ = ["_asarray", "generic", "ProfileStats"]
+__all__ = ["_asarray", "Generic", "generic", "ProfileStats"]
 
 
 def _asarray(a: Any, dtype: Any, order: str | None = None) -> np.ndarray:
