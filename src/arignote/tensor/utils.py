@@ -4,7 +4,6 @@ without computing the graph)."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 from collections.abc import Mapping, Sequence
 
 import numpy as np
