@@ -63,7 +63,8 @@ def check_infer_shape(inputs: Sequence[Any], outputs: Any, values: Sequence[Any]
     outputs = outputs if isinstance(outputs, list) else [outputs]
     for out in outputs:
         node = out.owner
-        shapes = [tuple(shape_i(v, d) for d in range(v.ndim)) for v in node.inputs]
+        # Inputs that are not arrays (None, a random state) have no shape: (), as ShapeFeature gives.
+        shapes = [tuple(shape_i(v, d) for d in range(getattr(v.type, "ndim", 0))) for v in node.inputs]
         inferred = node.op.infer_shape(None, node, shapes)[out.index]
         assert len(inferred) == out.ndim
         for entry in inferred:

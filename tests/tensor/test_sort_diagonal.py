@@ -7,9 +7,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from arignote import function, tensor as T
-from arignote.gradient import verify_grad
+from arignote.gradient import grad, verify_grad
+from arignote.graph.basic import Constant
 from arignote.tensor.diagonal import AllocDiag, ExtractDiag
-from arignote.tensor.sort import argtopk, topk, topk_and_argtopk
+from arignote.tensor.sort import SortOp, argtopk, topk, topk_and_argtopk
 from tests.utils import assert_matches, check_infer_shape, run, value, var_for
 
 RNG = np.random.RandomState(11)
@@ -37,11 +38,36 @@ def test_sort_gradient(axis):
     verify_grad(lambda x: x.sort(axis=axis) * x.sort(axis=axis), [pt[:2]], rng=RNG)
 
 
+@pytest.mark.parametrize("axis_type", [T.lscalar, T.iscalar, T.dscalar])  # Theano took float axes too
+def test_symbolic_axis(axis_type):
+    x, axis = T.dtensor3("x"), axis_type("axis")
+    v = np.random.default_rng(3).random((2, 3, 4))
+    sort_f = function([x, axis], T.sort(x, axis))
+    argsort_f = function([x, axis], T.argsort(x, axis, kind="stable"))
+    weights = np.random.default_rng(4).random((2, 3, 4))
+    grad_f = function([x, axis], grad((T.sort(x, axis) * weights).sum(), x))
+    for a in (0, 1, 2, -1):
+        assert_matches(sort_f(v, a), np.sort(v, axis=a))
+        assert_matches(argsort_f(v, a), np.argsort(v, axis=a, kind="stable").astype("int64"))
+        fixed = function([x], grad((T.sort(x, a) * weights).sum(), x))
+        assert_matches(grad_f(v, a), fixed(v))
+    with pytest.raises(ValueError, match="not an integer in"):
+        sort_f(v, 3)
+    if axis_type is T.dscalar:
+        with pytest.raises(ValueError, match="not an integer in"):
+            sort_f(v, 0.5)
+    check_infer_shape([x, axis], T.sort(x, axis), [v, 1])
+
+
 def test_sort_arguments():
     x = T.dmatrix("x")
-    assert T.sort(x, T.constant(0)).owner.op.axis == 0  # Theano passed the axis as a tensor
-    with pytest.raises(TypeError, match="fixed when the graph is built"):
-        T.sort(x, T.iscalar("a"))
+    node = T.sort(x, T.constant(-1)).owner  # Theano passed the axis as a tensor
+    assert isinstance(node.inputs[1], Constant) and int(node.inputs[1].data) == 1
+    assert SortOp("mergesort", []) == SortOp("mergesort") != SortOp("quicksort", [])  # Theano's (kind, order)
+    with pytest.raises(np.exceptions.AxisError, match="out of range"):
+        T.sort(x, 2)
+    with pytest.raises(TypeError, match="integer"):
+        T.sort(x, 0.5)
     with pytest.raises(ValueError, match="kind must be"):
         T.sort(x, kind="bogo")
     with pytest.raises(ValueError, match="structured"):

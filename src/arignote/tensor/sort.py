@@ -1,8 +1,9 @@
 """``sort``, ``argsort`` and ``topk``/``argtopk``/``topk_and_argtopk`` (Theano's
 ``tensor.sort``): numpy's sorts and partitions along one axis.
 
-``axis=None`` sorts the flattened input (a vector). The axis is fixed when the
-graph is built. The gradients of ``sort`` and ``topk`` send each output gradient
+``axis=None`` sorts the flattened input (a vector). The axis of ``sort`` and
+``argsort`` may be a symbolic scalar, as in Theano; topk's is fixed when the graph
+is built. The gradients of ``sort`` and ``topk`` send each output gradient
 back to the position its value came from.
 """
 from __future__ import annotations
@@ -12,12 +13,13 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
-from arignote.scalar.dtypes import INTEGER
+from arignote.scalar.dtypes import FLOAT, INTEGER
 from arignote.tensor import math as _math
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.shape import checked_axis, product, static_value
 from arignote.tensor.type import TensorType
-from arignote.tensor.variable import as_tensor_variable
+from arignote.tensor.type_other import NoneConst, NoneTypeT
+from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["SortOp", "ArgSortOp", "TopKOp", "sort", "argsort", "topk", "argtopk", "topk_and_argtopk"]
 
@@ -25,32 +27,54 @@ _KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
 
 class _SortBase(HostOp):
-    __props__ = ("kind", "axis")
+    """Theano's ``SortOp(kind, order)``, applied as ``op(a, axis)``: the axis is an input, a
+    constant or an int scalar variable (a float one is accepted when integral, as Theano
+    did), or ``NoneConst`` to sort the flattened ``a``."""
 
-    def __init__(self, kind: str = "quicksort", axis: int | None = -1, order: Any = None):
+    __props__ = ("kind", "order")
+
+    def __init__(self, kind: str = "quicksort", order: Any = None):
         if kind not in _KINDS:
             raise ValueError(f"{self.what}: kind must be one of {', '.join(_KINDS)}, got {kind!r}")
-        if order is not None:
+        if order is not None and len(order):
             raise ValueError(f"{self.what}: order= sorts structured arrays, which arignote does not have")
         self.kind = kind
-        self.axis = None if axis is None else int(axis)
+        self.order = None
 
     what = "sort"
     out_dtype: str | None = None
 
-    def make_node(self, a: Any) -> Apply:
+    def make_node(self, a: Any, axis: Any = -1) -> Apply:
         a = as_tensor_variable(a)
         dtype = self.out_dtype or a.dtype
-        if self.axis is None:
-            return Apply(self, [a], [TensorType(dtype, (False,))()])
+        if axis is None or isinstance(getattr(axis, "type", None), NoneTypeT):
+            return Apply(self, [a, NoneConst], [TensorType(dtype, (False,))()])
         if a.ndim == 0:
             raise np.exceptions.AxisError(f"{self.what} of the scalar {a.describe()}: a scalar has no "
                                           "axis to sort along; pass axis=None")
-        checked_axis(a, self.axis, self.what)
-        return Apply(self, [a], [TensorType(dtype, a.broadcastable)()])
+        axis = as_tensor_variable(axis)
+        if axis.ndim != 0 or axis.dtype not in INTEGER + FLOAT:
+            raise TypeError(f"{self.what}: axis must be None or a scalar, got {axis.describe()} "
+                            f"({axis.type.describe()})")
+        value = static_value(axis)
+        if value is not None:
+            if value != int(value):
+                raise TypeError(f"{self.what}: axis must be an integer, got {value}")
+            axis = constant(np.int64(checked_axis(a, int(value), self.what)))
+        return Apply(self, [a, axis], [TensorType(dtype, a.broadcastable)()])
+
+    def run_axis(self, node: Apply, axis: Any) -> int | None:
+        """The axis value at run time, checked (None: the flattened input)."""
+        if axis is None:
+            return None
+        ndim = node.inputs[0].ndim
+        if axis != int(axis) or not -ndim <= int(axis) < ndim:
+            raise ValueError(f"{self.what}: axis {axis} is not an integer in [-{ndim}, {ndim}) for "
+                             f"{node.inputs[0].describe()}")
+        return int(axis)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
-        if self.axis is None:
+        if isinstance(node.inputs[1].type, NoneTypeT):
             return [(product(list(input_shapes[0])),)]
         return [input_shapes[0]]
 
@@ -59,7 +83,8 @@ class SortOp(_SortBase):
     """``numpy.sort(a, axis, kind)``."""
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        output_storage[0][0] = np.sort(inputs[0], axis=self.axis, kind=self.kind)
+        a, axis = inputs
+        output_storage[0][0] = np.sort(a, axis=self.run_axis(node, axis), kind=self.kind)
 
 
 class ArgSortOp(_SortBase):
@@ -69,27 +94,18 @@ class ArgSortOp(_SortBase):
     out_dtype = "int64"
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        output_storage[0][0] = np.argsort(inputs[0], axis=self.axis, kind=self.kind).astype("int64")
+        a, axis = inputs
+        output_storage[0][0] = np.argsort(a, axis=self.run_axis(node, axis), kind=self.kind).astype("int64")
 
 
 def sort(a: Any, axis: Any = -1, kind: str = "quicksort", order: Any = None) -> Variable:
-    """``a`` sorted along ``axis`` (None: the flattened ``a``)."""
-    return SortOp(kind, _axis(axis, "sort"), order)(a)
+    """``a`` sorted along ``axis`` (an int, an int scalar variable, or None: the flattened ``a``)."""
+    return SortOp(kind, order)(a, axis)
 
 
 def argsort(a: Any, axis: Any = -1, kind: str = "quicksort", order: Any = None) -> Variable:
     """The int64 positions that sort ``a`` along ``axis`` (None: the flattened ``a``)."""
-    return ArgSortOp(kind, _axis(axis, "argsort"), order)(a)
-
-
-def _axis(axis: Any, what: str) -> int | None:
-    """A Python int, None, or a symbolic constant holding one (Theano passed axes as tensors)."""
-    if axis is None or isinstance(axis, (int, np.integer)):
-        return axis
-    value = static_value(axis) if isinstance(axis, Variable) else None
-    if value is None or np.ndim(value) != 0:
-        raise TypeError(f"{what}: axis must be an int or None fixed when the graph is built, got {axis!r}")
-    return int(value)
+    return ArgSortOp(kind, order)(a, axis)
 
 
 class TopKOp(HostOp):

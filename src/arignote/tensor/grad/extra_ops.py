@@ -12,6 +12,7 @@ the weights' gradients. Integer-valued ops (``argsort``, ``searchsorted``,
 from __future__ import annotations
 
 from arignote.gradient import grad_undefined, register_grad
+from arignote.graph.basic import Constant
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import arange, zeros, zeros_like
 from arignote.tensor.diagonal import ExtractDiag
@@ -23,6 +24,7 @@ from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import reshape, shape_i
 from arignote.tensor.shape import shape as _shape
 from arignote.tensor.sort import SortOp, TopKOp, argsort
+from arignote.tensor.type_other import NoneTypeT
 from arignote.tensor.subtensor import AdvancedSubtensor1, inc_subtensor
 
 
@@ -117,10 +119,16 @@ def topk_grad(op, inputs, outputs, output_grads):
 @register_grad(SortOp)
 def sort_grad(op, inputs, outputs, output_grads):
     """Entry i of the input went to position rank[i] = argsort(argsort(x))[i]."""
-    x, g = inputs[0], output_grads[0]
-    if op.axis is None:
+    x, axis = inputs
+    g = output_grads[0]
+    if isinstance(axis.type, NoneTypeT):
         rank = argsort(argsort(x.flatten(), kind="stable"), kind="stable")
-        return [reshape(AdvancedSubtensor1()(g, rank), _shape(x), ndim=x.ndim)]
-    axis = op.axis % x.ndim
+        return [reshape(AdvancedSubtensor1()(g, rank), _shape(x), ndim=x.ndim), None]
     rank = argsort(argsort(x, axis, kind="stable"), axis, kind="stable")
-    return [take_along_axis(g, rank, axis)]
+    if isinstance(axis, Constant):
+        return [take_along_axis(g, rank, int(axis.data)), None]
+    # A symbolic axis: gather with the rank on that axis and plain positions on the others.
+    axis = tm.switch(tm.lt(axis, 0), axis + x.ndim, axis)
+    index = tuple(tm.switch(tm.eq(axis, d), rank, arange(shape_i(x, d)).dimshuffle(
+        *(["x"] * d), 0, *(["x"] * (x.ndim - d - 1)))) for d in range(x.ndim))
+    return [g[index], None]
