@@ -58,6 +58,11 @@ def div_rule(x: str, y: str) -> str:
     return config.floatX if x in DISCRETE and y in DISCRETE else to_float(x, y)
 
 
+def complex_of(*dtypes: str) -> str:
+    """Theano's dtype of complex(re, im): complex128 from 64-bit floats and 32/64-bit ints."""
+    return "complex128" if upcast(*dtypes) in ("float64", "int64", "uint64", "int32", "uint32") else "complex64"
+
+
 def boolean(*dtypes: str) -> str:
     return "bool"
 
@@ -135,6 +140,8 @@ REFERENCE = {
     "imag": (np.imag, real_of, ALL, False),
     "angle": (np.angle, lambda d: real_of(to_float(d)), ALL, False),
     "conj": (np.conjugate, upcast, ALL, False),
+    "complex": (lambda re, im: re + 1j * im, complex_of, REAL, False),
+    "complex_from_polar": (lambda r, a: r * np.exp(1j * a), complex_of, REAL, False),
     "isnan": (np.isnan, boolean, ALL, False),
     "isinf": (np.isinf, boolean, ALL, False),
     "identity": (np.copy, upcast, ALL, False),

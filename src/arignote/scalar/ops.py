@@ -259,6 +259,20 @@ def _real(x: np.ndarray) -> np.ndarray:
     return np.array(np.real(x), copy=True)
 
 
+def _complex_of(*dtypes: str) -> str:
+    """Theano's rule: complex128 from 64-bit floats and 32/64-bit ints, complex64 otherwise."""
+    up = upcast(*dtypes)
+    return "complex128" if up in ("float64", "int64", "uint64", "int32", "uint32") else "complex64"
+
+
+def _complex(re: np.ndarray, im: np.ndarray) -> np.ndarray:
+    return np.asarray(re + 1j * np.asarray(im))
+
+
+def _complex_from_polar(magnitude: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    return np.asarray(magnitude * np.exp(1j * np.asarray(angle)))
+
+
 def _imag(x: np.ndarray) -> np.ndarray:
     return np.array(np.imag(x), copy=True)
 
@@ -405,6 +419,8 @@ real = _register("real", 1, _real, _real_of, None)
 imag = _register("imag", 1, _imag, _real_of, None)
 angle = _register("angle", 1, np.angle, lambda d: _real_of(upgrade_to_float(d)), None)
 conj = _register("conj", 1, np.conjugate, _same, None)
+complex = _register("complex", 2, _complex, _complex_of, None, accepts=REAL)  # noqa: A001 - Theano's name
+complex_from_polar = _register("complex_from_polar", 2, _complex_from_polar, _complex_of, None, accepts=REAL)
 isnan = _register("isnan", 1, np.isnan, _boolean, "isnan({0})", c_exprs={"biu": "0"})
 isinf = _register("isinf", 1, np.isinf, _boolean, "isinf({0})", c_exprs={"biu": "0"})
 identity = _register("identity", 1, _copy, _same, "{0}")

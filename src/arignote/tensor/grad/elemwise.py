@@ -247,6 +247,53 @@ def _rad2deg(inputs, out, gz):
     return [gz * c(180 / np.pi, gz)]
 
 
+# Complex numbers: a gradient holds dC/d(real part) + i dC/d(imaginary part), Theano's convention.
+def _real_like(g, x):
+    return g if x.dtype in DISCRETE else tm.cast(g, x.dtype)
+
+
+@rule("real")
+def _real(inputs, out, gz):
+    x = inputs[0]
+    return [tm.complex(gz, _zero(gz)) if x.dtype.startswith("complex") else gz]
+
+
+@rule("imag")
+def _imag(inputs, out, gz):
+    x = inputs[0]
+    return [tm.complex(_zero(gz), gz) if x.dtype.startswith("complex") else _zero(gz)]
+
+
+@rule("conj")
+def _conj(inputs, out, gz):
+    return [tm.conj(gz) if inputs[0].dtype.startswith("complex") else gz]
+
+
+@rule("angle")
+def _angle(inputs, out, gz):
+    z = inputs[0]
+    if not z.dtype.startswith("complex"):
+        return [_zero(z) if z.dtype not in DISCRETE else None]
+    re, im = tm.real(z), tm.imag(z)
+    scale = gz / (re * re + im * im)
+    return [tm.complex(-im * scale, re * scale)]
+
+
+@rule("complex")
+def _complex(inputs, out, gz):
+    re, im = inputs
+    return [_real_like(tm.real(gz), re), _real_like(tm.imag(gz), im)]
+
+
+@rule("complex_from_polar")
+def _complex_from_polar(inputs, out, gz):
+    magnitude, angle = inputs
+    gr, gi = tm.real(gz), tm.imag(gz)
+    cos, sin = tm.cos(angle), tm.sin(angle)
+    return [_real_like(gr * cos + gi * sin, magnitude),
+            _real_like(magnitude * (gi * cos - gr * sin), angle)]
+
+
 @rule("sigmoid")
 def _sigmoid(inputs, out, gz):
     return [gz * out * (c(1, out) - out)]
