@@ -1,6 +1,7 @@
 """Walking and copying graphs."""
 from __future__ import annotations
 
+from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
@@ -100,3 +101,40 @@ def clone(inputs: Sequence[Variable], outputs: Sequence[Variable], copy_inputs: 
           ) -> tuple[list[Variable], list[Variable]]:
     equiv = clone_get_equiv(inputs, outputs, copy_inputs)
     return [equiv[i] for i in inputs], [equiv[o] for o in outputs]
+
+
+def is_same_graph(var1: Variable, var2: Variable, givens: Any = None, debug: bool = False) -> bool:
+    """Whether ``var1`` and ``var2`` compute the same thing by the same graph (Theano's test):
+    equal ops applied to the same inputs, constants equal by value, other leaves by identity.
+    ``x * (y * z)`` and ``(x * y) * z`` differ. ``givens`` (a dict or pairs) substitutes
+    variables in both graphs first. ``debug`` is accepted for Theano's signature."""
+    substitute = dict(givens or {})
+    keys: dict[Variable, Any] = {}
+
+    def resolved(var: Variable) -> Variable:
+        return substitute.get(var, var)
+
+    for root in (var1, var2):
+        stack, visiting = [resolved(root)], set()
+        while stack:
+            var = stack[-1]
+            if var in keys:
+                stack.pop()
+                continue
+            visiting.add(var)
+            if isinstance(var, Constant):
+                keys[var] = ("constant", var.signature())
+            elif var.owner is None:
+                keys[var] = ("leaf", id(var))
+            else:
+                inputs = [resolved(i) for i in var.owner.inputs]
+                pending = [i for i in inputs if i not in keys]
+                if any(i in visiting for i in pending):
+                    raise ValueError(f"is_same_graph: givens replace a variable by a graph that "
+                                     f"contains it (at {var})")
+                if pending:
+                    stack.extend(pending)
+                    continue
+                keys[var] = ("apply", var.owner.op, var.index, tuple(keys[i] for i in inputs))
+            stack.pop()
+    return keys[resolved(var1)] == keys[resolved(var2)]

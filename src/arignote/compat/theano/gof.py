@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 from arignote.graph.fg import FunctionGraph, MissingInputError
-from arignote.graph.traversal import ancestors, clone, clone_get_equiv, graph_inputs, io_toposort
+from arignote.graph.traversal import (ancestors, clone, clone_get_equiv, graph_inputs, io_toposort,
+                                      is_same_graph)
 from arignote.graph.types import Generic, NullType, generic
 
 __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph",
-           "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort",
+           "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph",
            "variables", "ops", "Generic", "generic", "NullType"]
 
 PureOp = Op
