@@ -55,7 +55,8 @@ UNARY = {
     "softplus": "any", "erf": "any", "erfc": "any", "erfinv": "unit", "erfcinv": "prob",
     "gammaln": "pos", "psi": "pos", "gamma": "pos", "identity": "any", "sgn": "nonzero", "floor": "frac",
     "ceil": "frac", "trunc": "frac", "round_half_to_even": "frac",
-    "round_half_away_from_zero": "frac",
+    "round_half_away_from_zero": "frac", "erfcx": "any", "j0": "any", "j1": "any", "i0": "any",
+    "i1": "any",
 }
 BINARY = {
     "add": ("any", "any"), "sub": ("any", "any"), "mul": ("any", "any"),
@@ -96,6 +97,8 @@ CASES += [
     Case("clip_bounds", lambda x, lo, hi: T.clip(x, lo, hi), [("any", (2, 3)), ("unit", ()), ("gt1", (3,))]),
     Case("switch", lambda c, a, b: T.switch(T.gt(c, 0), a, b), [("nonzero", (2, 3)), ("any", (2, 3)), ("any", (3,))]),
     Case("composite", _composite, [("any", (2, 3)), ("any", (3,))]),
+    Case("jv", lambda x: T.jv(2.5, x), [("pos", (2, 3))]),  # the order has no gradient
+    Case("iv", lambda x: T.iv(1.5, x), [("pos", (2, 3))]),
     Case("cast_float32", lambda x: T.cast(x, "float32") * 3, [("any", (2, 2))]),
     Case("fill", lambda x, y: T.fill(x, y) * x, [("any", (2, 3)), ("any", (3,))]),
     Case("zeros_like_plus", lambda x: T.zeros_like(x) + x ** 2, [("any", (3,))]),

@@ -415,6 +415,14 @@ gamma = _register("gamma", 1, _SciPy("gamma"), upgrade_to_float, "tgamma({0})", 
 chi2sf = _register("chi2sf", 2, _chi2sf, upgrade_to_float, None, accepts=REAL)
 tri_gamma = _register("tri_gamma", 1, _trigamma, upgrade_to_float, None,
                       accepts=REAL)  # psi's derivative, for psi's gradient
+# scipy.special's scaled complementary error function and Bessel functions (Theano's names).
+erfcx = _register("erfcx", 1, _SciPy("erfcx"), upgrade_to_float, None, accepts=REAL)
+j0 = _register("j0", 1, _SciPy("j0"), upgrade_to_float, None, accepts=REAL)
+j1 = _register("j1", 1, _SciPy("j1"), upgrade_to_float, None, accepts=REAL)
+jv = _register("jv", 2, _SciPy("jv"), upgrade_to_float, None, accepts=REAL)  # order v first, as scipy
+i0 = _register("i0", 1, _SciPy("i0"), upgrade_to_float, None, accepts=REAL)
+i1 = _register("i1", 1, _SciPy("i1"), upgrade_to_float, None, accepts=REAL)
+iv = _register("iv", 2, _SciPy("iv"), upgrade_to_float, None, accepts=REAL)
 real = _register("real", 1, _real, _real_of, None)
 imag = _register("imag", 1, _imag, _real_of, None)
 angle = _register("angle", 1, np.angle, lambda d: _real_of(upgrade_to_float(d)), None)

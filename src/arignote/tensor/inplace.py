@@ -23,7 +23,7 @@ from arignote.tensor.variable import as_tensor_variable
 _NAMES = ("lt gt le ge eq neq and_ or_ xor invert abs_ exp exp2 expm1 neg inv log log1p log2 log10 "
           "sgn ceil floor trunc round_half_to_even round_half_away_from_zero sqr sqrt deg2rad "
           "rad2deg cos arccos sin arcsin tan arctan arctan2 cosh arccosh sinh arcsinh tanh arctanh "
-          "erf erfc gamma gammaln psi tri_gamma chi2sf maximum minimum add sub mul true_div int_div "
+          "erf erfc erfcx gamma gammaln psi tri_gamma chi2sf j0 j1 jv i0 i1 iv maximum minimum add sub mul true_div int_div "
           "mod pow conj").split()
 _TABLE_NAME = {"abs_": "abs"}
 

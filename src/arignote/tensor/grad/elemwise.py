@@ -326,6 +326,48 @@ def _erfcinv(inputs, out, gz):
     return [-gz * c(np.sqrt(np.pi) / 2, gz) * tm.exp(out * out)]
 
 
+@rule("erfcx")
+def _erfcx(inputs, out, gz):
+    x = inputs[0]
+    return [gz * (c(2, out) * x * out - c(2 / np.sqrt(np.pi), out))]
+
+
+@rule("j0")
+def _j0(inputs, out, gz):
+    return [-gz * tm.j1(inputs[0])]
+
+
+@rule("j1")
+def _j1(inputs, out, gz):
+    x = inputs[0]
+    return [gz * (tm.j0(x) - tm.jv(c(2, out), x)) / c(2, out)]
+
+
+@rule("i0")
+def _i0(inputs, out, gz):
+    return [gz * tm.i1(inputs[0])]
+
+
+@rule("i1")
+def _i1(inputs, out, gz):
+    x = inputs[0]
+    return [gz * (tm.i0(x) + tm.iv(c(2, out), x)) / c(2, out)]
+
+
+@rule("jv")
+def _jv(inputs, out, gz):
+    v, x = inputs
+    return [grad_not_implemented("jv", 0, v, "(the order)"),
+            gz * (tm.jv(v - c(1, out), x) - tm.jv(v + c(1, out), x)) / c(2, out)]
+
+
+@rule("iv")
+def _iv(inputs, out, gz):
+    v, x = inputs
+    return [grad_not_implemented("iv", 0, v, "(the order)"),
+            gz * (tm.iv(v - c(1, out), x) + tm.iv(v + c(1, out), x)) / c(2, out)]
+
+
 @rule("gammaln")
 def _gammaln(inputs, out, gz):
     return [gz * tm.psi(inputs[0])]
