@@ -19,6 +19,7 @@ from arignote.tensor.subtensor import *  # noqa: F401,F403
 from arignote.tensor.diagonal import *  # noqa: F401,F403
 from arignote.tensor.composed import *  # noqa: F401,F403
 from arignote.tensor.sort import argsort, sort  # noqa: F401
+from arignote.tensor.extra_ops import Choose, choose  # noqa: F401
 from arignote.tensor.extra_ops import (DiffOp, bartlett, bincount, cumprod, cumsum, fill_diagonal,  # noqa: F401
                                        fill_diagonal_offset, flatnonzero, nonzero, nonzero_values,
                                        permute_row_elements, ravel_multi_index, unravel_index)

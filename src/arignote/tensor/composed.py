@@ -4,7 +4,9 @@ their own, so their gradients, rewrites and kernels are those of the ops they ar
 ``tile`` broadcasts ``x`` with a new axis before each of its own and reshapes (one
 allocation, no copies per repetition); ``take`` is advanced indexing on one axis;
 ``isclose`` follows numpy's rule (infinities equal when of one sign, NaN equal only
-with ``equal_nan``).
+with ``equal_nan``). ``smallest``/``largest``, ``ceil_intdiv``, ``swapaxes``,
+``horizontal_stack``/``vertical_stack`` and ``inverse_permutation`` are Theano's
+``tensor.basic`` helpers.
 """
 from __future__ import annotations
 
@@ -14,14 +16,16 @@ from collections.abc import Sequence
 
 from arignote.graph.basic import Variable
 from arignote.tensor.alloc import alloc, arange
-from arignote.tensor.join import stack
-from arignote.tensor.math import (abs_, and_, cast, clip, eq, isinf, isnan, le, mod, or_,
-                                  round as round_, switch)
+from arignote.tensor.join import concatenate, stack
+from arignote.tensor.math import (abs_, and_, cast, clip, eq, gt, int_div, isinf, isnan, le, lt, mod, neq,
+                                  or_, round as round_, switch)
 from arignote.tensor.reduction import all as all_, max as max_, min as min_
 from arignote.tensor.shape import checked_axis, flatten, reshape, shape_padleft
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["tile", "take", "ptp", "isclose", "allclose", "iround", "stacklists", "mgrid", "ogrid"]
+__all__ = ["tile", "take", "ptp", "isclose", "allclose", "iround", "stacklists", "mgrid", "ogrid",
+           "smallest", "largest", "ceil_intdiv", "swapaxes", "horizontal_stack", "vertical_stack",
+           "inverse_permutation"]
 
 
 def tile(x: Any, reps: Sequence[Any], ndim: int | None = None) -> Variable:
@@ -98,6 +102,63 @@ def stacklists(arg: Any) -> Variable:
     if isinstance(arg, (list, tuple)):
         return stack([stacklists(item) for item in arg])
     return as_tensor_variable(arg)
+
+
+def smallest(*args: Any) -> Variable:
+    """The elementwise minimum of the arguments (Python's ``min`` over tensors)."""
+    if len(args) == 2:
+        a, b = (as_tensor_variable(v) for v in args)
+        return switch(lt(a, b), a, b)
+    return min_(stack(args), axis=0)
+
+
+def largest(*args: Any) -> Variable:
+    """The elementwise maximum of the arguments (Python's ``max`` over tensors)."""
+    if len(args) == 2:
+        a, b = (as_tensor_variable(v) for v in args)
+        return switch(gt(a, b), a, b)
+    return max_(stack(args), axis=0)
+
+
+def ceil_intdiv(a: Any, b: Any) -> Variable:
+    """``ceil(a / b)`` of integers, exactly: ``a // b`` plus one where it leaves a remainder."""
+    quotient = int_div(a, b)
+    return quotient + cast(neq(mod(a, b), 0), quotient.dtype)
+
+
+def swapaxes(y: Any, axis1: int, axis2: int) -> Variable:
+    """``y`` with axes ``axis1`` and ``axis2`` exchanged (a view)."""
+    y = as_tensor_variable(y)
+    order = list(range(y.ndim))
+    i, j = checked_axis(y, axis1, "swapaxes"), checked_axis(y, axis2, "swapaxes")
+    order[i], order[j] = order[j], order[i]
+    return y.dimshuffle(order)
+
+
+def _matrices(args: Sequence[Any], what: str) -> list[Variable]:
+    tensors = [as_tensor_variable(a) for a in args]
+    if not tensors or any(t.ndim != 2 for t in tensors):
+        raise TypeError(f"{what} stacks matrices, got {[t.describe() for t in tensors]}: use "
+                        "concatenate(tensors, axis) for other ranks")
+    return tensors
+
+
+def horizontal_stack(*args: Any) -> Variable:
+    """The matrices side by side (joined along axis 1)."""
+    return concatenate(_matrices(args, "horizontal_stack"), axis=1)
+
+
+def vertical_stack(*args: Any) -> Variable:
+    """The matrices one above the other (joined along axis 0)."""
+    return concatenate(_matrices(args, "vertical_stack"), axis=0)
+
+
+def inverse_permutation(perm: Any) -> Variable:
+    """The inverse of each permutation in the last axis of ``perm`` (its argsort)."""
+    from arignote.tensor.extra_ops import permute_row_elements
+    perm = as_tensor_variable(perm)
+    positions = alloc(arange(perm.shape[-1], dtype=perm.dtype), *[perm.shape[d] for d in range(perm.ndim)])
+    return permute_row_elements(positions, perm, inverse=True)
 
 
 class _Grid:

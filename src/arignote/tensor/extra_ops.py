@@ -6,7 +6,8 @@
 and ``squeeze``/``repeat`` (which live with the shape and join ops). Each op's
 ``perform`` is the numpy function; gradients are in ``tensor/grad/extra_ops.py``.
 None has a GPU kernel (``HostOp``): placement keeps them on the CPU and says so.
-``take_along_axis`` and ``permute_row_elements`` are gathers built from indexing.
+``take_along_axis`` and ``permute_row_elements`` are gathers built from indexing;
+``choose`` is numpy's (Theano had it in ``tensor``).
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ __all__ = ["CpuContiguous", "cpu_contiguous", "CumOp", "DiffOp", "SearchsortedOp
            "FillDiagonal", "FillDiagonalOffset", "UnravelIndex", "RavelMultiIndex", "Bartlett", "Unique",
            "RepeatOp", "cumsum", "cumprod", "diff", "bincount", "searchsorted", "fill_diagonal", "fill_diagonal_offset", "to_one_hot",
            "unravel_index", "ravel_multi_index", "bartlett", "squeeze", "repeat", "take_along_axis",
-           "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values", "compress"]
+           "permute_row_elements", "NonZero", "nonzero", "flatnonzero", "nonzero_values", "compress",
+           "Choose", "choose"]
 
 RepeatOp = Repeat  # Theano's name of the op
 
@@ -557,3 +559,66 @@ def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> Variable:
         y = alloc(y, *[shape_i(x, d) for d in range(x.ndim - 1)], shape_i(y, -1))
     return take_along_axis(x, y, x.ndim - 1)
 
+
+
+# ----------------------------------------------------------------- choose
+_CHOOSE_MODES = ("raise", "wrap", "clip")
+
+
+class Choose(HostOp):
+    """``numpy.choose(a, choices, mode=mode)``: at each position, the entry of the choice that
+    ``a`` names there; ``a`` and the choices broadcast together. ``choices`` is a tensor
+    whose first axis lists the choices. No gradient (as in Theano)."""
+
+    __props__ = ("mode",)
+
+    def __init__(self, mode: str = "raise"):
+        if mode not in _CHOOSE_MODES:
+            raise ValueError(f"choose: mode={mode!r} is not one of {_CHOOSE_MODES}")
+        self.mode = mode
+
+    def make_node(self, a: Any, choices: Any) -> Apply:
+        a, choices = as_tensor_variable(a), as_tensor_variable(choices)
+        if a.dtype not in INTEGER:
+            raise TypeError(f"choose: a must hold integer choice numbers, got {a.describe()} ({a.type.describe()})")
+        if choices.ndim < 1:
+            raise TypeError(f"choose: choices {choices.describe()} must have a first axis listing the choices")
+        per_choice = choices.broadcastable[1:]
+        ndim = max(a.ndim, len(per_choice))
+        padded = [(True,) * (ndim - len(b)) + tuple(b) for b in (a.broadcastable, per_choice)]
+        return Apply(self, [a, choices], [TensorType(choices.dtype, tuple(x and y for x, y in zip(*padded)))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        a, choices = inputs
+        try:
+            output_storage[0][0] = np.asarray(np.choose(a, choices, mode=self.mode), dtype=choices.dtype)
+        except ValueError as err:
+            raise ValueError(f"choose({node.inputs[0].describe()}, ...): {err} (with mode='raise' every "
+                             f"entry of a must be in [0, {len(choices)}); mode='wrap' or 'clip' map the "
+                             "others)") from None
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        a_shape, choice_shape = list(input_shapes[0]), list(input_shapes[1])[1:]
+        a_var, c_var = node.inputs
+        ndim = node.outputs[0].ndim
+        a_shape = [1] * (ndim - len(a_shape)) + a_shape
+        a_b = (True,) * (ndim - a_var.ndim) + a_var.broadcastable
+        choice_shape = [1] * (ndim - len(choice_shape)) + choice_shape
+        c_b = (True,) * (ndim - c_var.ndim + 1) + c_var.broadcastable[1:]
+        return [tuple(c if ab else a for a, c, ab, cb in zip(a_shape, choice_shape, a_b, c_b))]
+
+
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Variable:
+    """``numpy.choose``: ``choices`` a tensor (choices on its first axis) or a list of tensors
+    of broadcastable shapes; ``out`` is not supported (pass None)."""
+    if out is not None:
+        raise TypeError("choose: out= is not supported: a graph computes a new result")
+    if isinstance(choices, (list, tuple)):
+        from arignote.tensor.join import stack
+        parts = [as_tensor_variable(c) for c in choices]
+        ndim = max(p.ndim for p in parts)
+        template = parts[0]
+        for p in parts[1:]:
+            template = template + p  # the choices' common broadcast shape
+        choices = stack([alloc(p, *[template.shape[d] for d in range(ndim)]) for p in parts])
+    return Choose(mode)(a, choices)

@@ -27,7 +27,7 @@ from arignote.tensor.variable import as_tensor_variable, constant
 __all__ = ["Shape", "Shape_i", "Reshape", "SpecifyShape", "Rebroadcast", "shape", "shape_i",
            "transpose", "reshape", "flatten", "squeeze", "shape_padleft", "shape_padright",
            "shape_padaxis", "specify_shape", "get_vector_length", "addbroadcast", "unbroadcast",
-           "patternbroadcast", "get_scalar_constant_value", "NotScalarConstantError"]
+           "patternbroadcast", "get_scalar_constant_value", "NotScalarConstantError", "extract_constant"]
 
 _INT64 = TensorType("int64", ())
 
@@ -117,6 +117,15 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
         raise NotScalarConstantError(f"get_scalar_constant_value: the graph does not fix one value "
                                      f"for {v.describe()}")
     return np.asarray(data.flat[0])
+
+
+def extract_constant(x: Any, elemwise: bool = True, only_process_constants: bool = False) -> Any:
+    """Theano's ``extract_constant``: the value ``get_scalar_constant_value`` finds (a 0-d
+    array), or ``x`` itself where the graph does not fix one."""
+    try:
+        return get_scalar_constant_value(x, elemwise, only_process_constants)
+    except NotScalarConstantError:
+        return x
 
 
 def static_value(var: Any) -> np.ndarray | None:
