@@ -15,27 +15,46 @@ from arignote.tensor.variable import as_tensor_variable
 _ELEMWISE: dict[str, Elemwise] = {name: Elemwise(op) for name, op in TABLE.items()}
 
 
-def _function(op: ScalarOp):
-    elemwise = _ELEMWISE[op.name]
-    if op.associative and op.nin == 2:
-        def apply(*args: Any):
-            if len(args) < 2:
-                raise TypeError(f"{op.name} needs at least 2 inputs, got {len(args)}")
-            result = elemwise(args[0], args[1])
-            for arg in args[2:]:
-                result = elemwise(result, arg)
-            return result
-    else:
-        def apply(*args: Any):
-            return elemwise(*args)
-    apply.__name__ = op.name
-    apply.__qualname__ = op.name
-    apply.__doc__ = f"Elementwise {op.name}, with numpy broadcasting."
-    return apply
+class ElemwiseFunction(Elemwise):
+    """A scalar-table entry under its tensor name, as Theano had it: the Elemwise op itself
+    (``str(T.add)`` is ``Elemwise{add,no_inplace}``, ``node.op == T.add`` holds for the node
+    of an addition, ``T.add.scalar_op`` is the scalar op), called on tensors. An associative
+    binary op takes any number of arguments, applied left to right. The nodes it builds
+    hold the plain Elemwise op, so graphs are the same whichever way they were built."""
+
+    def __init__(self, scalar_op: ScalarOp):
+        super().__init__(scalar_op)
+        self.__name__ = self.__qualname__ = scalar_op.name
+        self.__doc__ = f"Elementwise {scalar_op.name}, with numpy broadcasting."
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        op = _ELEMWISE[self.scalar_op.name]
+        if not (self.scalar_op.associative and self.scalar_op.nin == 2):
+            return op(*args, **kwargs)
+        if len(args) < 2:
+            raise TypeError(f"{self.__name__} needs at least 2 inputs, got {len(args)}")
+        result = op(args[0], args[1])
+        for arg in args[2:]:
+            result = op(result, arg)
+        return result
+
+    def __eq__(self, other: object) -> bool:
+        # Answers for ``plain_op == T.add`` too: a subclass's __eq__ is tried first.
+        return other is self or (isinstance(other, Elemwise) and other._props() == self._props())
+
+    def __hash__(self) -> int:
+        return hash(_ELEMWISE[self.scalar_op.name])
+
+    def __reduce__(self) -> tuple:
+        return _table_function, (self.scalar_op.name,)
 
 
-for _name, _op in TABLE.items():
-    globals()[_name] = _function(_op)
+def _table_function(name: str) -> ElemwiseFunction:
+    return _FUNCTIONS[name]
+
+
+_FUNCTIONS: dict[str, ElemwiseFunction] = {name: ElemwiseFunction(op) for name, op in TABLE.items()}
+globals().update(_FUNCTIONS)
 
 # Theano's other spellings of the same operations.
 abs_ = globals()["abs"]
