@@ -17,7 +17,6 @@ import scipy.sparse
 from arignote.graph.basic import Apply, Variable
 from arignote.sparse.type import FORMAT_CLASSES, SparseType, discrete_dtypes
 from arignote.sparse.variable import as_sparse_variable
-from arignote.tensor import math as tm
 from arignote.tensor.alloc import ones_like, zeros_like
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
@@ -27,13 +26,20 @@ __all__ = ["SparseOp", "CSM", "CSC", "CSR", "CSMProperties", "csm_properties", "
            "csm_indptr", "csm_shape", "CSMGrad", "DenseFromSparse", "dense_from_sparse", "SparseFromDense",
            "csr_from_dense", "csc_from_dense", "Cast", "cast", "bcast", "wcast", "icast", "lcast", "fcast",
            "dcast", "ccast", "zcast", "Remove0", "remove0", "EnsureSortedIndices", "ensure_sorted_indices",
-           "clean", "sp_ones_like", "sp_zeros_like", "sparse_shape", "entry_positions"]
+           "clean", "sp_ones_like", "sp_zeros_like", "entry_positions"]
 
 
 class SparseOp(HostOp):
     """An op computed by scipy.sparse on the host (there is no GPU kernel for sparse values)."""
 
     host_reason = "scipy.sparse runs it on the host (sparse values never move to a device)"
+
+
+class ShapeKeepingOp(SparseOp):
+    """A sparse op whose output has its first input's shape."""
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
 
 
 def entry_positions(m: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -88,11 +94,6 @@ def csm_shape(csm: Any) -> Variable:
     return csm_properties(csm)[3]
 
 
-def sparse_shape(x: Any) -> Variable:
-    """The shape as an int64 vector, like a dense tensor's ``x.shape``."""
-    return tm.cast(csm_shape(x), "int64")
-
-
 class CSM(SparseOp):
     """A csr or csc matrix made from (data, indices, indptr, shape); ``data`` is not copied."""
 
@@ -128,12 +129,16 @@ class CSM(SparseOp):
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[True], [False], [False], [False]]
 
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        shape = node.inputs[3]
+        return [(shape[0], shape[1])]
+
 
 CSC = CSM("csc")
 CSR = CSM("csr")
 
 
-class CSMGrad(SparseOp):
+class CSMGrad(ShapeKeepingOp):
     """The gradient of ``CSM``'s data: at each stored position of x, the value of the
     gradient matrix ``g`` there (every stored copy of a repeated position gets it)."""
 
@@ -162,7 +167,7 @@ def as_sparse_or_dense(x: Any) -> Variable:
     return x if isinstance(x, Variable) and isinstance(x.type, SparseType) else as_tensor_variable(x)
 
 
-class DenseFromSparse(SparseOp):
+class DenseFromSparse(ShapeKeepingOp):
     """A sparse matrix as a dense one. ``sparse_grad=True`` (the default): the gradient is
     structured, kept only where the input stores values."""
 
@@ -182,7 +187,7 @@ class DenseFromSparse(SparseOp):
 dense_from_sparse = DenseFromSparse()
 
 
-class SparseFromDense(SparseOp):
+class SparseFromDense(ShapeKeepingOp):
     """A dense matrix as a sparse one of ``format`` (its zeros not stored)."""
 
     __props__ = ("format",)
@@ -194,9 +199,11 @@ class SparseFromDense(SparseOp):
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
-        if x.ndim != 2:
+        if x.ndim > 2:
             raise TypeError(f"{self.format}_from_dense: {x.describe()} has {x.ndim} dimensions; "
                             "a sparse matrix has 2 (reshape it first)")
+        if x.ndim < 2:  # a scalar is a 1x1 matrix, a vector a row (Theano's rule)
+            x = x.dimshuffle(*(["x"] * (2 - x.ndim) + list(range(x.ndim))))
         return Apply(self, [x], [SparseType(self.format, x.dtype)()])
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
@@ -210,7 +217,7 @@ csr_from_dense = SparseFromDense("csr")
 csc_from_dense = SparseFromDense("csc")
 
 
-class Cast(SparseOp):
+class Cast(ShapeKeepingOp):
     """The stored values converted to ``out_type``."""
 
     __props__ = ("out_type",)
@@ -239,8 +246,13 @@ def cast(variable: Any, dtype: str) -> Variable:
     return variable if variable.dtype == dtype else Cast(dtype)(variable)
 
 
-class Remove0(SparseOp):
+class Remove0(ShapeKeepingOp):
     """The same matrix without its explicitly stored zeros."""
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = bool(inplace)  # accepted for Theano's signature; the input is never overwritten
 
     def make_node(self, x: Any) -> Apply:
         x = as_sparse_variable(x)
@@ -255,13 +267,13 @@ class Remove0(SparseOp):
 remove0 = Remove0()
 
 
-class EnsureSortedIndices(SparseOp):
+class EnsureSortedIndices(ShapeKeepingOp):
     """The same matrix with the indices of each row (csr) or column (csc) in order."""
 
     __props__ = ("inplace",)
 
     def __init__(self, inplace: bool = False):
-        self.inplace = False  # never in place: an input is never overwritten
+        self.inplace = bool(inplace)  # accepted for Theano's signature; the input is never overwritten
 
     def make_node(self, x: Any) -> Apply:
         x = as_sparse_variable(x)

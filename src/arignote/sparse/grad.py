@@ -185,7 +185,7 @@ def stack_grad(op, inputs, outputs, output_grads):
     (gz,) = output_grads
     grads, start = [], 0
     for block in inputs:
-        stop = start + cv.sparse_shape(block)[op.axis]
+        stop = start + block.shape[op.axis]
         part = gz[:, start:stop] if op.axis == 1 else gz[start:stop, :]
         grads.append(fit(part, block) if is_sparse_variable(part) else part)
         start = stop
@@ -197,3 +197,15 @@ def sparse_grad_subtensor1_grad(op, inputs, outputs, output_grads):
     (w, rows), (gz,) = inputs, output_grads
     return [st.construct_sparse_from_list(w, gz, rows), None]
 
+
+
+@register_grad(st.GetItemList)
+def get_item_list_grad(op, inputs, outputs, output_grads):
+    (x, rows), (gz,) = inputs, output_grads
+    return [st.ScatterSparse(False)(x, gz, rows), None]
+
+
+@register_grad(st.GetItem2Lists)
+def get_item_2lists_grad(op, inputs, outputs, output_grads):
+    (x, rows, cols), (gz,) = inputs, output_grads
+    return [st.ScatterSparse(True)(x, gz, rows, cols), None, None]

@@ -42,6 +42,14 @@ class HStack(SparseOp):
                              f"along axis {1 - self.axis} ({err})") from None
 
 
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        joined = input_shapes[0][self.axis]
+        for shape in input_shapes[1:]:
+            joined = joined + shape[self.axis]
+        kept = input_shapes[0][1 - self.axis]
+        return [(kept, joined) if self.axis == 1 else (joined, kept)]
+
+
 class VStack(HStack):
     """Sparse matrices one above the other, as one matrix of ``format`` and ``dtype``."""
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import upcast
-from arignote.sparse.convert import CSM, SparseOp, csm_properties, entry_positions
+from arignote.sparse.convert import ShapeKeepingOp, CSM, SparseOp, csm_properties, entry_positions
 from arignote.sparse.type import FORMAT_CLASSES, SparseType
 from arignote.sparse.variable import as_sparse_or_tensor_variable, as_sparse_variable, is_sparse_variable
 from arignote.tensor import math as tm
@@ -37,7 +37,7 @@ def _as_format(m: Any, fmt: str, dtype: str) -> Any:
     return m if m.dtype == dtype else m.astype(dtype)
 
 
-class AsFormat(SparseOp):
+class AsFormat(ShapeKeepingOp):
     """The same matrix in ``format`` (used to give a gradient its input's exact type)."""
 
     __props__ = ("format",)
@@ -69,11 +69,15 @@ class Transpose(SparseOp):
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         out[0][0] = inputs[0].transpose()
 
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        rows, cols = input_shapes[0]
+        return [(cols, rows)]
+
 
 transpose = Transpose()
 
 
-class Neg(SparseOp):
+class Neg(ShapeKeepingOp):
     def make_node(self, x: Any) -> Apply:
         x = as_sparse_variable(x)
         return Apply(self, [x], [x.type()])
@@ -85,7 +89,7 @@ class Neg(SparseOp):
 neg = Neg()
 
 
-class AddSS(SparseOp):
+class AddSS(ShapeKeepingOp):
     """sparse + sparse, sparse in the first one's format."""
 
     def make_node(self, x: Any, y: Any) -> Apply:
@@ -98,7 +102,7 @@ class AddSS(SparseOp):
         out[0][0] = _as_format(x + y, node.outputs[0].type.format, node.outputs[0].dtype)
 
 
-class AddSD(SparseOp):
+class AddSD(ShapeKeepingOp):
     """sparse + dense: dense (the dense operand broadcasts)."""
 
     def make_node(self, x: Any, y: Any) -> Apply:
@@ -116,7 +120,7 @@ class AddSD(SparseOp):
         out[0][0] = result
 
 
-class StructuredAddSV(SparseOp):
+class StructuredAddSV(ShapeKeepingOp):
     """sparse + a vector along the rows, where the matrix stores values only."""
 
     def make_node(self, x: Any, y: Any) -> Apply:
@@ -131,7 +135,7 @@ class StructuredAddSV(SparseOp):
         out[0][0] = _with_data(x, x.data + y[cols], node.outputs[0].dtype)
 
 
-class MulSS(SparseOp):
+class MulSS(ShapeKeepingOp):
     """sparse * sparse elementwise, sparse in the first one's format."""
 
     def make_node(self, x: Any, y: Any) -> Apply:
@@ -144,7 +148,7 @@ class MulSS(SparseOp):
         out[0][0] = _as_format(x.multiply(y), node.outputs[0].type.format, node.outputs[0].dtype)
 
 
-class MulSD(SparseOp):
+class MulSD(ShapeKeepingOp):
     """sparse * dense elementwise (a scalar, a row vector or a matrix, broadcasting as numpy
     does): sparse, with exactly the sparse operand's stored positions (structured)."""
 
@@ -232,7 +236,7 @@ COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
 _MIRROR = {"eq": "eq", "neq": "neq", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 
 
-class ComparisonSS(SparseOp):
+class ComparisonSS(ShapeKeepingOp):
     """sparse ``name`` sparse: a uint8 sparse matrix of the first one's format."""
 
     __props__ = ("name",)
@@ -251,7 +255,7 @@ class ComparisonSS(SparseOp):
             out[0][0] = _as_format(COMPARISONS[self.name](x, y), x.format, "uint8")
 
 
-class ComparisonSD(SparseOp):
+class ComparisonSD(ShapeKeepingOp):
     """sparse ``name`` dense: a uint8 dense matrix."""
 
     __props__ = ("name",)
@@ -304,6 +308,10 @@ class SpSum(SparseOp):
         total = inputs[0].sum(self.axis, dtype=node.outputs[0].dtype)
         out[0][0] = np.asarray(total, dtype=node.outputs[0].dtype).reshape(
             () if self.axis is None else (-1,))
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        rows, cols = input_shapes[0]
+        return [() if self.axis is None else (cols,) if self.axis == 0 else (rows,)]
 
 
 def sp_sum(x: Any, axis: int | None = None, sparse_grad: bool = False) -> Variable:

@@ -14,7 +14,7 @@ import scipy.sparse
 
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import upcast
-from arignote.sparse.convert import SparseOp, entry_positions
+from arignote.sparse.convert import ShapeKeepingOp, SparseOp, entry_positions
 from arignote.sparse.ops import _as_format, _with_data, transpose
 from arignote.sparse.type import SparseType
 from arignote.sparse.variable import as_sparse_or_tensor_variable, as_sparse_variable, is_sparse_variable
@@ -37,7 +37,15 @@ def _dense_out(x: Variable, y: Variable) -> TensorType:
     return TensorType(upcast(x.dtype, y.dtype), (False,) * ndim)
 
 
-class StructuredDot(SparseOp):
+class _Product(SparseOp):
+    """A matrix product: rows of the first operand by columns of the second."""
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        x, y = input_shapes
+        return [tuple(x[:-1]) + tuple(y[1:])]
+
+
+class StructuredDot(_Product):
     """sparse . dense (dense result) or sparse . sparse (sparse result, the first's format)."""
 
     def make_node(self, a: Any, b: Any) -> Apply:
@@ -76,7 +84,7 @@ def structured_dot(x: Any, y: Any) -> Variable:
     return _structured_dot(x, y)
 
 
-class StructuredDotGrad(SparseOp):
+class StructuredDotGrad(ShapeKeepingOp):
     """The gradient of structured_dot(a, b) with respect to the sparse ``a``: ``gz . b.T``
     on a's stored positions only, in a's format."""
 
@@ -97,7 +105,7 @@ class StructuredDotGrad(SparseOp):
 structured_dot_grad = StructuredDotGrad()
 
 
-class Dot(SparseOp):
+class Dot(_Product):
     """x . y where one or both are sparse: always dense, regular gradients."""
 
     def make_node(self, x: Any, y: Any) -> Apply:
@@ -130,7 +138,7 @@ def dot(x: Any, y: Any) -> Variable:
     return _dot(x, y)
 
 
-class TrueDot(SparseOp):
+class TrueDot(_Product):
     """sparse . (sparse or dense) as a sparse matrix of the first's format.
     ``grad_preserves_dense``: a dense operand's gradient is dense (else sparse)."""
 

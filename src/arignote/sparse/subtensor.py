@@ -1,6 +1,7 @@
 """Indexing sparse matrices, and ``sparse_grad``: a dense ``W[idx]`` whose gradient is sparse.
 
-``x[i, j]`` (two scalars) is a dense scalar, ``x[a:b, c:d]`` a sparse matrix,
+``x[i, j]`` (two scalars) is a dense scalar, ``x[a:b, c:d]`` a sparse matrix
+(``x[a:b, j]``: column ``j`` of those rows, a one-column sparse matrix),
 ``x[list]`` the listed rows (sparse), ``x[list, list]`` the listed entries (a
 dense vector). ``sparse_grad(W[idx])`` keeps the value and makes the gradient
 with respect to ``W`` a sparse matrix holding only the rows ``idx`` read:
@@ -14,7 +15,7 @@ import numpy as np
 import scipy.sparse
 
 from arignote.graph.basic import Apply, Variable
-from arignote.sparse.convert import SparseOp
+from arignote.sparse.convert import ShapeKeepingOp, SparseOp
 from arignote.sparse.type import SparseType
 from arignote.sparse.variable import as_sparse_variable
 from arignote.scalar.dtypes import INTEGER
@@ -23,7 +24,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["GetItem2d", "get_item_2d", "GetItemList", "get_item_list", "GetItem2Lists", "get_item_2lists",
-           "GetItemScalar", "get_item_scalar", "getitem", "SparseGradSubtensor1", "sparse_grad",
+           "GetItemScalar", "get_item_scalar", "ScatterSparse", "getitem", "SparseGradSubtensor1", "sparse_grad",
            "ConstructSparseFromList", "construct_sparse_from_list"]
 
 
@@ -70,9 +71,10 @@ def get_item_2d(x: Any, index: tuple) -> Variable:
     for item in index:
         if isinstance(item, slice):
             bounds += [item.start, item.stop, item.step]
-        else:
-            bounds += [item, item + 1 if isinstance(item, (int, np.integer)) else as_tensor_variable(item) + 1,
-                       None]
+        elif isinstance(item, (int, np.integer)):
+            bounds += [item, item + 1 if item != -1 else None, None]
+        else:  # a symbolic index: counted from the start (a negative one reads nothing)
+            bounds += [item, as_tensor_variable(item) + 1, None]
     while len(bounds) < 6:
         bounds.append(None)
     given = tuple(b is not None for b in bounds)
@@ -90,6 +92,9 @@ class GetItemScalar(SparseOp):
         x, i, j = inputs
         out[0][0] = np.asarray(x[int(i), int(j)], dtype=node.outputs[0].dtype)
 
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [()]
+
 
 get_item_scalar = GetItemScalar()
 
@@ -97,9 +102,12 @@ get_item_scalar = GetItemScalar()
 class GetItemList(SparseOp):
     """``x[rows]``: the listed rows (repeats allowed), sparse in x's format."""
 
-    def make_node(self, x: Any, rows: Any) -> Apply:
+    def make_node(self, x: Any, index: Any) -> Apply:
         x = as_sparse_variable(x)
-        return Apply(self, [x, _index_list(rows, "the rows")], [x.type()])
+        return Apply(self, [x, _index_list(index, "the rows")], [x.type()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [(input_shapes[1][0], input_shapes[0][1])]
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         x, rows = inputs
@@ -112,10 +120,13 @@ get_item_list = GetItemList()
 class GetItem2Lists(SparseOp):
     """``x[rows, cols]``: the entries at the listed (row, column) pairs, a dense vector."""
 
-    def make_node(self, x: Any, rows: Any, cols: Any) -> Apply:
+    def make_node(self, x: Any, ind1: Any, ind2: Any) -> Apply:
         x = as_sparse_variable(x)
-        return Apply(self, [x, _index_list(rows, "the rows"), _index_list(cols, "the columns")],
+        return Apply(self, [x, _index_list(ind1, "the rows"), _index_list(ind2, "the columns")],
                      [TensorType(x.dtype, (False,))()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[1]]
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         x, rows, cols = inputs
@@ -124,6 +135,34 @@ class GetItem2Lists(SparseOp):
 
 
 get_item_2lists = GetItem2Lists()
+
+
+class ScatterSparse(ShapeKeepingOp):
+    """A sparse matrix of ``x``'s shape and format holding ``g`` where ``x`` was read: the
+    gradient of ``x[rows]`` (``g`` sparse, its rows added into rows ``rows``) or of
+    ``x[rows, cols]`` (``g`` a vector, added at those positions)."""
+
+    __props__ = ("pairs",)
+
+    def __init__(self, pairs: bool):
+        self.pairs = bool(pairs)
+
+    def make_node(self, x: Any, g: Any, rows: Any, cols: Any = None) -> Apply:
+        x = as_sparse_variable(x)
+        g = as_sparse_variable(g) if not self.pairs else as_tensor_variable(g)
+        inputs = [x, g, as_tensor_variable(rows)] + ([as_tensor_variable(cols)] if self.pairs else [])
+        return Apply(self, inputs, [x.type()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        x, g, rows, *cols = inputs
+        n_rows = x.shape[0]
+        if self.pairs:
+            r, c, values = rows, cols[0], g
+        else:
+            coo = g.tocoo()
+            r, c, values = np.asarray(rows)[coo.row], coo.col, coo.data
+        coo = scipy.sparse.coo_matrix((values, (np.where(r < 0, r + n_rows, r), c)), shape=x.shape)
+        out[0][0] = coo.asformat(x.format).astype(node.outputs[0].dtype)
 
 
 def _is_scalar_index(item: Any) -> bool:
@@ -143,11 +182,12 @@ def getitem(x: Variable, index: Any) -> Variable:
         return get_item_2lists(x, index[0], index[1])
     if len(index) == 1 and not isinstance(index[0], slice) and not _is_scalar_index(index[0]):
         return get_item_list(x, index[0])
-    if all(isinstance(i, slice) for i in index):
+    if any(isinstance(i, slice) for i in index) and all(isinstance(i, slice) or _is_scalar_index(i)
+                                                        for i in index):
         return get_item_2d(x, index)
-    raise IndexError(f"sparse indexing of {x.describe()} with {index!r}: use two slices, two "
-                     "scalars, a list of rows or two lists (x[i, a:b] would be a sparse vector, "
-                     "which does not exist: write x[i:i+1, a:b])")
+    raise IndexError(f"sparse indexing of {x.describe()} with {index!r}: use slices (an integer "
+                     "beside a slice reads one row or column, as a matrix), two scalars, a list of "
+                     "rows or two lists")
 
 
 # ------------------------------------------------------------ sparse_grad
@@ -170,7 +210,7 @@ def sparse_grad(var: Variable) -> Variable:
     return SparseGradSubtensor1()(*node.inputs)
 
 
-class ConstructSparseFromList(SparseOp):
+class ConstructSparseFromList(ShapeKeepingOp):
     """A csr matrix of ``like``'s shape holding ``values[k]`` in row ``rows[k]`` (repeated rows
     summed): the sparse gradient of ``like[rows]``."""
 

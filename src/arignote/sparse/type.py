@@ -3,8 +3,7 @@
 A sparse value is a host object (three numpy arrays and a shape), never a
 device array: every sparse op runs on the host, and the GPU placement pass
 leaves it there. The type holds only the format and the dtype, as Theano's
-did; the shape is a value, read with ``x.shape`` at run time. It has no
-``broadcastable``: the shape inference of dense rewrites sees no shape for it.
+did; the shape is a value, read with ``x.shape`` at run time.
 """
 from __future__ import annotations
 
@@ -52,7 +51,8 @@ class SparseType(Type):
     """The type of a 2-d scipy.sparse matrix of one ``format`` ('csr' or 'csc') and ``dtype``."""
 
     ndim = 2
-    sparse = True  # what arignote.gradient asks (it does not import this package)
+    broadcastable = (False, False)  # never broadcasts; shape inference reads its two lengths
+    sparse = True  # what the dense layers ask (they do not import this package)
     dtype_set = all_dtypes
     format_cls = FORMAT_CLASSES
 
@@ -156,8 +156,9 @@ class SparseType(Type):
 
 
 def _parts(value: Any) -> list:
-    if is_sparse_value(value):
-        return [value.data, value.indices, value.indptr]
+    if is_sparse_value(value):  # csr/csc: data, indices, indptr; coo: data, row, col
+        return [getattr(value, k) for k in ("data", "indices", "indptr", "row", "col")
+                if isinstance(getattr(value, k, None), np.ndarray)]
     if isinstance(value, np.ndarray):
         return [value]
     return []

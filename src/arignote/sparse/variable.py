@@ -12,6 +12,7 @@ from typing import Any
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.sparse.type import SparseType, describe_value, is_sparse_value
+from arignote.tensor.shape import shape as _shape_of
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["SparseVariable", "SparseConstant", "as_sparse_variable", "as_sparse",
@@ -40,13 +41,18 @@ class _SparseOperators:
         return self.type.format
 
     @property
+    def broadcastable(self) -> tuple[bool, bool]:
+        return (False, False)
+
+    @property
     def T(self) -> Variable:
         return _ops.transpose(self)
 
     @property
     def shape(self) -> Variable:
-        """The shape as an int64 vector, read from the matrix (never densified)."""
-        return _convert.sparse_shape(self)
+        """The shape as an int64 vector, read from the matrix (never densified); shape
+        inference computes it from the ops' inputs where it can."""
+        return _shape_of(self)
 
     @property
     def size(self) -> Variable:
