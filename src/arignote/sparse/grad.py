@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from arignote.gradient import register_grad
 from arignote.graph.types import DisconnectedType, disconnected_type
+from arignote.gradient import grad_not_implemented
 from arignote.sparse import convert as cv
+from arignote.sparse import diagonal as sdiag
 from arignote.sparse import products as sd
 from arignote.sparse import join as sj
 from arignote.sparse import ops as so
@@ -93,7 +95,7 @@ def neg_grad(op, inputs, outputs, output_grads):
     return [fit(-output_grads[0], inputs[0])]
 
 
-@register_grad(so.AddSS)
+@register_grad(so.AddSS, so.AddSSData)
 def add_s_s_grad(op, inputs, outputs, output_grads):
     (gz,) = output_grads
     return [fit(gz, inputs[0]), fit(gz, inputs[1])]
@@ -209,3 +211,21 @@ def get_item_list_grad(op, inputs, outputs, output_grads):
 def get_item_2lists_grad(op, inputs, outputs, output_grads):
     (x, rows, cols), (gz,) = inputs, output_grads
     return [st.ScatterSparse(True)(x, gz, rows, cols), None, None]
+
+
+@register_grad(sd.SamplingDot)
+def sampling_dot_grad(op, inputs, outputs, output_grads):
+    (x, y, p), (gz,) = inputs, output_grads
+    weighted = so.mul_s_s(p, gz)
+    return [sd.structured_dot(weighted, y), sd.structured_dot(so.transpose(weighted), x),
+            grad_not_implemented(op, 2, p, "the sampling pattern p has no gradient")]
+
+
+@register_grad(sdiag.Diag)
+def diag_grad(op, inputs, outputs, output_grads):
+    return [fit(sdiag.square_diagonal(output_grads[0]), inputs[0])]
+
+
+@register_grad(sdiag.SquareDiagonal)
+def square_diagonal_grad(op, inputs, outputs, output_grads):
+    return [sdiag.diag(output_grads[0])]

@@ -8,10 +8,13 @@ input's parts (``structured``), so their gradients come from the dense op's.
 """
 from __future__ import annotations
 
+import operator
+import warnings
 from typing import Any
 from collections.abc import Callable
 
 import numpy as np
+import scipy.sparse
 
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import upcast
@@ -23,7 +26,7 @@ from arignote.tensor.nnet import basic as nnet
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "StructuredAddSV", "MulSS", "MulSD",
+__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD",
            "add", "sub", "mul", "add_s_s", "add_s_d", "mul_s_s", "mul_s_d", "mul_s_v",
            "structured_add_s_v", "col_scale", "row_scale", "ComparisonSS", "ComparisonSD", "eq", "neq",
            "lt", "gt", "le", "ge", "SpSum", "sp_sum", "structured", "structured_monoid",
@@ -120,6 +123,25 @@ class AddSD(ShapeKeepingOp):
         out[0][0] = result
 
 
+class AddSSData(ShapeKeepingOp):
+    """sparse + sparse of the same pattern: the stored values added, the pattern kept."""
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        x, y = as_sparse_variable(x), as_sparse_variable(y)
+        if x.type != y.type:
+            raise TypeError(f"add_s_s_data: {x.describe()} ({x.type}) and {y.describe()} ({y.type}) "
+                            "must have the same format and dtype")
+        return Apply(self, [x, y], [x.type()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        x, y = inputs
+        _same_shape(node, x, y)
+        if x.nnz != y.nnz:
+            raise ValueError(f"add_s_s_data: {node.inputs[0].describe()} stores {x.nnz} values and "
+                             f"{node.inputs[1].describe()} {y.nnz}: they must share one pattern")
+        out[0][0] = _with_data(x, x.data + y.data, node.outputs[0].dtype)
+
+
 class StructuredAddSV(ShapeKeepingOp):
     """sparse + a vector along the rows, where the matrix stores values only."""
 
@@ -183,6 +205,7 @@ def _same_shape(node: Apply, x: Any, y: Any) -> None:
 
 
 add_s_s, add_s_d, mul_s_s, mul_s_d = AddSS(), AddSD(), MulSS(), MulSD()
+add_s_s_data = AddSSData()
 mul_s_v = mul_s_d
 structured_add_s_v = StructuredAddSV()
 
@@ -230,8 +253,8 @@ def row_scale(x: Any, s: Any) -> Variable:
 
 # ------------------------------------------------------------ comparisons
 COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
-    "eq": lambda a, b: a == b, "neq": lambda a, b: a != b, "lt": lambda a, b: a < b,
-    "gt": lambda a, b: a > b, "le": lambda a, b: a <= b, "ge": lambda a, b: a >= b,
+    "eq": operator.eq, "neq": operator.ne, "lt": operator.lt, "gt": operator.gt, "le": operator.le,
+    "ge": operator.ge,
 }
 _MIRROR = {"eq": "eq", "neq": "neq", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 
@@ -251,7 +274,8 @@ class ComparisonSS(ShapeKeepingOp):
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         x, y = inputs
         _same_shape(node, x, y)
-        with np.errstate(invalid="ignore"):
+        with warnings.catch_warnings():  # scipy warns that == stores most entries: asked for
+            warnings.simplefilter("ignore", scipy.sparse.SparseEfficiencyWarning)
             out[0][0] = _as_format(COMPARISONS[self.name](x, y), x.format, "uint8")
 
 

@@ -22,7 +22,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["StructuredDot", "structured_dot", "StructuredDotGrad", "structured_dot_grad", "Dot", "dot",
-           "TrueDot", "true_dot"]
+           "TrueDot", "true_dot", "SamplingDot", "sampling_dot"]
 
 
 def _check_inner(node: Apply, x: Any, y: Any) -> None:
@@ -33,8 +33,10 @@ def _check_inner(node: Apply, x: Any, y: Any) -> None:
 
 
 def _dense_out(x: Variable, y: Variable) -> TensorType:
-    ndim = 2 if y.ndim == 2 else 1
-    return TensorType(upcast(x.dtype, y.dtype), (False,) * ndim)
+    """The dense result of x . y: a dense operand's broadcastable rows (or columns) stay so."""
+    rows = tuple(x.broadcastable[:-1]) if not is_sparse_variable(x) else (False,) * (x.ndim - 1)
+    cols = tuple(y.broadcastable[1:]) if not is_sparse_variable(y) else (False,) * (y.ndim - 1)
+    return TensorType(upcast(x.dtype, y.dtype), rows + cols)
 
 
 class _Product(SparseOp):
@@ -117,8 +119,6 @@ class Dot(_Product):
             if v.ndim not in (1, 2):
                 raise TypeError(f"sparse.dot: input {k} {v.describe()} must have 1 or 2 dimensions, "
                                 f"got {v.ndim}")
-        if x.ndim == 1:
-            return Apply(self, [x, y], [TensorType(upcast(x.dtype, y.dtype), (False,))()])
         return Apply(self, [x, y], [_dense_out(x, y)()])
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
@@ -169,3 +169,29 @@ def true_dot(x: Any, y: Any, grad_preserves_dense: bool = True) -> Variable:
         return TrueDot(grad_preserves_dense)(x, y)
     y = as_sparse_variable(y)
     return transpose(TrueDot(grad_preserves_dense)(transpose(y), as_tensor_variable(x).T))
+
+
+class SamplingDot(SparseOp):
+    """``x . y.T`` computed only where the sparse ``p`` stores values, times those values:
+    sparse in p's format (``x`` and ``y`` dense matrices)."""
+
+    def make_node(self, x: Any, y: Any, p: Any) -> Apply:
+        x, y, p = as_tensor_variable(x), as_tensor_variable(y), as_sparse_variable(p)
+        if x.ndim != 2 or y.ndim != 2:
+            raise TypeError(f"sampling_dot: {x.describe()} and {y.describe()} must be matrices")
+        return Apply(self, [x, y, p], [SparseType(p.format, upcast(x.dtype, y.dtype, p.dtype))()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        x, y, p = inputs
+        if x.shape[1] != y.shape[1] or p.shape != (x.shape[0], y.shape[0]):
+            raise ValueError(f"sampling_dot: x {x.shape}, y {y.shape} and p {p.shape} do not fit: "
+                             "p must have shape (len(x), len(y)) and x, y the same number of columns")
+        rows, cols = entry_positions(p)
+        values = np.einsum("ij,ij->i", x[rows], y[cols]) if len(rows) else np.zeros(0)
+        out[0][0] = _with_data(p, values * p.data, node.outputs[0].dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[2]]
+
+
+sampling_dot = SamplingDot()

@@ -1,7 +1,6 @@
 """Indexing sparse matrices, and ``sparse_grad``: a dense ``W[idx]`` whose gradient is sparse.
 
-``x[i, j]`` (two scalars) is a dense scalar, ``x[a:b, c:d]`` a sparse matrix
-(``x[a:b, j]``: column ``j`` of those rows, a one-column sparse matrix),
+``x[i, j]`` (two scalars) is a dense scalar, ``x[a:b, c:d]`` a sparse matrix,
 ``x[list]`` the listed rows (sparse), ``x[list, list]`` the listed entries (a
 dense vector). ``sparse_grad(W[idx])`` keeps the value and makes the gradient
 with respect to ``W`` a sparse matrix holding only the rows ``idx`` read:
@@ -66,15 +65,12 @@ class GetItem2d(SparseOp):
 
 
 def get_item_2d(x: Any, index: tuple) -> Variable:
-    """``x[index]`` for a pair of slices (or an integer, read as a one-long slice)."""
+    """``x[index]`` for one or two slices: a sparse matrix."""
     bounds: list[Any] = []
     for item in index:
-        if isinstance(item, slice):
-            bounds += [item.start, item.stop, item.step]
-        elif isinstance(item, (int, np.integer)):
-            bounds += [item, item + 1 if item != -1 else None, None]
-        else:  # a symbolic index: counted from the start (a negative one reads nothing)
-            bounds += [item, as_tensor_variable(item) + 1, None]
+        if not isinstance(item, slice):
+            raise TypeError(f"get_item_2d takes slices, got {item!r}")
+        bounds += [item.start, item.stop, item.step]
     while len(bounds) < 6:
         bounds.append(None)
     given = tuple(b is not None for b in bounds)
@@ -182,12 +178,15 @@ def getitem(x: Variable, index: Any) -> Variable:
         return get_item_2lists(x, index[0], index[1])
     if len(index) == 1 and not isinstance(index[0], slice) and not _is_scalar_index(index[0]):
         return get_item_list(x, index[0])
+    if all(isinstance(i, slice) for i in index):
+        return get_item_2d(x, index)
     if any(isinstance(i, slice) for i in index) and all(isinstance(i, slice) or _is_scalar_index(i)
                                                         for i in index):
-        return get_item_2d(x, index)
-    raise IndexError(f"sparse indexing of {x.describe()} with {index!r}: use slices (an integer "
-                     "beside a slice reads one row or column, as a matrix), two scalars, a list of "
-                     "rows or two lists")
+        raise NotImplementedError(
+            f"sparse indexing of {x.describe()} with {index!r}: an integer beside a slice would make "
+            "a sparse vector, which does not exist (Theano's rule): write x[i:i+1, a:b] or x[a:b, j:j+1]")
+    raise IndexError(f"sparse indexing of {x.describe()} with {index!r}: use two slices, two "
+                     "scalars, a list of rows or two lists")
 
 
 # ------------------------------------------------------------ sparse_grad

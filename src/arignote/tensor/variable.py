@@ -146,7 +146,13 @@ class _TensorOperators:
             pattern = pattern[0]
         return _elemwise.DimShuffle(self.broadcastable, pattern)(self)
 
-    def reshape(self, *shape, ndim: int | None = None):
+    def reshape(self, *shape, ndim: int | None = None, **keyword):
+        """``x.reshape(shape, ndim=None)`` (Theano's, ``shape`` also by keyword) or
+        ``x.reshape(2, 3)`` (numpy's)."""
+        if set(keyword) - {"shape"} or (keyword and shape):
+            raise TypeError(f"reshape() takes the shape once, by position or as shape=, got "
+                            f"{shape or ''} {sorted(keyword)}")
+        shape = (keyword["shape"],) if keyword else shape
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
         return _shape.reshape(self, shape, ndim=ndim)
