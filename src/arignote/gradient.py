@@ -148,8 +148,8 @@ def _grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
     wrt_list = [wrt] if single else list(wrt)
     seeds = _seeds(cost, known_grads)
     for var in wrt_list:
-        # Tensors, and arrays on a device (their type has a host twin).
-        if not isinstance(var, Variable) or not (isinstance(var.type, TensorType)
+        # Tensors, arrays on a device (their type has a host twin) and sparse matrices.
+        if not isinstance(var, Variable) or not (isinstance(var.type, TensorType) or is_sparse(var)
                                                  or hasattr(var.type, "host_type")):
             raise TypeError(f"grad: wrt must hold symbolic tensor variables, got "
                             f"{type(var).__name__} {var!r}")

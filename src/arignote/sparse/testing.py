@@ -51,7 +51,7 @@ def verify_grad_sparse(op: Callable[..., Variable], pt: Sequence[Any], structure
     def dense_op(*inputs: Variable) -> Variable:
         out = op(*[b(i) if b is not None else i for b, i in zip(builders, inputs)])
         if is_sparse_variable(out):
-            return cv.csm_data(out) if structured else cv.dense_from_sparse(out)
+            return cv.csm_data(out) if structured else cv.DenseFromSparse(structured=False)(out)
         return out
 
     verify_grad(dense_op, points, *args, **kwargs)
