@@ -83,7 +83,6 @@ class _SparseOperators:
     def __gt__(self, other): return _ops.gt(self, other)
     def __ge__(self, other): return _ops.ge(self, other)
     # == and != keep identity semantics (variables are dict keys); use eq()/neq().
-    __hash__ = object.__hash__
 
     def __dot__(self, other): return _dot.structured_dot(self, other)
     def __rdot__(self, other): return _dot.structured_dot(other, self)
@@ -103,8 +102,9 @@ class SparseVariable(_SparseOperators, Variable):
     """A sparse matrix in the graph."""
 
     def __str__(self) -> str:
-        return self.name if self.name is not None else \
-            Variable.__str__(self) if self.owner is not None else f"SparseVariable{{{self.format},{self.dtype}}}"
+        if self.name is not None or self.owner is not None:
+            return Variable.__str__(self)
+        return f"SparseVariable{{{self.format},{self.dtype}}}"
 
 
 class SparseConstant(_SparseOperators, Constant):
