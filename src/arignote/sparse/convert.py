@@ -16,7 +16,7 @@ import scipy.sparse
 
 from arignote.graph.basic import Apply, Variable
 from arignote.sparse.type import FORMAT_CLASSES, SparseType, discrete_dtypes
-from arignote.sparse.variable import as_sparse_variable
+from arignote.sparse.variable import as_sparse_or_tensor_variable, as_sparse_variable
 from arignote.tensor.alloc import ones_like, zeros_like
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
@@ -44,8 +44,12 @@ class ShapeKeepingOp(SparseOp):
 
 def entry_positions(m: Any) -> tuple[np.ndarray, np.ndarray]:
     """(row, column) of each stored value of the csr/csc matrix ``m``, in storage order."""
-    major = np.repeat(np.arange(len(m.indptr) - 1), np.diff(m.indptr))
-    return (major, m.indices) if m.format == "csr" else (m.indices, major)
+    return _positions(m.format, m.indices, m.indptr)
+
+
+def _positions(fmt: str, indices: np.ndarray, indptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    major = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    return (major, indices) if fmt == "csr" else (indices, major)
 
 
 def _int_vector(value: Any, what: str) -> Variable:
@@ -148,23 +152,18 @@ class CSMGrad(ShapeKeepingOp):
         self.format = format
 
     def make_node(self, x_data: Any, x_indices: Any, x_indptr: Any, x_shape: Any, g: Any) -> Apply:
-        g = as_sparse_or_dense(g)
+        g = as_sparse_or_tensor_variable(g)
         return Apply(self, [x_data, x_indices, x_indptr, x_shape, g],
                      [TensorType(g.dtype, (False,))()])
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
-        x_data, indices, indptr, shape, g = inputs
-        x = FORMAT_CLASSES[self.format]((np.zeros(len(indices)), indices, indptr), shape=tuple(shape))
-        rows, cols = entry_positions(x)
+        _, indices, indptr, _, g = inputs
+        rows, cols = _positions(self.format, indices, indptr)
         if scipy.sparse.issparse(g):
             values = np.asarray(g.tocsr()[rows, cols]).reshape(-1) if len(rows) else np.zeros(0)
         else:
             values = g[rows, cols]
         out[0][0] = np.asarray(values, dtype=node.outputs[0].dtype)
-
-
-def as_sparse_or_dense(x: Any) -> Variable:
-    return x if isinstance(x, Variable) and isinstance(x.type, SparseType) else as_tensor_variable(x)
 
 
 class DenseFromSparse(ShapeKeepingOp):
