@@ -31,6 +31,8 @@ from arignote.sparse.join import HStack, VStack, hstack, vstack
 from arignote.sparse.subtensor import (ConstructSparseFromList, GetItem2d, GetItem2Lists, GetItemList,
                                        GetItemScalar, construct_sparse_from_list, get_item_2d,
                                        get_item_2lists, get_item_list, get_item_scalar, sparse_grad)
+from arignote.sparse.random import (Binomial, Multinomial, Poisson, csc_dbinomial, csc_fbinomial,
+                                    csr_dbinomial, csr_fbinomial, multinomial, poisson)
 from arignote.sparse.sharedvar import SparseSharedVariable, SparseTensorSharedVariable, sparse_constructor
 from arignote.sparse import grad as _grad  # noqa: F401  (registers the gradient rules)
 from arignote.sparse.testing import verify_grad_sparse

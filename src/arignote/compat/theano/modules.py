@@ -29,6 +29,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.gof": ("arignote.graph", "arignote.compat.theano.gof"),
     "theano.misc": ("arignote.misc", None),
     "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
+    "theano.sparse.sandbox": (None, None),
     "theano.tests": (None, None),
 }
 
@@ -42,6 +43,7 @@ MODULES: dict[str, str] = {
     "theano.sparse.type": "theano.sparse",
     "theano.sparse.utils": "arignote.compat.theano.sparse",
     "theano.sparse.opt": "arignote.compat.theano.sparse",
+    "theano.sparse.sandbox.sp2": "arignote.sparse.random",
     "theano.gof.graph": "arignote.compat.theano.gof",
     "theano.gof.utils": "arignote.compat.theano.gof",
     "theano.gof.op": "arignote.compat.theano.gof",
