@@ -111,3 +111,14 @@ def test_shape_and_size():
     assert tuple(shape) == (6, 3) and rows == 6 and shape.dtype == np.int64
     assert size == m.nnz  # stored values, the explicit zero included
     assert tuple(shape_t) == (3, 6)
+
+
+def test_specify_shape_of_a_sparse_matrix():
+    s = arignote.shared(random_sparse("csr", "float64", (5, 4)), name="s")
+    checked = arignote.tensor.specify_shape(s, (5, None))
+    assert checked.type == s.type
+    f = arignote.function([], S.dense_from_sparse(checked))
+    assert f().shape == (5, 4)
+    s.set_value(random_sparse("csr", "float64", (2, 4)))
+    with pytest.raises(ValueError, match="declared to have shape \\(5, None\\)"):
+        f()

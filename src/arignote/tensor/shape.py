@@ -449,7 +449,7 @@ class SpecifyShape(Op):
     passes_value = True
 
     def make_node(self, x: Any, shp: Any) -> Apply:
-        x = as_tensor_variable(x)
+        x = _shaped(x)
         shp = as_shape_vector(shp, "specify_shape", allow_none=True)
         length = vector_length(shp)
         if length is not None and length != x.ndim:
@@ -462,6 +462,8 @@ class SpecifyShape(Op):
                 raise ValueError(f"specify_shape: dimension {axis} of {x.describe()} is "
                                  f"broadcastable (length 1), but the shape given says {entry}: fix "
                                  "the shape, or unbroadcast the dimension first")
+        if not isinstance(x.type, TensorType):  # a sparse matrix keeps its type (it never broadcasts)
+            return Apply(self, [x, shp], [x.type()])
         broadcastable = tuple(b or e == 1 for b, e in zip(x.broadcastable, entries))
         return Apply(self, [x, shp], [TensorType(x.dtype, broadcastable)()])
 
