@@ -25,7 +25,9 @@ def test_shared_dispatches_and_copies(fmt):
     assert s.get_value(borrow=True) is s.get_value(borrow=True)
     borrowed = arignote.shared(m, borrow=True)
     assert borrowed.get_value(borrow=True) is m
-    assert S.shared is S.sparse_constructor
+    assert isinstance(S.shared(m), S.SparseSharedVariable)
+    with pytest.raises(TypeError, match="needs a scipy.sparse matrix"):
+        S.shared(np.ones((2, 2)))
 
 
 def test_shared_converts_other_formats():

@@ -33,11 +33,10 @@ from arignote.sparse.subtensor import (ConstructSparseFromList, GetItem2d, GetIt
                                        get_item_2lists, get_item_list, get_item_scalar, sparse_grad)
 from arignote.sparse.random import (Binomial, Multinomial, Poisson, csc_dbinomial, csc_fbinomial,
                                     csr_dbinomial, csr_fbinomial, multinomial, poisson)
-from arignote.sparse.sharedvar import SparseSharedVariable, SparseTensorSharedVariable, sparse_constructor
+from arignote.sparse.sharedvar import SparseSharedVariable, SparseTensorSharedVariable, shared, sparse_constructor
 from arignote.sparse import grad as _grad  # noqa: F401  (registers the gradient rules)
 from arignote.sparse.testing import verify_grad_sparse
 
-shared = sparse_constructor
 globals().update({name: getattr(_ops, name) for name in UNARY})
 
 __all__ = [name for name in dir() if not name.startswith("_")] + list(UNARY)

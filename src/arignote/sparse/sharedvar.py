@@ -14,7 +14,7 @@ from arignote.compile.sharedvalue import SharedVariable, shared_constructor
 from arignote.sparse.type import SparseType, is_sparse_value
 from arignote.sparse.variable import _SparseOperators
 
-__all__ = ["SparseSharedVariable", "SparseTensorSharedVariable", "sparse_constructor"]
+__all__ = ["SparseSharedVariable", "SparseTensorSharedVariable", "sparse_constructor", "shared"]
 
 
 class SparseSharedVariable(_SparseOperators, SharedVariable):
@@ -55,3 +55,13 @@ def sparse_constructor(value: Any, name: str | None = None, strict: bool = False
         stored = stored.copy()
     return SparseSharedVariable(stype, stored, name=name, strict=strict, allow_downcast=allow_downcast,
                                 borrowed=borrow)
+
+
+def shared(value: Any, name: str | None = None, strict: bool = False, allow_downcast: bool | None = None,
+           borrow: bool = False, format: str | None = None) -> SparseSharedVariable:
+    """``theano.sparse.shared``: a sparse shared variable, or a TypeError for any other value."""
+    var = sparse_constructor(value, name, strict, allow_downcast, borrow, format)
+    if var is None:
+        raise TypeError(f"sparse.shared needs a scipy.sparse matrix, got {type(value).__name__}: "
+                        "use arignote.shared for arrays")
+    return var
