@@ -1,10 +1,10 @@
 """``theano.sparse``: a view of ``arignote.sparse``, plus the few names of Theano's layout.
 
 ``enable_sparse`` is True (scipy.sparse is a core dependency). Theano's
-``sparse.basic``, ``sparse.type`` and ``sparse.utils`` resolve to this view;
-what arignote does not implement (the sampling, probability and Usmm ops, the
-C implementations of ``sparse.opt``) is listed in docs/theano-differences.md,
-and asking for it raises AttributeError naming it.
+``sparse.basic`` and ``sparse.type`` resolve to the view, ``sparse.utils`` and
+``sparse.opt`` to this module; what arignote does not implement (``Usmm``, the
+C implementations of ``sparse.opt``, ...) is listed in
+docs/theano-differences.md, and asking for it raises AttributeError naming it.
 """
 from __future__ import annotations
 
