@@ -268,9 +268,10 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
         raise TypeError(f"shared() needs a value (a number or an array), got the symbolic variable "
                         f"{value.describe()}: compute it first (e.g. with .eval()), or use the "
                         "expression itself")
-    package = _LAZY_CONSTRUCTORS.get(type(value).__module__.split("._")[0])
-    if package is not None:
-        importlib.import_module(package)  # registers its constructor, once
+    module = type(value).__module__ or ""
+    for prefix, package in _LAZY_CONSTRUCTORS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            importlib.import_module(package)  # registers its constructor, once
     for ctor in _CONSTRUCTORS:
         if not _takes(ctor, kwargs):
             continue
