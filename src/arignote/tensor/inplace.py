@@ -1,7 +1,8 @@
 """``tensor.inplace``: Theano's elementwise ops that write their result into their first input.
 
 Each ``<name>_inplace`` is the ``Elemwise`` of the scalar-table entry ``<name>``
-with ``inplace_pattern={0: 0}``, so its node declares that it overwrites input 0.
+with ``inplace_pattern={0: 0}``, so its node declares that it overwrites input 0;
+it prints as Theano printed it (``add_inplace``).
 As in Theano, a graph holding one compiles only with
 ``function(..., accept_inplace=True)``, the first input must already have the
 output's dtype and broadcastable pattern, and nodes reading that input run
@@ -15,7 +16,7 @@ from typing import Any
 from arignote.graph.basic import Variable
 from arignote.scalar.ops import TABLE
 from arignote.tensor.alloc import _SECOND
-from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.math import ElemwiseFunction
 from arignote.tensor.variable import as_tensor_variable
 
 # Theano's in-place names of scalar-table entries: the name without ``_inplace``, except
@@ -28,13 +29,13 @@ _NAMES = ("lt gt le ge eq neq and_ or_ xor invert abs_ exp exp2 expm1 neg inv lo
 _TABLE_NAME = {"abs_": "abs"}
 
 
-def _inplace(scalar_op: Any) -> Elemwise:
-    return Elemwise(scalar_op, {0: 0})
+def _inplace(scalar_op: Any, name: str) -> ElemwiseFunction:
+    return ElemwiseFunction(scalar_op, {0: 0}, name)
 
 
 for _name in _NAMES:
-    globals()[f"{_name}_inplace"] = _inplace(TABLE[_TABLE_NAME.get(_name, _name)])
-second_inplace = _inplace(_SECOND.scalar_op)
+    globals()[f"{_name}_inplace"] = _inplace(TABLE[_TABLE_NAME.get(_name, _name)], f"{_name}_inplace")
+second_inplace = _inplace(_SECOND.scalar_op, "second_inplace")
 fill_inplace = second_inplace
 
 

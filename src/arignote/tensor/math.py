@@ -20,32 +20,42 @@ class ElemwiseFunction(Elemwise):
     (``str(T.add)`` is ``Elemwise{add,no_inplace}``, ``node.op == T.add`` holds for the node
     of an addition, ``T.add.scalar_op`` is the scalar op), called on tensors. An associative
     binary op takes any number of arguments, applied left to right. The nodes it builds
-    hold the plain Elemwise op, so graphs are the same whichever way they were built."""
+    hold the plain Elemwise op, so graphs are the same whichever way they were built.
+    ``name`` is the printed name of an in-place form (``add_inplace``, as Theano printed
+    those)."""
 
-    def __init__(self, scalar_op: ScalarOp):
-        super().__init__(scalar_op)
-        self.__name__ = self.__qualname__ = scalar_op.name
-        self.__doc__ = f"Elementwise {scalar_op.name}, with numpy broadcasting."
+    def __init__(self, scalar_op: ScalarOp, inplace_pattern: dict[int, int] | None = None,
+                 name: str | None = None):
+        super().__init__(scalar_op, inplace_pattern)
+        self.plain = Elemwise(scalar_op, inplace_pattern)
+        self.__name__ = self.__qualname__ = name or scalar_op.name
+        self.display = name
+        self.__doc__ = f"Elementwise {scalar_op.name}, with numpy broadcasting" + (
+            ", written into its first input." if inplace_pattern else ".")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        op = _ELEMWISE[self.scalar_op.name]
-        if not (self.scalar_op.associative and self.scalar_op.nin == 2):
-            return op(*args, **kwargs)
+        if self.inplace_pattern or not (self.scalar_op.associative and self.scalar_op.nin == 2):
+            return self.plain(*args, **kwargs)
         if len(args) < 2:
             raise TypeError(f"{self.__name__} needs at least 2 inputs, got {len(args)}")
-        result = op(args[0], args[1])
+        result = self.plain(args[0], args[1])
         for arg in args[2:]:
-            result = op(result, arg)
+            result = self.plain(result, arg)
         return result
+
+    def __str__(self) -> str:
+        return self.display or super().__str__()
 
     def __eq__(self, other: object) -> bool:
         # Answers for ``plain_op == T.add`` too: a subclass's __eq__ is tried first.
         return other is self or (isinstance(other, Elemwise) and other._props() == self._props())
 
     def __hash__(self) -> int:
-        return hash(_ELEMWISE[self.scalar_op.name])
+        return hash(self.plain)
 
     def __reduce__(self) -> tuple:
+        if self.display is not None:
+            return type(self), (self.scalar_op, dict(self.inplace_pattern), self.display)
         return _table_function, (self.scalar_op.name,)
 
 
