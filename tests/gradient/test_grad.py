@@ -347,3 +347,12 @@ def test_composite_gradient_stops_at_its_inputs():
     plain = grad((T.exp(x) * T.dot(x, x) + T.sin(x)).sum(), x)
     np.testing.assert_allclose(function([x], fused)(point), function([x], plain)(point))
     verify_grad(lambda v: _composite(v, T.dot(v, v)), [point])
+
+
+def test_op_grad_method_uses_the_registered_rule():
+    x, y, g = T.dvector("x"), T.dvector("y"), T.dvector("g")
+    gx, gy = T.mul.grad([x, y], [g])  # Theano's Op.grad(inputs, output_grads)
+    xv, yv, gv = np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([0.5, 2.0])
+    got = function([x, y, g], [gx, gy])(xv, yv, gv)
+    np.testing.assert_allclose(got[0], gv * yv)
+    np.testing.assert_allclose(got[1], gv * xv)

@@ -293,7 +293,11 @@ class Op:
         raise NotImplementedError(f"{type(self).__name__} has no infer_shape()")
 
     def grad(self, inputs: list, output_grads: list) -> list:
-        raise NotImplementedError(f"{type(self).__name__} has no gradient")
+        """Theano's ``Op.grad``: the gradients of ``inputs`` (this op applied to them) given
+        its outputs' gradients, by the rule ``gradient.register_grad`` holds for the op's
+        class; NotImplementedError where there is none. Ops may override it instead."""
+        from arignote.gradient import input_grads
+        return input_grads(self.make_node(*inputs), list(output_grads))
 
     def rebuild(self, inputs: list[Variable]) -> Apply | None:
         """This op applied to ``inputs`` whose types differ from those it was applied

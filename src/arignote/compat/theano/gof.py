@@ -10,9 +10,12 @@ from arignote.graph.types import Generic, NullType, generic
 
 __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph",
            "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph",
-           "variables", "ops", "Generic", "generic", "NullType"]
+           "variables", "ops", "Generic", "generic", "NullType", "MethodNotDefined"]
 
 PureOp = Op
+# Theano raised MethodNotDefined for an interface method an op lacks (``grad``, ``perform``);
+# arignote raises NotImplementedError there, which this name catches.
+MethodNotDefined = NotImplementedError
 inputs = graph_inputs
 
 
