@@ -10,6 +10,7 @@ from scipy.special import polygamma
 import arignote
 from arignote import function, shared, tensor as T
 from arignote.gradient import DisconnectedInputError, GradientError, Rop, grad, total_grad, verify_grad
+from arignote.graph.types import DisconnectedType
 from arignote.scalar.dtypes import upcast
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor.elemwise import Elemwise
@@ -356,3 +357,9 @@ def test_op_grad_method_uses_the_registered_rule():
     got = function([x, y, g], [gx, gy])(xv, yv, gv)
     np.testing.assert_allclose(got[0], gv * yv)
     np.testing.assert_allclose(got[1], gv * xv)
+
+
+def test_op_grad_method_never_returns_none():
+    i, g = T.ivector("i"), T.dvector("g")
+    grads = T.sgn.grad([i], [g])  # an integer input has no gradient
+    assert len(grads) == 1 and isinstance(grads[0].type, DisconnectedType)

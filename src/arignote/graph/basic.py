@@ -295,9 +295,13 @@ class Op:
     def grad(self, inputs: list, output_grads: list) -> list:
         """Theano's ``Op.grad``: the gradients of ``inputs`` (this op applied to them) given
         its outputs' gradients, by the rule ``gradient.register_grad`` holds for the op's
-        class; NotImplementedError where there is none. Ops may override it instead."""
+        class; NotImplementedError where there is none. Ops may override it instead. As
+        Theano asked of ``grad``, an input without a gradient (an integer one) gets a
+        ``DisconnectedType`` variable, never None."""
         from arignote.gradient import input_grads
-        return input_grads(self.make_node(*inputs), list(output_grads))
+        from arignote.graph.types import disconnected_type
+        grads = input_grads(self.make_node(*inputs), list(output_grads))
+        return [disconnected_type() if g is None else g for g in grads]
 
     def rebuild(self, inputs: list[Variable]) -> Apply | None:
         """This op applied to ``inputs`` whose types differ from those it was applied
