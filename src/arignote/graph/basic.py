@@ -298,8 +298,11 @@ class Op:
         class; NotImplementedError where there is none. Ops may override it instead. As
         Theano asked of ``grad``, an input without a gradient (an integer one) gets a
         ``DisconnectedType`` variable, never None."""
-        from arignote.gradient import input_grads
+        from arignote.gradient import GRAD_RULES, input_grads
         from arignote.graph.types import disconnected_type
+        if not any(cls in GRAD_RULES for cls in type(self).__mro__):
+            raise NotImplementedError(f"{type(self).__name__} has no gradient: define its grad() or "
+                                      "register a rule with arignote.gradient.register_grad")
         grads = input_grads(self.make_node(*inputs), list(output_grads))
         return [disconnected_type() if g is None else g for g in grads]
 
