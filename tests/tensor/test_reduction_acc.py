@@ -187,6 +187,10 @@ def test_an_explicit_accumulator_is_honoured(path):
     assert [o.dtype for o in f.maker.fgraph.outputs] == ["float32", "float64", "float16"]
     lossy, wide, half = f(cancel)
     assert (lossy, wide, half) == (0, 1, 1)
+    X = T.fmatrix("X")  # rows into memory, in a float64 buffer, to a float16 output C lacks
+    g = compiled(path, [X], [X.sum(axis=0, dtype="float16"), X.sum(axis=0, acc_dtype="float32")])
+    half, lossy = g(cancel.reshape(3, 1))
+    assert half.dtype == "float16" and (half, lossy) == ([1], [0])
     i = T.ivector("i")
     g = compiled(path, [i], [i.sum(dtype="int32"), i.sum(acc_dtype="float64")])
     big = np.full(3, 2 ** 30, "int32")

@@ -55,9 +55,10 @@ def kernel(node: Apply) -> Any:
         body = render.reduce_nest(render.C, name, map_op, in_dtypes, map_dtype, acc, out_dtype,
                                   ndim, axes, "KERNEL_r")
         identity = render._reduce_parts(render.C, name, acc)[0]
+        dtypes = [out_dtype, *in_dtypes]
+        args = [native_glue.pointer(k, d, const=k > 0) for k, d in enumerate(dtypes)]
     except render.UnsupportedDtype:
         return None
-    dtypes = [out_dtype, *in_dtypes]
     count = len(dtypes)
     lines = [f"if (a0->nd != {ndim - len(axes)}) return 1;",
              f"for (int d = 0; d < {ndim}; d++) n[d] = 1;",
@@ -80,7 +81,6 @@ def kernel(node: Apply) -> Any:
     if name in ("maximum", "minimum"):
         lines.append("if (!reduced) return 1;")
     lines.append("if (!kept) return 0;")
-    args = [native_glue.pointer(k, d, const=k > 0) for k, d in enumerate(dtypes)]
     if ndim and ndim - 1 not in axes:
         # The output accumulates in memory: numpy's path allocated it contiguous. When its
         # dtype is not the accumulator's, a buffer of that dtype with the same element
