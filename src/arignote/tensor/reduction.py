@@ -37,8 +37,8 @@ __all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "s
            "var", "std", "max", "min", "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
 
 # The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
-_REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Max"),
-             "minimum": (np.min, "Min"), "and_": (np.all, "All"), "or_": (np.any, "Any")}
+_REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Reduce{maximum}"),
+             "minimum": (np.min, "Reduce{minimum}"), "and_": (np.all, "All"), "or_": (np.any, "Any")}
 _NO_IDENTITY = ("maximum", "minimum")
 
 # Theano's default accumulators (its CAReduceDtype table) for sum, prod, mean and
@@ -89,14 +89,16 @@ class CAReduce(Op):
         dtype='float32', acc_dtype='float64'}``, ``Reduce{maximum}{0}``, ``Any{1}``; a
         ``node`` reduced over all its axes prints as Theano's ``axis=None`` op did."""
         name = self.scalar_op.name
+        head = _REDUCERS[name][1]
         every = self.axis is None or (node is not None and len(self.axis) == node.inputs[0].ndim)
         axes = ", ".join(map(str, self.axis or ()))
-        if name == "add" and (self.acc_dtype is not None or type(self) is not CAReduce):
+        if name in ("add", "mul") and self.acc_dtype is None and type(self) is CAReduce:
+            head = f"Reduce{{{name}}}"  # Theano's own CAReduce, accumulating in its output dtype
+        elif name == "add":
             return f"Sum{{{'' if every else f'axis=[{axes}], '}acc_dtype={self.acc_dtype}}}"
-        if name == "mul" and (self.acc_dtype is not None or type(self) is not CAReduce):
+        elif name == "mul":
             return (f"Prod{{axis={None if every else self.axis}, dtype={self.dtype!r}, "
                     f"acc_dtype={self.acc_dtype!r}}}")
-        head = _REDUCERS[name][1] if name in ("and_", "or_") else f"Reduce{{{name}}}"
         if self.axis is None or (every and name not in _NO_IDENTITY):  # Theano's max kept its axes
             return head
         return f"{head}{{{axes}}}"
