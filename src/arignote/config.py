@@ -216,6 +216,7 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "scan.allow_output_prealloc": True, "scan.debug": False, "lib.cnmem": 0,
     "gpuarray.preallocate": 0, "dnn.enabled": "auto", "blas.ldflags": "", "vm.lazy": None,
     "experimental.unpickle_gpu_on_cpu": False, "numpy.seterr_all": "ignore",
+    "unpickle_function": True, "reoptimize_unpickled_function": False,
 }
 
 

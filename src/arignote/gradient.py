@@ -518,33 +518,123 @@ def Lop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
 
 
 def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
-        eval_points: Variable | Sequence[Variable]) -> Any:
-    """The Jacobian-vector product d``f``/d``wrt`` x ``eval_points`` (forward mode).
+        eval_points: Variable | Sequence[Variable], disconnected_outputs: str = "raise",
+        return_disconnected: str = "zero") -> Any:
+    """The Jacobian-vector product d``f``/d``wrt`` x ``eval_points`` (forward mode), with
+    Theano's signature; a list or tuple ``f`` gives a list or tuple.
 
     Computed as the transpose of a Lop: with ``u`` a dummy of ``f``'s type,
     ``Lop(f, wrt, u)`` is linear in ``u``, so the gradient with respect to
     ``u`` of its dot with ``eval_points`` is the Rop. This needs no per-op rule;
     the result does not depend on ``u``'s value, so ``u`` is replaced by zeros.
+    A graph holding an op that defines Theano's ``R_op(inputs, eval_points)`` (a
+    user's op) is pushed forward node by node instead: each node by its ``R_op``,
+    or by the same transpose on that node alone.
+
+    An output that no ``wrt`` reaches through differentiable ops (not connected,
+    integer-valued, or behind an undefined gradient) is Theano's disconnected
+    output: ``disconnected_outputs`` 'raise' (DisconnectedInputError, a
+    ValueError), 'warn' or 'ignore', and it gets ``return_disconnected``: 'zero'
+    (zeros), 'None' or 'Disconnected' (a ``DisconnectedType`` variable).
     """
-    single_f = not isinstance(f, (list, tuple))
-    fs = [f] if single_f else list(f)
+    if disconnected_outputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"Rop: disconnected_outputs={disconnected_outputs!r}; use 'raise', "
+                         "'warn' or 'ignore'")
+    if return_disconnected not in _RETURN_DISCONNECTED:
+        raise ValueError(f"Rop: return_disconnected={return_disconnected!r}; use 'zero', 'None' "
+                         "or 'Disconnected'")
+    fs = [as_tensor_variable(out) for out in (f if isinstance(f, (list, tuple)) else [f])]
     wrts = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
     points = list(eval_points) if isinstance(eval_points, (list, tuple)) else [eval_points]
     if len(wrts) != len(points):
         raise ValueError(f"Rop: {len(wrts)} wrt variables but {len(points)} eval_points; give "
                          "one point of each wrt's shape")
-    fs = [as_tensor_variable(out) for out in fs]
-    dummies = [out.type(f"rop_dummy_{k}") for k, out in enumerate(fs)]
-    vjps = total_grad(wrts, dict(zip(fs, dummies)), disconnected_inputs="ignore")
-    terms = [_sum(tm.mul(v, as_tensor_variable(p))) for v, p in zip(vjps, points)]
+    points = [as_tensor_variable(p) for p in points]
+    for k, (w, p) in enumerate(zip(wrts, points)):
+        if w.type.ndim != p.type.ndim:
+            raise ValueError(f"Rop: wrt {k} ({w.describe()}) is {w.type.ndim}-d but its eval point "
+                             f"{p.describe()} is {p.type.ndim}-d: give a point of wrt's shape")
+    nodes = io_toposort(graph_inputs(fs), fs)
+    push = _pushed_forward if any(hasattr(n.op, "R_op") for n in nodes) else _transposed_lop
+    products = [points[wrts.index(out)] if out in wrts else None for out in fs]
+    todo = [k for k, out in enumerate(fs) if products[k] is None]
+    for k, product in zip(todo, push([fs[k] for k in todo], wrts, points, nodes)):
+        products[k] = product
+    for k, out in enumerate(fs):
+        if products[k] is None:
+            products[k] = _disconnected_output(out, disconnected_outputs, return_disconnected)
+    if isinstance(f, (list, tuple)):
+        return type(f)(products)
+    return products[0]
+
+
+def _transposed_lop(fs: list[Variable], wrts: list[Variable], points: list[Variable],
+                    nodes: Any = None) -> list[Variable | None]:
+    """Each of ``fs``' Rop by the transpose of a Lop; None for an integer output, one no wrt
+    reaches, and the outputs an undefined gradient on the way may reach."""
+    live = [out for out in fs if out.dtype not in DISCRETE]
+    if not live:
+        return [None] * len(fs)
+    dummies = {out: out.type(f"rop_dummy_{k}") for k, out in enumerate(live)}
+    vjps = total_grad(wrts, dict(dummies), disconnected_inputs="ignore", return_disconnected="None",
+                      null_gradients="return")
+    if any(is_null(v) for v in vjps):
+        if len(live) == 1:
+            return [None] * len(fs)
+        one_each = {out: _transposed_lop([out], wrts, points)[0] for out in live}
+        return [one_each.get(out) for out in fs]
+    terms = [_sum(tm.mul(v, p)) for v, p in zip(vjps, points) if v is not None]
+    if not terms:
+        return [None] * len(fs)
     inner = terms[0] if len(terms) == 1 else tm.add(*terms)
-    results = grad(inner, dummies, disconnected_inputs="ignore")
-    left = set(graph_inputs(results)) & set(dummies)
+    results = grad(inner, list(dummies.values()), disconnected_inputs="ignore", return_disconnected="None")
+    reached = [r for r in results if r is not None]
+    left = set(graph_inputs(reached)) & set(dummies.values())
     if left:
-        equiv = clone_get_equiv([], results, copy_inputs=False,
-                                replace={d: zeros_like(out) for d, out in zip(dummies, fs) if d in left})
-        results = [equiv[r] for r in results]
-    return results[0] if single_f else results
+        equiv = clone_get_equiv([], reached, copy_inputs=False,
+                                replace={d: zeros_like(out) for out, d in dummies.items() if d in left})
+        results = [None if r is None else equiv[r] for r in results]
+    # A float output computed from a wrt along no differentiable path (through its shape, say)
+    # has a zero Rop, as Theano's ops' R_op give; one a wrt does not reach is disconnected.
+    wanted = set(wrts)
+    by_output = {out: r if r is not None or not wanted & set(ancestors([out])) else zeros_like(out)
+                 for out, r in zip(live, results)}
+    return [by_output.get(out) for out in fs]
+
+
+def _pushed_forward(fs: list[Variable], wrts: list[Variable], points: list[Variable],
+                    nodes: list) -> list[Variable | None]:
+    """Theano's forward sweep, for graphs with an op's own ``R_op``: a tangent per variable
+    that depends on a wrt (None where it is not differentiable), node by node in order."""
+    tangent: dict[Variable, Variable | None] = dict(zip(wrts, points))
+    for node in nodes:
+        inputs = list(node.inputs)
+        if not any(x in tangent for x in inputs):
+            continue
+        if hasattr(node.op, "R_op"):
+            local = [tangent[x] if x in tangent else zeros_like(x) if isinstance(x.type, TensorType)
+                     else None for x in inputs]
+            outs = list(node.op.R_op(inputs, local))
+        elif any(tangent[x] is None for x in inputs if x in tangent):
+            outs = [None] * len(node.outputs)
+        else:
+            moved = [x for x in inputs if x in tangent]
+            outs = _transposed_lop(list(node.outputs), moved, [tangent[x] for x in moved])
+        tangent.update(zip(node.outputs, outs))
+    return [tangent.get(out) for out in fs]
+
+
+def _disconnected_output(out: Variable, policy: str, return_disconnected: str) -> Variable | None:
+    message = (f"Rop: {out.describe()} does not depend on wrt through differentiable ops (it is "
+               "not connected, integer-valued or behind an undefined gradient): pass "
+               "disconnected_outputs='ignore' (or 'warn') to get zeros")
+    if policy == "raise":
+        raise DisconnectedInputError(message)
+    if policy == "warn":
+        warnings.warn(message, stacklevel=3)
+    if return_disconnected in ("None", "none"):
+        return None
+    return disconnected_type() if return_disconnected == "Disconnected" else zeros_like(out)
 
 
 # ----------------------------------------------------------------- verify_grad

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from arignote.compile.sharedvalue import SharedVariable
+from arignote.graph.testvalue import Tag
 
 if TYPE_CHECKING:
     import zipfile
@@ -288,6 +289,23 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
+class StripPickler(pickle.Pickler):
+    """A pickler that leaves out the variables' tags ``trace`` and ``test_value`` (and
+    ``extra_tag_to_remove``): smaller pickles of graphs, e.g. the arguments of a
+    ``function()`` call (Theano's ``misc.pkl_utils.StripPickler``). The objects pickled
+    are not changed."""
+
+    def __init__(self, file: IO[bytes], protocol: int = 0, extra_tag_to_remove: Iterable[str] | None = None):
+        super().__init__(file, protocol)
+        self.tag_to_remove = ["trace", "test_value", *(extra_tag_to_remove or ())]
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, Tag) and any(hasattr(obj, name) for name in self.tag_to_remove):
+            rebuild, args, state = obj.__reduce__()
+            return rebuild, args, {k: v for k, v in state.items() if k not in self.tag_to_remove}
+        return NotImplemented
+
+
 def dump(obj: Any, file_handler: IO[bytes], protocol: int = pickle.DEFAULT_PROTOCOL,
          persistent_id: Any = PersistentSharedVariableID) -> None:
     """Pickle ``obj`` into a zip written to ``file_handler``: the pickle as member ``pkl``
@@ -298,10 +316,10 @@ def dump(obj: Any, file_handler: IO[bytes], protocol: int = pickle.DEFAULT_PROTO
     stream = io.BytesIO()
     _Pickler(stream, protocol, persistent_id(members)).dump(obj)
     with zipfile.ZipFile(file_handler, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
-        archive.writestr("pkl", stream.getvalue())
         for name, array in members.arrays:
             with archive.open(name, "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
+        archive.writestr("pkl", stream.getvalue())  # last, as Theano wrote it
 
 
 def load_pickle(f: IO[bytes], persistent_load: Any = PersistentNdarrayLoad) -> Any:

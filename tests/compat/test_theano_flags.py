@@ -67,6 +67,7 @@ def test_flags_without_meaning_here_are_accepted_with_one_notice():
     assert "not Theano 1.0 flags and were ignored: no_such_flag" in notices[0]
     assert c.lib.cnmem == "0.9" and c.linker == "py" and c.dnn.enabled == "False"
     assert c.cycle_detection == "regular" and c.warn.round is False  # Theano's defaults, readable
+    assert c.unpickle_function is True and c.reoptimize_unpickled_function is False
     c.linker = "cvm"  # settable, as Theano code does
     assert c.linker == "cvm"
     with pytest.raises(AttributeError):

@@ -64,6 +64,15 @@ def test_call_by_position_and_by_name():
         f(x=[3.0], y=[1.0])
 
 
+def test_a_function_is_named_after_the_line_that_compiled_it():
+    x = T.vector("x")
+    f = function([x], x + 1.0)
+    assert f.name == f"{__file__}:{test_a_function_is_named_after_the_line_that_compiled_it.__code__.co_firstlineno + 2}"
+    with pytest.raises(TypeError, match=re.escape(f"function {f.name!r}")):
+        f([1.0], [2.0], [3.0])
+    assert function([x], x, name="step").name == "step"
+
+
 def test_in_value_is_a_default_that_a_call_overrides_only_once():
     x, c = T.vector("x"), T.scalar("c")
     f = function([x, In(c, value=2.0)], x * c)

@@ -5,8 +5,11 @@ import numpy as np
 import pytest
 
 from arignote import function, shared, tensor as T
-from arignote.gradient import Lop, Rop, grad, hessian, jacobian
+from arignote.gradient import (DisconnectedInputError, Lop, Rop, grad, grad_undefined, hessian,
+                               jacobian)
+from arignote.graph.basic import Apply, Op
 from arignote.graph.traversal import io_toposort
+from arignote.graph.types import DisconnectedType
 from arignote.tensor.grad.jacobian import JacobianOp
 
 
@@ -80,6 +83,92 @@ def test_rop_of_several_outputs(rng):
                                    rtol=1e-6, atol=1e-8)
     with pytest.raises(ValueError, match="1 wrt variables but 2 eval_points"):
         Rop(x, x, [e, e])
+
+
+class _Cube(Op):
+    """x**3 with an R_op and no gradient: Rop must use the op's own rule."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, out):
+        out[0][0] = inputs[0] ** 3
+
+    def R_op(self, inputs, eval_points):
+        return [3 * inputs[0] ** 2 * eval_points[0]]
+
+
+class _Undefined(Op):
+    """The identity with an undefined gradient."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, out):
+        out[0][0] = inputs[0].copy()
+
+    def grad(self, inputs, grads):
+        return [grad_undefined(self, 0, inputs[0])]
+
+
+class _BreakRop(_Undefined):
+    """The same with an R_op that has no product (Theano's test op BreakRop)."""
+
+    def R_op(self, inputs, eval_points):
+        return [None]
+
+
+@pytest.mark.parametrize("op", [_Undefined(), _BreakRop()], ids=["transposed", "forward"])
+def test_rop_through_a_non_differentiable_op_is_disconnected(op):
+    x, e = T.dvector("x"), T.dvector("e")
+    with pytest.raises(DisconnectedInputError, match="differentiable") as err:
+        Rop(T.tanh(op(x)), x, e)
+    assert isinstance(err.value, ValueError)  # Theano's DisconnectedInputError is one
+    # Another output stays computed when disconnected ones are ignored.
+    r_tanh, r_sq = Rop([T.tanh(op(x)), x ** 2], x, e, disconnected_outputs="ignore")
+    got = function([x, e], [r_tanh, r_sq])(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    np.testing.assert_allclose(got[0], [0.0, 0.0])
+    np.testing.assert_allclose(got[1], [6.0, 16.0])
+
+
+def test_rop_of_disconnected_and_integer_outputs():
+    x, y, e = T.dvector("x"), T.dvector("y"), T.dvector("e")
+    for out in (y * 2, x.shape[0], T.argmax(x)):
+        with pytest.raises(DisconnectedInputError):
+            Rop(out, x, e)
+    with pytest.warns(UserWarning, match="does not depend on wrt"):
+        zero = Rop(y * 2, x, e, disconnected_outputs="warn")
+    np.testing.assert_allclose(function([y], zero)(np.ones(3)), np.zeros(3))
+    assert Rop(y * 2, x, e, disconnected_outputs="ignore", return_disconnected="None") is None
+    cut = Rop(y * 2, x, e, disconnected_outputs="ignore", return_disconnected="Disconnected")
+    assert isinstance(cut.type, DisconnectedType)
+    with pytest.raises(ValueError, match="disconnected_outputs"):
+        Rop(x, x, e, disconnected_outputs="drop")
+
+
+def test_rop_through_shape_only_is_zero():
+    """A gradient that does not depend on its variable (Theano's Jeremiah bug): Rop is 0."""
+    x = T.arange(20.0).reshape([1, 20])
+    v = shared(np.ones(20))
+    r = Rop(grad(T.dot(x, v).sum(), v), v, v)
+    np.testing.assert_allclose(function([], r)(), np.zeros(20))
+
+
+def test_rop_keeps_the_form_of_f_and_checks_dimensions(rng):
+    m, v, em, ev = T.dmatrix("m"), T.dvector("v"), T.dmatrix("em"), T.dvector("ev")
+    listed = Rop([m, v, m + v], [m, v], [em, ev])
+    tupled = Rop((m, v, m + v), [m, v], [em, ev])
+    assert isinstance(listed, list) and isinstance(tupled, tuple) and len(tupled) == 3
+    mv, vv, emv, evv = (rng.uniform(size=s) for s in [(3, 2), (2,), (3, 2), (2,)])
+    got = function([m, v, em, ev], list(tupled))(mv, vv, emv, evv)
+    for g, w in zip(got, [emv, evv, emv + evv]):
+        np.testing.assert_allclose(g, w)
+    with pytest.raises(ValueError, match="2-d but its eval point"):
+        Rop(0.0, [m], [ev])
 
 
 def test_jacobian_unrolled_for_a_fixed_length():

@@ -77,14 +77,33 @@ def test_a_missing_test_value_raises_warns_or_is_ignored():
 
 def test_a_test_value_must_fit_the_type_when_it_is_set():
     x = T.fmatrix("x")
-    with pytest.raises(TypeError, match="float32 matrix"):
-        x.tag.test_value = np.ones((2, 2))  # float64 does not fit losslessly
-    with pytest.raises(TypeError, match="2 dimensions"):
-        x.tag.test_value = np.ones(3, "float32")
+    with config.change_flags(compute_test_value="raise"):
+        with pytest.raises(TypeError, match="float32 matrix"):
+            x.tag.test_value = np.ones((2, 2))  # float64 does not fit losslessly
+        with pytest.raises(TypeError, match="2 dimensions"):
+            x.tag.test_value = np.ones(3, "float32")
     x.tag.test_value = [[1, 2]]  # converted, as inputs are
     assert x.tag.test_value.dtype == np.float32
     copy = pickle.loads(pickle.dumps(x))
     np.testing.assert_array_equal(copy.tag.test_value, [[1, 2]])
+
+
+def test_while_off_an_unfit_test_value_is_kept_and_refused_when_used():
+    """Theano stores it as given; legacy code sets test values it never computes with."""
+    x, y = T.fmatrix("x"), T.fmatrix("y")
+    x.tag.test_value = np.ones((2, 2))
+    y.tag.test_value = np.ones((2, 2), "float32")
+    assert x.tag.test_value.dtype == np.float64
+    with config.change_flags(compute_test_value="raise"):
+        with pytest.raises(TypeError, match="float32 matrix"):
+            T.dot(x, y)
+
+
+def test_a_missing_test_value_is_a_value_error_as_in_theano():
+    x, y = T.vector("x"), T.vector("y")
+    x.tag.test_value = np.ones(3)
+    with config.change_flags(compute_test_value="raise"), pytest.raises(ValueError, match="'y'"):
+        x * y
 
 
 def test_destroyed_inputs_are_not_changed_and_compiling_builds_no_test_values():

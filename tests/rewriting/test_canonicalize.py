@@ -208,3 +208,40 @@ def test_a_subtensor_is_lifted_through_unary_ops_only_when_it_is_their_one_use()
     assert op_names(f) == ["exp", "Subtensor"]
     f = check_same_values([x], (x + x.T)[0], CANON, [rng.standard_normal((4, 4))])
     assert op_names(f)[-1] == "Subtensor"
+
+
+# ------------------------------------------------------------- allocs read once
+def test_the_l2_gradient_allocates_no_array_of_the_weights_shape():
+    w = T.dmatrix("w")
+    g = T.grad(0.01 * (w ** 2).sum() + T.tanh(w).sum(), w)
+    wv = rng.standard_normal((4, 3))
+    f = check_same_values([w], g, FAST_RUN, [wv])
+    assert "Alloc" not in op_names(f)
+    np.testing.assert_allclose(f(wv), 0.02 * wv + 1 - np.tanh(wv) ** 2)
+
+
+@pytest.mark.parametrize("alloc_first", [True, False])
+def test_an_alloc_read_by_an_elemwise_is_replaced_by_its_value(alloc_first):
+    x, c = T.dmatrix("x"), T.dscalar("c")
+    filled = T.alloc(c, x.shape[0], x.shape[1])
+    out = filled * x if alloc_first else x - filled
+    xv = rng.standard_normal((3, 2))
+    f = check_same_values([x, c], out, FAST_RUN, [xv, 1.5])
+    assert "Alloc" not in op_names(f)
+
+
+def test_an_alloc_whose_length_nothing_vouches_for_is_kept_with_its_check():
+    x, n = T.dvector("x"), T.lscalar("n")
+    out = T.alloc(2.0, n) * x
+    f = function([x, n], out, mode=FAST_RUN)
+    assert "Alloc" in op_names(f)
+    np.testing.assert_allclose(f(np.ones(3), 3), [2, 2, 2])
+    with pytest.raises(ValueError):
+        f(np.ones(3), 4)  # without the alloc, 2.0 would broadcast to x silently
+
+
+def test_scalars_beside_an_alloc_are_computed_before_it():
+    x, c = T.dmatrix("x"), T.dscalar("c")
+    out = (T.alloc(c, x.shape[0], x.shape[1]) * 2 + 1) * x
+    f = check_same_values([x, c], out, FAST_RUN, [rng.standard_normal((2, 3)), 0.5])
+    assert "Alloc" not in op_names(f)

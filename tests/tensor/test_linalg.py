@@ -191,6 +191,19 @@ def test_solve_names():
         run([A, b], S.solve(A, b), a, bv[:2])
 
 
+@pytest.mark.parametrize("a_dtype", ["uint8", "int32", "int64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("b_dtype", ["int8", "uint16", "float32", "float64"])
+def test_solve_dtypes(a_dtype, b_dtype):
+    """Integer systems solve, as in Theano; the variable's dtype is the one scipy computes in."""
+    A, B = T.matrix(dtype=a_dtype), T.matrix(dtype=b_dtype)
+    a, b = 2 * np.eye(3) + np.triu(np.ones((3, 3))), np.arange(6).reshape(3, 2)
+    x = S.solve(A, B)
+    got = run([A, B], x, a.astype(a_dtype), b.astype(b_dtype))
+    want = scipy.linalg.solve(a.astype(a_dtype), b.astype(b_dtype))
+    assert x.dtype == got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-3 if x.dtype == "float32" else 1e-12)
+
+
 @pytest.mark.parametrize("lower", [True, False])
 def test_eigvalsh(lower):
     a, b = T.dmatrix("a"), T.dmatrix("b")

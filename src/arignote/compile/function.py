@@ -7,6 +7,7 @@ rewrites on it, then hands it to the executor, which links it once.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import warnings
 from typing import Any
@@ -19,7 +20,7 @@ from arignote.compile.mode import Mode, get_mode
 from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
-from arignote.graph.basic import Constant, Variable, traced_to_caller
+from arignote.graph.basic import Constant, Variable, traced_to_caller, user_line
 from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import ancestors, clone_get_equiv
 from arignote.graph.types import DisconnectedType, NullType
@@ -57,8 +58,14 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     another type rebuild the nodes above it). An input may be an intermediate
     variable: the graph below it is cut (Theano's rule). ``profile=True`` (or a
     name, or a shared :class:`ProfileStats`; default ``config.profile``) times
-    every call into ``f.profile``.
+    every call into ``f.profile``. ``name`` defaults to the file and line of the
+    call, as in Theano, so profiles and error messages say which function.
     """
+    if name is None:
+        name = user_line()
+        label = name and os.path.basename(name)
+    else:
+        label = name
     if inputs is None:
         inputs = []
     if not isinstance(inputs, (list, tuple)):
@@ -70,7 +77,7 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
              else contextlib.nullcontext())
     profile = _profile_for(config.profile if profile is None else profile, name)
     start, builds = time.perf_counter(), kernel_builds()
-    with quiet, traced_to_caller(), progress.task(f"compiling {name or 'a function'}"):
+    with quiet, traced_to_caller(), progress.task(f"compiling {label or 'a function'}"):
         maker = FunctionMaker(
             inputs=inputs, outputs=outputs, mode=get_mode(mode), updates=updates, givens=givens,
             no_default_updates=no_default_updates, allow_input_downcast=allow_input_downcast,

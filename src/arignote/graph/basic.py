@@ -74,7 +74,7 @@ class Variable:
         self.index = index
         self.name = name
         self.auto_name = f"auto_{next(_ids)}"
-        self.tag = testvalue.Tag(type, trace=_user_frame())
+        self.tag = testvalue.Tag(type, trace=user_line())
 
     def __str__(self) -> str:
         if self.name is not None:
@@ -340,13 +340,13 @@ class traced_to_caller:
     def __enter__(self) -> None:
         self.outer = _caller.line
         if self.outer is None:
-            _caller.line = _user_frame()
+            _caller.line = user_line()
 
     def __exit__(self, *exc: object) -> None:
         _caller.line = self.outer
 
 
-def _user_frame() -> str | None:
+def user_line() -> str | None:
     """File and line of the first frame outside arignote: where the user made this."""
     if _caller.line is not None:
         return _caller.line

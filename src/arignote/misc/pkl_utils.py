@@ -6,7 +6,8 @@ alone, ``arignote.save`` / ``arignote.load`` write a format whose loading runs n
 The implementation lives in ``arignote.serialization``.
 """
 from arignote.serialization import (PersistentNdarrayID, PersistentNdarrayLoad,
-                                    PersistentSharedVariableID, dump)
+                                    PersistentSharedVariableID, StripPickler, dump)
 from arignote.serialization import load_pickle as load
 
-__all__ = ["dump", "load", "PersistentNdarrayID", "PersistentSharedVariableID", "PersistentNdarrayLoad"]
+__all__ = ["dump", "load", "PersistentNdarrayID", "PersistentSharedVariableID", "PersistentNdarrayLoad",
+           "StripPickler"]

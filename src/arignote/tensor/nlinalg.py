@@ -34,12 +34,13 @@ class HostLinalgOp(HostOp):
     host_reason = "LAPACK through numpy/scipy runs it on the host"
 
 
-def as_matrix(x: Any, what: str, square: bool = False) -> Variable:
-    """``x`` as a float (or complex) matrix, or a clear error naming ``what``."""
+def as_matrix(x: Any, what: str, square: bool = False, integers: bool = False) -> Variable:
+    """``x`` as a float (or complex) matrix, or a clear error naming ``what``; ``integers``
+    lets integer matrices through, for ops whose output dtype scipy upcasts."""
     x = as_tensor_variable(x)
     if x.ndim != 2:
         raise TypeError(f"{what} expects a matrix, got {x.describe()} of type {x.type}")
-    if x.dtype in DISCRETE:
+    if x.dtype in DISCRETE and not integers:
         raise TypeError(f"{what} of the integer matrix {x.describe()} ({x.dtype}): cast it to a "
                         "float dtype first, e.g. tensor.cast(x, 'float64')")
     if square and x.broadcastable[0] != x.broadcastable[1]:

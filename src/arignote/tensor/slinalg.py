@@ -72,7 +72,9 @@ class Cholesky(HostLinalgOp):
 class Solve(HostLinalgOp):
     """``x`` with ``A x = b`` (``b`` a vector or a matrix). ``A_structure`` 'lower_triangular'
     and 'upper_triangular' read that triangle of ``A`` only (``scipy.linalg.solve_triangular``);
-    any other structure solves the general system, as Theano did."""
+    any other structure solves the general system, as Theano did. Integer ``A`` and ``b`` are
+    allowed, as in Theano: ``x`` has the dtype scipy gives (float64, or float32 for float32
+    and small integers)."""
 
     __props__ = ("A_structure", "lower", "overwrite_A", "overwrite_b")
 
@@ -85,7 +87,7 @@ class Solve(HostLinalgOp):
         self.overwrite_A, self.overwrite_b = bool(overwrite_A), bool(overwrite_b)
 
     def make_node(self, A: Any, b: Any) -> Apply:
-        A = as_matrix(A, "solve", square=True)
+        A = as_matrix(A, "solve", square=True, integers=True)
         b = as_tensor_variable(b)
         if b.ndim not in (1, 2):
             raise TypeError(f"solve: b must be a vector or a matrix, got {b.describe()} ({b.type})")

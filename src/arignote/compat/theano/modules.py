@@ -55,4 +55,5 @@ MODULES: dict[str, str] = {
     "theano.misc.may_share_memory": "arignote.compat.theano.may_share_memory",
     "theano.misc.safe_asarray": "arignote.compat.theano.top",
     "theano.tests.unittest_tools": "arignote.testing",
+    "theano.tests.breakpoint": "arignote.misc.breakpoint",
 }

@@ -16,7 +16,7 @@ from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.dtypes import COMPLEX, FLOAT
 from arignote.scalar.ops import Cast
 from arignote.tensor import math as _math
-from arignote.tensor.alloc import alloc
+from arignote.tensor.alloc import Alloc, alloc
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.gradient_ops import ViewGradOp
 from arignote.tensor.rewrites.shape_feature import shape_feature
@@ -159,6 +159,54 @@ def local_fill_to_alloc(fgraph: FunctionGraph, node: Apply):
         return [value]
     lengths = [shape_feature(fgraph).entry(out, d) for d in range(out.ndim)]
     return [retype(alloc(value, *lengths), out, same_shape=True)]
+
+
+@node_rewriter([Elemwise])
+def local_elemwise_alloc(fgraph: FunctionGraph, node: Apply):
+    """An alloc of a broadcastable ``v`` read by an elementwise op is not filled just to be
+    read once (the gradient of ``c * (w ** 2).sum()`` is ``alloc(c, *w.shape) * 2 * w``):
+
+    - ``elemwise(alloc(v, *shape), y)`` -> ``elemwise(v, y)`` when ``y`` provably has every
+      length the alloc gives (a length no other input vouches for keeps its alloc, and the
+      check that comes with it);
+    - ``elemwise(alloc(v, *shape), c)`` with only broadcastable ``c`` ->
+      ``alloc(elemwise(v, c), *shape)``, so the alloc moves up to the op that fixes its shape.
+    """
+    feature = shape_feature(fgraph)
+    inputs = list(node.inputs)
+    for k, var in enumerate(node.inputs):
+        if var.owner is None or not isinstance(var.owner.op, Alloc):
+            continue
+        value, *lengths = var.owner.inputs
+        if not all(value.broadcastable) or any(o.ndim != var.ndim for o in inputs):
+            continue
+        pad = var.ndim - value.ndim
+        if pad:
+            value = DimShuffle(value.broadcastable, ["x"] * pad + list(range(value.ndim)))(value)
+        others = inputs[:k] + inputs[k + 1:]
+        if len(node.outputs) == 1 and all(all(o.broadcastable) for o in others):
+            lifted = node.op.make_node(*inputs[:k], value, *inputs[k + 1:]).outputs[0]
+            return [retype(alloc(lifted, *lengths), node.outputs[0])]
+        if all(var.broadcastable[d] or any(not o.broadcastable[d] and _same_length(feature, o, d, n)
+                                           for o in others)
+               for d, n in enumerate(lengths)):
+            inputs[k] = value
+    if inputs == list(node.inputs):
+        return None
+    return [retype(n, o) for n, o in zip(node.op.make_node(*inputs).outputs, node.outputs)]
+
+
+def _same_length(feature: object, other: Variable, d: int, length: Variable) -> bool:
+    """Whether ``length`` is provably ``other``'s length ``d``."""
+    entry = feature.shape(other)[d]
+    if entry is length:
+        return True
+    if isinstance(entry, int):
+        fixed = static_value(length)
+        return fixed is not None and entry == int(fixed)
+    node = length.owner  # another read of the same length: Shape_i(d) of other, or of its twin
+    return (node is not None and isinstance(node.op, Shape_i) and node.op.i == d
+            and (node.inputs[0] is other or feature.shape(node.inputs[0])[d] is entry))
 
 
 # ------------------------------------------------------------- dimshuffles
@@ -306,5 +354,5 @@ for _rewriter in (local_remove_gradient_ops, local_mul_one, local_add_zero, loca
                   local_useless_subtensor):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
 for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
-                  local_dimshuffle_lift, local_subtensor_of_unary, local_useless_reshape):
+                  local_elemwise_alloc, local_dimshuffle_lift, local_subtensor_of_unary, local_useless_reshape):
     rewrites.register(_rewriter, "canonicalize", "fast_run")
