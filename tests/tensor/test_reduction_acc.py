@@ -145,6 +145,8 @@ def test_fused_reductions_accumulate_in_float64(path):
         assert ElemwiseReduce in kinds
     sqr_nodes = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, SumOfSquares)]
     assert all(n.op.acc_dtype == "float64" for n in sqr_nodes)
+    d = T.dvector("d")  # in its own dtype: BLAS's dot, as before
+    assert [n.op for n in compiled(path, [d], (d ** 2).sum()).maker.fgraph.toposort()] == [SumOfSquares((0,))]
     n = 2 ** 21
     v = np.full(n, np.float32(np.log(np.float32(0.1))), "float32")
     a = np.full((2, n), 0.4, "float32")

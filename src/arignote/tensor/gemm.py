@@ -93,8 +93,8 @@ gemm_inplace = Gemm(True)
 class SumOfSquares(Op):
     """``sum(x * x, axis)`` for a float ``x``, in one pass, accumulating in ``acc_dtype``
     (None: ``x``'s; the rewrite gives the sum's, float64 for a float32 ``x``) and rounded
-    once to ``x``'s dtype: BLAS dot or einsum when the dtypes agree, einsum in ``acc_dtype``
-    otherwise (the native CPU kernel is one pass in ``acc_dtype`` either way)."""
+    once to ``x``'s dtype: BLAS dot or einsum in ``x``'s dtype; a wider accumulator is
+    the native CPU kernel's (the reduction nest with the map ``sqr``), else einsum's."""
 
     __props__ = ("axis", "acc_dtype")
     acc_dtype = None  # the class default keeps the ops pickled before it existed loading

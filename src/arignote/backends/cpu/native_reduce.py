@@ -31,10 +31,13 @@ from arignote.tensor.reduction import CAReduce
 
 
 def _parts(op: Any) -> tuple[Any, Any]:
-    """(the reduction, the map fused into it or None) of a reduction node's op."""
+    """(the reduction, the map fused into it or None) of a reduction node's op; a
+    SumOfSquares in its input's dtype has none (BLAS's dot or einsum do it, threaded)."""
     if isinstance(op, ElemwiseReduce):
         return op.reducer, op.scalar_op
     if isinstance(op, SumOfSquares):
+        if op.acc_dtype is None:
+            return None, None
         return CAReduce(scalar_ops.add, op.axis, None, op.acc_dtype), scalar_ops.sqr
     return op, None
 

@@ -77,7 +77,7 @@ def local_sum_of_squares(fgraph: FunctionGraph, node: Apply):
     acc = op.acc_dtype or out.dtype
     if x.dtype not in _FLOAT_DTYPES or out.dtype != x.dtype or acc not in _FLOAT_DTYPES:
         return None
-    return [retype(SumOfSquares(op.axis, acc)(x), out)]
+    return [retype(SumOfSquares(op.axis, None if acc == x.dtype else acc)(x), out)]
 
 
 def _scaled_dot(fgraph: FunctionGraph, var: Variable) -> tuple[Variable, Variable] | None:
