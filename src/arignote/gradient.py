@@ -148,8 +148,8 @@ def _grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
     wrt_list = [wrt] if single else list(wrt)
     seeds = _seeds(cost, known_grads)
     for var in wrt_list:
-        # Tensors, and arrays on a device (their type has a host twin).
-        if not isinstance(var, Variable) or not (isinstance(var.type, TensorType)
+        # Tensors, arrays on a device (their type has a host twin) and sparse matrices.
+        if not isinstance(var, Variable) or not (isinstance(var.type, TensorType) or is_sparse(var)
                                                  or hasattr(var.type, "host_type")):
             raise TypeError(f"grad: wrt must hold symbolic tensor variables, got "
                             f"{type(var).__name__} {var!r}")
@@ -172,7 +172,7 @@ def _grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
                 raise NullTypeGradError(f"grad: the gradient with respect to {var.describe()} does "
                                         f"not exist: {g.type.why_null}")
         elif g is None and var in connected:
-            g = _float_zeros_like(var)
+            g = var.zeros_like() if is_sparse(var) else _float_zeros_like(var)
         elif g is None:
             g = _disconnected(var, disconnected_inputs, return_disconnected)
         if name and var.name and g is not None and var not in seeds:
@@ -329,7 +329,9 @@ def _disconnected(var: Variable, policy: str, return_disconnected: str) -> Varia
         warnings.warn(message, stacklevel=3)
     if return_disconnected in ("None", "none"):
         return None
-    return disconnected_type() if return_disconnected == "Disconnected" else _float_zeros_like(var)
+    if return_disconnected == "Disconnected":
+        return disconnected_type()
+    return var.zeros_like() if is_sparse(var) else _float_zeros_like(var)
 
 
 def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
@@ -402,11 +404,12 @@ def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
                     or isinstance(getattr(g, "type", None), DisconnectedType)):
                 continue
             if not is_null(g):
-                g = as_tensor_variable(g)
+                g = g if is_sparse(g) else as_tensor_variable(g)
                 if g.ndim != inp.ndim:
                     raise ValueError(f"the gradient rule of {node.op} gave a {g.ndim}-d gradient "
                                      f"for the {inp.ndim}-d input {inp.describe()}")
-                g = fit_to(g, inp)
+                if not (is_sparse(g) or is_sparse(inp)):  # a sparse gradient keeps its rule's type
+                    g = fit_to(g, inp)
             _accumulate(grads, inp, g)
     return grads
 
@@ -433,6 +436,19 @@ def _no_gradient(var: Variable) -> Variable:
         else disconnected_type()
 
 
+def is_sparse(var: Any) -> bool:
+    """Whether ``var`` is a sparse matrix variable (arignote.sparse): its gradients are
+    added by the sparse ops, and a dense variable's gradient may be sparse (sparse_grad)."""
+    return getattr(getattr(var, "type", None), "sparse", False)
+
+
+def add_grads(a: Variable, b: Variable) -> Variable:
+    """a + b for two gradient terms, either of which may be sparse."""
+    if is_sparse(b):
+        return b.__radd__(a)
+    return a.__add__(b) if is_sparse(a) else tm.add(a, b)
+
+
 def _pairs_list(pairs: Any) -> list:
     # A variable given to a node twice (x * x) gets the sum of its terms.
     out: dict = {}
@@ -440,7 +456,7 @@ def _pairs_list(pairs: Any) -> list:
         if g is None or isinstance(getattr(g, "type", None), DisconnectedType):
             continue
         if inp in out and not is_null(out[inp]):
-            out[inp] = g if is_null(g) else tm.add(out[inp], g)
+            out[inp] = g if is_null(g) else add_grads(out[inp], g)
         elif inp not in out:
             out[inp] = g
     return list(out.items())
@@ -479,7 +495,7 @@ def _accumulate(grads: dict, var: Variable, g: Variable) -> None:
     if var not in grads or is_null(g):
         grads[var] = g
     elif not is_null(grads[var]):
-        grads[var] = tm.add(grads[var], g)
+        grads[var] = add_grads(grads[var], g)
 
 
 def fit_to(g: Variable, var: Variable) -> Variable:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import arignote
+import arignote.sparse
 from arignote.compat import theano as alias
 from arignote.compat.theano import modules
 from tests.compat.conftest import ROOT
@@ -57,8 +58,9 @@ def test_absent_names_raise_clear_errors(theano):
     with pytest.raises(ImportError):
         importlib.import_module("theano.no_such_module")
     import theano.sparse
-    with pytest.raises(NotImplementedError, match="no sparse matrices"):
-        _ = theano.sparse.csr_matrix
+    assert theano.sparse.enable_sparse and theano.sparse.csr_matrix is arignote.sparse.csr_matrix
+    with pytest.raises(AttributeError, match="theano.sparse.Usmm.*theano-differences"):
+        _ = theano.sparse.Usmm
 
 
 def test_a_missing_target_module_is_skipped(theano, monkeypatch):

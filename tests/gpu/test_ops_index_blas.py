@@ -10,7 +10,7 @@ import pytest
 
 from arignote import function, tensor as T
 from arignote.graph.basic import Apply
-from arignote.tensor.gemm import gemm
+from arignote.tensor.gemm import gemm, gemv
 from arignote.tensor.subtensor import inc_subtensor, set_subtensor
 from tests.utils import assert_matches
 
@@ -182,6 +182,19 @@ def test_gemm_op(device):
     np.testing.assert_allclose(f(vz, 2.0, vx, vy, 0.5), 0.5 * vz + 2 * vx @ vy, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(f(vz * np.nan, 1.0, vx, vy, 0.0), vx @ vy, rtol=1e-5, atol=1e-5)
     expect_on_gpu(device, f, "GpuGemm")
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_gemv_op(device, transposed):
+    y, a, v = T.fvector("y"), T.fmatrix("a"), T.fvector("v")
+    alpha, beta = T.fscalar("alpha"), T.fscalar("beta")
+    rng = np.random.default_rng(6)
+    vy, va, vv = (rng.normal(size=s).astype("float32") for s in ((3,), (4, 3) if transposed else (3, 4), (4,)))
+    f = function([y, alpha, a, v, beta], gemv(y, alpha, a.T if transposed else a, v, beta))
+    m = va.T if transposed else va
+    np.testing.assert_allclose(f(vy, 2.0, va, vv, 0.5), 0.5 * vy + 2 * m @ vv, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(f(vy * np.nan, 1.0, va, vv, 0.0), m @ vv, rtol=1e-5, atol=1e-5)
+    expect_on_gpu(device, f, "GpuGemv")
 
 
 def test_shape_ops_are_metadata_on_the_gpu(device):

@@ -1,9 +1,9 @@
-"""Specialization: powers, sums of squares and gemm fire and keep the values."""
+"""Specialization: powers, sums of squares, gemm and gemv fire and keep the values."""
 import numpy as np
 import pytest
 
-from arignote import tensor as T
-from arignote.tensor.gemm import Gemm, SumOfSquares
+from arignote import function, shared, tensor as T
+from arignote.tensor.gemm import Gemm, Gemv, SumOfSquares
 from tests.rewriting.rewrite_utils import check_same_values, op_names, phase_mode
 
 SPECIAL = phase_mode("canonicalize", "specialize")
@@ -125,3 +125,70 @@ def test_sum_of_squares_perform_matches_numpy():
         SumOfSquares(axis).perform(node, [x], [cell])
         np.testing.assert_allclose(cell[0], np.sum(x * x, axis=axis))
         assert cell[0].dtype == np.float64
+
+
+def test_the_sgd_step_with_an_l2_term_is_one_gemm_on_the_weights():
+    w, x, d = T.dmatrix("w"), T.dmatrix("x"), T.dmatrix("d")
+    lr, c = 0.1, 0.02
+    step = w - lr * (c * w + T.dot(x, d))
+    values = _matrices((4, 3), (5, 4), (5, 3))
+    f = check_same_values([w, x, d], step, SPECIAL, [values[0], values[1].T, values[2]], rtol=1e-12)
+    (node,) = f.maker.fgraph.toposort()
+    assert isinstance(node.op, Gemm) and node.inputs[0].name == "w"
+    alpha, beta = (float(v.data) for v in (node.inputs[1], node.inputs[4]))
+    assert (alpha, beta) == pytest.approx((-lr, 1 - lr * c), rel=1e-15)
+
+
+@pytest.mark.parametrize("build", [
+    lambda y, a, v, s: y + T.dot(a, v),
+    lambda y, a, v, s: y - s * T.dot(a, v),
+    lambda y, a, v, s: T.dot(v, a.T) * 0.5 + 2 * y,
+    lambda y, a, v, s: y - s * (0.1 * y + T.dot(a, v)),
+], ids=["y+Av", "y-s*Av", "vA'*0.5+2y", "y-s*(0.1y+Av)"])
+def test_a_matrix_vector_product_in_a_sum_becomes_gemv(build):
+    y, a, v, s = T.dvector("y"), T.dmatrix("a"), T.dvector("v"), T.dscalar("s")
+    values = [rng.standard_normal(3), rng.standard_normal((3, 4)), rng.standard_normal(4), np.asarray(0.7)]
+    f = check_same_values([y, a, v, s], build(y, a, v, s), SPECIAL, values, rtol=1e-12)
+    assert "Gemv" in op_names(f) and "Dot" not in op_names(f)
+
+
+def test_the_logistic_regression_step_uses_gemv_in_place_as_theanos_tutorial_checks():
+    x, t = T.dmatrix("x"), T.dvector("t")
+    w, b = shared(rng.standard_normal(5), name="w"), shared(0.0, name="b")
+    p = 1 / (1 + T.exp(-T.dot(x, w) - b))
+    cost = (-t * T.log(p) - (1 - t) * T.log(1 - p)).mean() + 0.01 * (w ** 2).sum()
+    gw, gb = T.grad(cost, [w, b])
+    train = function([x, t], cost, updates=[(w, w - 0.1 * gw), (b, b - 0.1 * gb)])
+    assert any(type(n.op).__name__ == "Gemv" for n in train.maker.fgraph.toposort())
+    xv, tv, wv = rng.standard_normal((8, 5)), (rng.random(8) > 0.5).astype(float), w.get_value()
+    train(xv, tv)
+    pv = 1 / (1 + np.exp(-xv @ wv))
+    np.testing.assert_allclose(w.get_value(), wv - 0.1 * (xv.T @ (pv - tv) / 8 + 0.02 * wv), rtol=1e-12)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gemv_perform_on_contiguous_strided_and_empty_operands(inplace, dtype):
+    node = Gemv(inplace).make_node(T.vector(dtype=dtype), T.scalar(dtype=dtype), T.matrix(dtype=dtype),
+                                   T.vector(dtype=dtype), T.scalar(dtype=dtype))
+    for m, n in ((3, 4), (0, 2), (2, 0)):
+        for strided in (False, True):
+            y = rng.standard_normal(2 * m).astype(dtype)
+            y = y[::2] if strided else np.ascontiguousarray(y[:m])
+            a = rng.standard_normal((n, m)).astype(dtype).T if strided else rng.standard_normal((m, n)).astype(dtype)
+            x = rng.standard_normal(n).astype(dtype)
+            for beta in (-0.5, 0.0):
+                alpha = np.asarray(1.5, dtype)
+                y_in = y.copy()
+                if beta == 0:
+                    y_in[:] = np.nan  # BLAS's rule: beta 0 ignores y
+                expected = alpha * (a @ x) + (beta * y_in if beta else 0)
+                cell = [None]
+                Gemv(inplace).perform(node, [y_in, alpha, a, x, np.asarray(beta, dtype)], [cell])
+                np.testing.assert_allclose(cell[0], expected, rtol=1e-5, atol=1e-5)
+                assert cell[0].dtype == dtype
+                assert np.shares_memory(cell[0], y_in) == (inplace and m > 0)
+    with pytest.raises(ValueError, match="dot\\(A, x\\) must have y's shape"):
+        Gemv().perform(node, [np.ones(2, dtype), 1, np.ones((3, 2), dtype), np.ones(2, dtype), 1], [[None]])
+    with pytest.raises(TypeError, match="A .* must be 2-d"):
+        Gemv().make_node(T.dvector(), T.dscalar(), T.dvector(), T.dvector(), T.dscalar())

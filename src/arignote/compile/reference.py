@@ -30,7 +30,10 @@ def snapshot(value: Any) -> Any:
 
 
 def host(value: Any) -> Any:
-    """``value`` as a host array when it is an array anywhere, else as it is."""
+    """``value`` as a host array when it is an array anywhere (a sparse matrix's values as a
+    dense one, whatever its storage), else as it is."""
+    if hasattr(value, "indptr") and hasattr(value, "toarray"):  # a scipy.sparse matrix
+        return value.toarray()
     if hasattr(value, "__array__") and not isinstance(value, np.ndarray):
         return np.asarray(value)
     return value

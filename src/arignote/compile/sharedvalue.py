@@ -10,6 +10,7 @@ shared variables never share memory, on the host or on a device.
 from __future__ import annotations
 
 import copy
+import importlib
 import inspect
 import io
 import itertools
@@ -255,6 +256,11 @@ def shared_constructor(fn: Callable[..., SharedVariable | None]) -> Callable[...
     return fn
 
 
+# Kinds of values whose constructor lives in a package ``import arignote`` does not load
+# (importing scipy.sparse costs ~0.5 s): the value's module -> the package registering it.
+_LAZY_CONSTRUCTORS = {"scipy.sparse": "arignote.sparse"}
+
+
 def shared(value: Any, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False, **kwargs: Any) -> SharedVariable:
     """A shared variable holding ``value``; copied unless ``borrow=True``."""
@@ -262,6 +268,10 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
         raise TypeError(f"shared() needs a value (a number or an array), got the symbolic variable "
                         f"{value.describe()}: compute it first (e.g. with .eval()), or use the "
                         "expression itself")
+    module = type(value).__module__ or ""
+    for prefix, package in _LAZY_CONSTRUCTORS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            importlib.import_module(package)  # registers its constructor, once
     for ctor in _CONSTRUCTORS:
         if not _takes(ctor, kwargs):
             continue
@@ -316,12 +326,23 @@ def claim(value: Any) -> Storage:
 
 
 def shares_memory(a: Any, b: Any) -> bool:
-    """Whether two values may share memory: host arrays by numpy's test, device arrays
-    (values with a ``buffer``) by their buffer."""
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return np.may_share_memory(a, b)
+    """Whether two values may share memory: host arrays by numpy's test (a csr/csc sparse
+    matrix through any of its three arrays), device arrays (values with a ``buffer``) by
+    their buffer."""
+    host_a, host_b = _host_arrays(a), _host_arrays(b)
+    if host_a and host_b:
+        return any(np.may_share_memory(x, y) for x in host_a for y in host_b)
     buffer = getattr(a, "buffer", None)
     return buffer is not None and buffer is getattr(b, "buffer", None)
+
+
+def _host_arrays(value: Any) -> tuple:
+    if isinstance(value, np.ndarray):
+        return (value,)
+    if getattr(value, "indptr", None) is None:
+        return ()
+    parts = (value.data, value.indices, value.indptr)  # a scipy.sparse csr/csc matrix
+    return parts if all(isinstance(p, np.ndarray) for p in parts) else ()
 
 
 def _claimed_by_other(value: Any, mine: Storage | None) -> bool:

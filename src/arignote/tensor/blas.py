@@ -191,7 +191,12 @@ class BatchedTensordot(Op):
 # ----------------------------------------------------------------- functions
 def dot(a: Any, b: Any) -> Variable:
     """numpy.dot: scalars multiply; otherwise the last axis of ``a`` meets the
-    second-to-last of ``b`` (its only axis when ``b`` is a vector)."""
+    second-to-last of ``b`` (its only axis when ``b`` is a vector). A sparse operand
+    (arignote.sparse) makes it ``structured_dot``, as Theano's ``theano.dot`` did."""
+    if getattr(a, "__dot__", None) is not None:
+        return a.__dot__(b)
+    if getattr(b, "__rdot__", None) is not None:
+        return b.__rdot__(a)
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim == 0 or b.ndim == 0:
         return _math.mul(a, b)

@@ -1,12 +1,13 @@
-"""Ops that only the specialize rewrites create: Gemm and SumOfSquares.
+"""Ops that only the specialize rewrites create: Gemm, Gemv and SumOfSquares.
 
-``Gemm`` is BLAS's ``Z * beta + alpha * dot(X, Y)`` on matrices; its in-place
-form overwrites ``Z``, and the in-place rewrite uses it only where the
-destroy check proves ``Z`` is needed nowhere else. It goes through numpy's
+``Gemm`` is BLAS's ``Z * beta + alpha * dot(X, Y)`` on matrices, ``Gemv`` its
+``y * beta + alpha * dot(A, x)`` for a matrix ``A`` and vectors; their in-place
+forms overwrite ``Z`` (``y``), and the in-place rewrite uses them only where the
+destroy check proves that input is needed nowhere else. It goes through numpy's
 BLAS on purpose: scipy ships a second OpenBLAS whose thread pool, spinning
 beside numpy's, made every product several times slower on two threads. ``SumOfSquares`` is
 ``sum(x ** 2, axis)`` in one pass over ``x``, without the squared temporary.
-Neither has a gradient: rewrites run after gradients are built.
+None has a gradient: rewrites run after gradients are built.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from arignote.graph.basic import Apply, Op
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["Gemm", "SumOfSquares", "gemm", "gemm_inplace"]
+__all__ = ["Gemm", "Gemv", "SumOfSquares", "gemm", "gemm_inplace", "gemv", "gemv_inplace"]
 
 _BLAS_DTYPES = ("float32", "float64")
 
@@ -71,7 +72,9 @@ class Gemm(Op):
         if alpha != 1:
             np.multiply(product, alpha, out=product)
         if self.inplace:
-            if beta != 1:
+            if beta == 0:
+                z[...] = 0  # BLAS's rule: Z's values (NaN included) do not count
+            elif beta != 1:
                 np.multiply(z, beta, out=z)
             np.add(z, product, out=z)
             output_storage[0][0] = z
@@ -88,6 +91,67 @@ class Gemm(Op):
 
 gemm = Gemm(False)
 gemm_inplace = Gemm(True)
+
+
+class Gemv(Op):
+    """``y * beta + alpha * dot(A, x)`` for a matrix ``A``, vectors ``y, x`` and 0-d
+    ``alpha, beta`` of one float dtype (Theano's Gemv). ``beta == 0`` ignores ``y``'s
+    values, as BLAS does. With ``inplace=True`` the result is written into ``y``."""
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = bool(inplace)
+        self.destroy_map = {0: [0]} if self.inplace else {}
+
+    def __str__(self) -> str:
+        return "Gemv{inplace}" if self.inplace else "Gemv{no_inplace}"
+
+    def make_node(self, y: Any, alpha: Any, a: Any, x: Any, beta: Any) -> Apply:
+        y, alpha, a, x, beta = (as_tensor_variable(v) for v in (y, alpha, a, x, beta))
+        for name, var, ndim in (("y", y, 1), ("alpha", alpha, 0), ("A", a, 2), ("x", x, 1),
+                                ("beta", beta, 0)):
+            if var.ndim != ndim:
+                raise TypeError(f"gemv: {name} ({var.describe()}) must be {ndim}-d, got {var.ndim}-d")
+            if var.dtype != y.dtype or var.dtype not in _BLAS_DTYPES:
+                raise TypeError(f"gemv: every input must be float32 or float64 and of one dtype; "
+                                f"{name} ({var.describe()}) is {var.dtype}, y is {y.dtype}")
+        if y.broadcastable != a.broadcastable[:1]:
+            raise TypeError(f"gemv: y ({y.describe()}, {y.type.describe()}) must have the broadcast "
+                            f"pattern of dot(A, x), {a.broadcastable[:1]}")
+        return Apply(self, [y, alpha, a, x, beta], [TensorType(y.dtype, y.broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        y, alpha, a, x, beta = inputs
+        if y.shape != a.shape[:1] or a.shape[1] != x.shape[0]:
+            raise ValueError(f"gemv: y has shape {y.shape}, A {a.shape} and x {x.shape}; "
+                             "dot(A, x) must have y's shape")
+        out = output_storage[0][0]
+        if self.inplace:
+            if beta == 0:
+                y[...] = 0
+            elif beta != 1:
+                np.multiply(y, beta, out=y)
+            y += np.dot(a, x) * alpha
+            output_storage[0][0] = y
+            return
+        reuse = (isinstance(out, np.ndarray) and out.shape == y.shape and out.dtype == y.dtype
+                 and not any(np.may_share_memory(out, v) for v in (y, a, x)))
+        product = np.dot(a, x, out=out) if reuse else np.dot(a, x)
+        if alpha != 1:
+            np.multiply(product, alpha, out=product)
+        if beta == 1:
+            np.add(product, y, out=product)
+        elif beta != 0:
+            product += y * beta
+        output_storage[0][0] = product
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+gemv = Gemv(False)
+gemv_inplace = Gemv(True)
 
 
 class SumOfSquares(Op):

@@ -33,11 +33,16 @@ _INT64 = TensorType("int64", ())
 
 
 # ------------------------------------------------------------ reading shapes
+def _shaped(x: Any) -> Variable:
+    """``x`` as a variable with a shape: a tensor, or a sparse matrix (arignote.sparse) as it is."""
+    return x if getattr(getattr(x, "type", None), "sparse", False) else as_tensor_variable(x)
+
+
 class Shape(Op):
-    """The shape of a tensor, as an int64 vector."""
+    """The shape of a tensor (or of a sparse matrix), as an int64 vector."""
 
     def make_node(self, x: Any) -> Apply:
-        x = as_tensor_variable(x)
+        x = _shaped(x)
         return Apply(self, [x], [TensorType("int64", (False,))()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
@@ -56,7 +61,7 @@ class Shape_i(Op):
         self.i = int(i)
 
     def make_node(self, x: Any) -> Apply:
-        x = as_tensor_variable(x)
+        x = _shaped(x)
         if not 0 <= self.i < x.ndim:
             raise ValueError(f"shape_i: {x.describe()} has {x.ndim} dimensions, so it has no "
                              f"dimension {self.i}; use shape_i(x, i) with -{x.ndim} <= i < {x.ndim}")
@@ -79,7 +84,7 @@ def shape_i(x: Any, i: int) -> Variable:
 
     A broadcastable dimension is known to have length 1, so that case is a constant.
     """
-    x = as_tensor_variable(x)
+    x = _shaped(x)
     axis = checked_axis(x, i, "shape_i")
     if x.broadcastable[axis]:
         return constant(1, dtype="int64")
@@ -444,7 +449,7 @@ class SpecifyShape(Op):
     passes_value = True
 
     def make_node(self, x: Any, shp: Any) -> Apply:
-        x = as_tensor_variable(x)
+        x = _shaped(x)
         shp = as_shape_vector(shp, "specify_shape", allow_none=True)
         length = vector_length(shp)
         if length is not None and length != x.ndim:
@@ -457,6 +462,8 @@ class SpecifyShape(Op):
                 raise ValueError(f"specify_shape: dimension {axis} of {x.describe()} is "
                                  f"broadcastable (length 1), but the shape given says {entry}: fix "
                                  "the shape, or unbroadcast the dimension first")
+        if not isinstance(x.type, TensorType):  # a sparse matrix keeps its type (it never broadcasts)
+            return Apply(self, [x, shp], [x.type()])
         broadcastable = tuple(b or e == 1 for b, e in zip(x.broadcastable, entries))
         return Apply(self, [x, shp], [TensorType(x.dtype, broadcastable)()])
 

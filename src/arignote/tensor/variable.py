@@ -43,11 +43,12 @@ class _TensorOperators:
         return transfer(self, target)
 
     # ---------------------------------------------------------- arithmetic
-    def __add__(self, other): return _math.add(self, other)
+    # A sparse operand (arignote.sparse) takes over: its reflected operator builds the sparse op.
+    def __add__(self, other): return NotImplemented if _sparse(other) else _math.add(self, other)
     def __radd__(self, other): return _math.add(other, self)
-    def __sub__(self, other): return _math.sub(self, other)
+    def __sub__(self, other): return NotImplemented if _sparse(other) else _math.sub(self, other)
     def __rsub__(self, other): return _math.sub(other, self)
-    def __mul__(self, other): return _math.mul(self, other)
+    def __mul__(self, other): return NotImplemented if _sparse(other) else _math.mul(self, other)
     def __rmul__(self, other): return _math.mul(other, self)
     def __truediv__(self, other): return _math.true_div(self, other)
     def __rtruediv__(self, other): return _math.true_div(other, self)
@@ -71,10 +72,10 @@ class _TensorOperators:
     def __rmatmul__(self, other): return _blas.matmul(other, self)
 
     # ---------------------------------------------------------- comparisons
-    def __lt__(self, other): return _comparison(_math.lt(self, other))
-    def __le__(self, other): return _comparison(_math.le(self, other))
-    def __gt__(self, other): return _comparison(_math.gt(self, other))
-    def __ge__(self, other): return _comparison(_math.ge(self, other))
+    def __lt__(self, other): return NotImplemented if _sparse(other) else _comparison(_math.lt(self, other))
+    def __le__(self, other): return NotImplemented if _sparse(other) else _comparison(_math.le(self, other))
+    def __gt__(self, other): return NotImplemented if _sparse(other) else _comparison(_math.gt(self, other))
+    def __ge__(self, other): return NotImplemented if _sparse(other) else _comparison(_math.ge(self, other))
     # == and != keep Python identity semantics (variables are dict keys); use eq()/neq().
 
     _from_comparison = False
@@ -145,7 +146,13 @@ class _TensorOperators:
             pattern = pattern[0]
         return _elemwise.DimShuffle(self.broadcastable, pattern)(self)
 
-    def reshape(self, *shape, ndim: int | None = None):
+    def reshape(self, *shape, ndim: int | None = None, **keyword):
+        """``x.reshape(shape, ndim=None)`` (Theano's, ``shape`` also by keyword) or
+        ``x.reshape(2, 3)`` (numpy's)."""
+        if set(keyword) - {"shape"} or (keyword and shape):
+            raise TypeError(f"reshape() takes the shape once, by position or as shape=, got "
+                            f"{shape or ''} {sorted(keyword)}")
+        shape = (keyword["shape"],) if keyword else shape
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
         return _shape.reshape(self, shape, ndim=ndim)
@@ -346,6 +353,10 @@ def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
         to_host = getattr(x.type, "host_variable", None)  # device types: their host twin
         if to_host is not None:
             x = to_host(x)
+        if _sparse(x):
+            raise TypeError(f"expected a tensor, got the sparse matrix {x.describe()} ({x.type}): "
+                            "densify it explicitly with arignote.sparse.dense_from_sparse(x) "
+                            "(x.toarray()), or use the arignote.sparse op of that name")
         if not isinstance(x.type, TensorType):
             raise TypeError(f"expected a tensor, got {x} of type {x.type}")
         var = x
@@ -403,6 +414,10 @@ def _python_scalar_dtype(x: Any) -> str | None:
     if kind is complex:
         return "complex128"
     return None
+
+
+def _sparse(other: Any) -> bool:
+    return getattr(getattr(other, "type", None), "sparse", False)
 
 
 def _flatten(items: Sequence) -> list:

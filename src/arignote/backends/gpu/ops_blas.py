@@ -21,7 +21,7 @@ from arignote.backends.gpu.placement import _check_dot, _check_dtypes, register_
 from arignote.backends.gpu.type import context_of
 from arignote.graph.basic import Apply, Variable
 from arignote.tensor.blas import Dot, MatMul, TensorDot, _mismatch
-from arignote.tensor.gemm import Gemm
+from arignote.tensor.gemm import Gemm, Gemv
 
 
 class Batch(NamedTuple):
@@ -209,6 +209,35 @@ class GpuGemm(GpuOp):
         output_storage[0][0] = out
 
 
+class GpuGemv(GpuOp):
+    """``y * beta + alpha * dot(A, x)`` into a copy of y: GpuGemm's kernel on the vectors
+    seen as columns."""
+
+    def gpu_kernels(self, node: Apply) -> list:
+        return _gemm_kernels(node, 0)
+
+    def make_node(self, y: Variable, alpha: Variable, a: Variable, x: Variable, beta: Variable) -> Apply:
+        return Apply(self, [y, alpha, a, x, beta], [self.out_type(y.type.dtype, y.type.broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        y, alpha, a, x, beta = inputs
+        if y.shape != a.shape[:1] or a.shape[1] != x.shape[0]:
+            raise ValueError(f"gemv: y has shape {y.shape}, A {a.shape} and x {x.shape}; "
+                             "dot(A, x) must have y's shape")
+        ctx = context_of(node)
+        out = self.output(output_storage[0], ctx, y.shape, y.dtype)
+        if out is y:
+            out = GpuArray(ctx, y.shape, y.dtype)
+        if float(beta) != 0:
+            ctx.copy_into(out, y)
+        launch_gemm(node, _column(out), a, _column(x), [], float(alpha), float(beta))
+        output_storage[0][0] = out
+
+
+def _column(v: GpuArray) -> GpuArray:
+    return v.view((v.shape[0], 1), (v.strides[0], 1), v.offset)
+
+
 # ------------------------------------------------------------------ lowerings
 @register_lowering(MatMul)
 def _matmul(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
@@ -230,6 +259,13 @@ def _gemm(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     z, alpha, x, y, beta = node.inputs
     _check_dtypes(ctx, [z, x, y])
     return [GpuGemm()(on_gpu(z), alpha, on_gpu(x), on_gpu(y), beta)]
+
+
+@register_lowering(Gemv)
+def _gemv(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
+    y, alpha, a, x, beta = node.inputs
+    _check_dtypes(ctx, [y, a, x])
+    return [GpuGemv()(on_gpu(y), alpha, on_gpu(a), on_gpu(x), beta)]
 
 
 @register_lowering(Dot)

@@ -28,6 +28,8 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.sandbox": ("arignote.sandbox", None),
     "theano.gof": ("arignote.graph", "arignote.compat.theano.gof"),
     "theano.misc": ("arignote.misc", None),
+    "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
+    "theano.sparse.sandbox": (None, None),
     "theano.tests": (None, None),
 }
 
@@ -37,7 +39,11 @@ MODULES: dict[str, str] = {
     "theano.compat": "arignote.compat.theano.pycompat",
     "theano.configdefaults": "arignote.compat.theano.configdefaults",
     "theano.configparser": "arignote.compat.theano.configdefaults",
-    "theano.sparse": "arignote.compat.theano.sparse",
+    "theano.sparse.basic": "theano.sparse",
+    "theano.sparse.type": "theano.sparse",
+    "theano.sparse.utils": "arignote.compat.theano.sparse",
+    "theano.sparse.opt": "arignote.compat.theano.sparse",
+    "theano.sparse.sandbox.sp2": "arignote.sparse.random",
     "theano.gof.graph": "arignote.compat.theano.gof",
     "theano.gof.utils": "arignote.compat.theano.gof",
     "theano.gof.op": "arignote.compat.theano.gof",

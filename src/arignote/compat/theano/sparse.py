@@ -1,19 +1,56 @@
-"""``theano.sparse``: arignote has no sparse matrices.
+"""``theano.sparse``: a view of ``arignote.sparse``, plus the few names of Theano's layout.
 
-The module imports, so files that import it at the top for one sparse test
-still load; any use of it raises, saying so.
+``enable_sparse`` is True (scipy.sparse is a core dependency). Theano's
+``sparse.basic`` and ``sparse.type`` resolve to the view, ``sparse.utils`` and
+``sparse.opt`` to this module; what arignote does not implement (``Usmm``, the
+C implementations of ``sparse.opt``, ...) is listed in
+docs/theano-differences.md, and asking for it raises AttributeError naming it.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-__all__: list[str] = []
-enable_sparse = False
+import numpy as np
+import scipy.sparse
+
+from arignote.sparse.type import FORMAT_CLASSES, SparseType
+from arignote.sparse.variable import is_sparse_variable
+from arignote.tensor.type import TensorType
+
+__all__ = ["enable_sparse", "_is_sparse", "_is_dense", "_is_sparse_variable", "_is_dense_variable",
+           "_mtypes", "hash_from_sparse"]
+
+enable_sparse = True
+_mtypes = [FORMAT_CLASSES["csc"], FORMAT_CLASSES["csr"]]
 
 
-def __getattr__(name: str) -> Any:
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise NotImplementedError(f"theano.sparse.{name}: arignote has no sparse matrices (see "
-                              "docs/theano-differences.md); use dense arrays, or scipy.sparse "
-                              "outside the graph")
+def _is_sparse(x: Any) -> bool:
+    """Whether the value ``x`` is a scipy.sparse matrix (False for an ndarray)."""
+    if not isinstance(x, (scipy.sparse.spmatrix, np.ndarray, tuple, list)) and not scipy.sparse.issparse(x):
+        raise NotImplementedError(f"_is_sparse takes a scipy.sparse matrix or an ndarray, got {type(x).__name__}")
+    return scipy.sparse.issparse(x)
+
+
+def _is_dense(x: Any) -> bool:
+    return not _is_sparse(x)
+
+
+def _is_sparse_variable(x: Any) -> bool:
+    """Whether ``x`` is a sparse Variable (raising for what is not a Variable of an array type)."""
+    if not isinstance(getattr(x, "type", None), (SparseType, TensorType)):
+        raise NotImplementedError(f"_is_sparse_variable takes a sparse or tensor variable, got {x!r}")
+    return is_sparse_variable(x)
+
+
+def _is_dense_variable(x: Any) -> bool:
+    return not _is_sparse_variable(x)
+
+
+def hash_from_sparse(data: Any) -> str:
+    """A digest of a sparse matrix's values, pattern, shape, dtype and format."""
+    digest = hashlib.sha256()
+    for part in (data.data, data.indices, data.indptr):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    digest.update(f"{data.shape}{data.dtype}{data.format}".encode())
+    return digest.hexdigest()

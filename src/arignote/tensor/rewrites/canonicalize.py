@@ -52,6 +52,15 @@ def local_mul_one(fgraph: FunctionGraph, node: Apply):
 
 
 @node_rewriter([Elemwise])
+def local_pow_one(fgraph: FunctionGraph, node: Apply):
+    """``x ** 1`` -> ``x`` (what the gradient of ``x ** 2`` holds), before later phases match
+    the terms around it."""
+    if op_name(node.outputs[0]) != "pow" or not is_scalar_constant(node.inputs[1], 1):
+        return None
+    return [retype(node.inputs[0], node.outputs[0])]
+
+
+@node_rewriter([Elemwise])
 def local_add_zero(fgraph: FunctionGraph, node: Apply):
     """``x + 0``, ``0 + x`` and ``x - 0`` -> ``x``; ``0 - x`` -> ``-x``."""
     name = op_name(node.outputs[0])
@@ -349,7 +358,7 @@ def local_useless_subtensor(fgraph: FunctionGraph, node: Apply):
     return [retype(node.inputs[0], node.outputs[0])]
 
 
-for _rewriter in (local_remove_gradient_ops, local_mul_one, local_add_zero, local_double_neg,
+for _rewriter in (local_remove_gradient_ops, local_mul_one, local_pow_one, local_add_zero, local_double_neg,
                   local_neg_pairs, local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast,
                   local_useless_subtensor):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")

@@ -1,5 +1,5 @@
-"""In-place ops: an Elemwise writes its result into an input buffer, and a Gemm
-updates its ``Z`` in place, wherever the destroy check proves nobody else needs
+"""In-place ops: an Elemwise writes its result into an input buffer, and a Gemm (Gemv)
+updates its ``Z`` (``y``) in place, wherever the destroy check proves nobody else needs
 that buffer, saving an allocation."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.gemm import Gemm, gemm_inplace
+from arignote.tensor.gemm import Gemm, Gemv, gemm_inplace, gemv_inplace
 
 
 class InplaceElemwise(GraphRewriter):
@@ -36,9 +36,10 @@ class InplaceGemm(GraphRewriter):
     def apply(self, fgraph: FunctionGraph) -> int:
         changes = 0
         for node in fgraph.toposort():
-            if (node in fgraph.apply_nodes and isinstance(node.op, Gemm) and not node.op.inplace
-                    and can_destroy(fgraph, node, 0)):
-                fgraph.replace(node.outputs[0], gemm_inplace(*node.inputs), reason=self.name)
+            op = node.op if node in fgraph.apply_nodes else None
+            if isinstance(op, (Gemm, Gemv)) and not op.inplace and can_destroy(fgraph, node, 0):
+                inplace = gemm_inplace if isinstance(op, Gemm) else gemv_inplace
+                fgraph.replace(node.outputs[0], inplace(*node.inputs), reason=self.name)
                 changes += 1
         return changes
 

@@ -2,8 +2,9 @@
 
 Powers by small constants become ``sqr``, ``sqrt``, ``inv`` or a few
 multiplications; ``sum(sqr(x))`` becomes one pass over ``x``; a matrix
-product added to a matrix becomes one Gemm call (``Z * beta + alpha *
-dot(X, Y)``), which the in-place phase may let overwrite ``Z``.
+product in a sum of scaled terms becomes one Gemm call (``Z * beta + alpha *
+dot(X, Y)``; a matrix-vector product one Gemv), which the in-place phase may
+let overwrite ``Z``.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from arignote.scalar.dtypes import FLOAT
 from arignote.tensor import math as _math
 from arignote.tensor.blas import Dot
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.gemm import SumOfSquares, gemm
+from arignote.tensor.gemm import SumOfSquares, gemm, gemv
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.rewrites.utils import (op_name, retype, scalar_constant, scalar_of,
                                             single_client, typed_constant)
@@ -80,58 +81,107 @@ def local_sum_of_squares(fgraph: FunctionGraph, node: Apply):
     return [retype(SumOfSquares(op.axis, None if acc == x.dtype else acc)(x), out)]
 
 
-def _scaled_dot(fgraph: FunctionGraph, var: Variable) -> tuple[Variable, Variable] | None:
-    """``(alpha, dot)`` when ``var`` is ``dot(X, Y)`` or ``alpha * dot(X, Y)`` of matrices,
-    used nowhere else."""
-    alpha: Variable | float = 1.0
-    if op_name(var) == "mul" and single_client(fgraph, var):
-        a, b = var.owner.inputs
-        for scale, product in ((a, b), (b, a)):
-            if _is_matrix_dot(product) and scalar_of(scale) is not None:
-                alpha, var = scalar_of(scale), product
-                break
-    if not _is_matrix_dot(var) or not single_client(fgraph, var):
-        return None
-    return alpha, var
+# A term's scale: a constant factor and 0-d variables, multiplied.
+Scale = tuple[float, tuple[Variable, ...]]
 
 
-def _is_matrix_dot(var: Variable) -> bool:
+def _scaled_terms(fgraph: FunctionGraph, var: Variable, root: bool = False) -> list[tuple[Scale, Variable]]:
+    """``var`` as a sum of scaled terms, through add, sub, neg and products with a scalar;
+    a node whose result is used elsewhere too is a term of its own."""
+    name = op_name(var)
+    if name not in ("add", "sub", "neg", "mul") or not (root or single_client(fgraph, var)):
+        return [((1.0, ()), var)]
+    inputs = var.owner.inputs
+    if name == "add":
+        return [t for i in inputs for t in _scaled_terms(fgraph, i)]
+    if name == "sub":
+        a, b = inputs
+        return _scaled_terms(fgraph, a) + [_times(t, -1.0) for t in _scaled_terms(fgraph, b)]
+    if name == "neg":
+        return [_times(t, -1.0) for t in _scaled_terms(fgraph, inputs[0])]
+    if len(inputs) == 2:
+        for factor, other in (inputs, inputs[::-1]):
+            scale = scalar_constant(factor)
+            if scale is None and scalar_of(factor) is not None:
+                scale = scalar_of(factor)
+            if scale is not None and not isinstance(scale, complex):
+                return [_times(t, scale) for t in _scaled_terms(fgraph, other)]
+    return [((1.0, ()), var)]
+
+
+def _times(term: tuple[Scale, Variable], factor: float | Variable) -> tuple[Scale, Variable]:
+    (number, variables), var = term
+    if isinstance(factor, Variable):
+        return (number, (*variables, factor)), var
+    return (number * float(factor), variables), var
+
+
+def _scale_value(scale: Scale, dtype: str) -> Variable:
+    """The scale as a 0-d variable of ``dtype`` (a constant when it is one)."""
+    number, variables = scale
+    if not variables:
+        return typed_constant(number, dtype)
+    value = _math.cast(variables[0], dtype)
+    for v in variables[1:]:
+        value = _math.mul(value, _math.cast(v, dtype))
+    return value if number == 1 else _math.mul(value, typed_constant(number, dtype))
+
+
+def _blas_product(fgraph: FunctionGraph, var: Variable, out: Variable) -> tuple | None:
+    """``(gemm or gemv, A, B)`` when ``var`` is a dot that one BLAS call can add to another
+    array of ``out``'s type: matrix x matrix, matrix x vector or vector x matrix (as
+    ``A.T x``), of ``out``'s dtype, used nowhere else."""
     node = var.owner
-    return (node is not None and isinstance(node.op, Dot)
-            and node.inputs[0].ndim == 2 and node.inputs[1].ndim == 2)
+    if (node is None or not isinstance(node.op, Dot) or var.type != out.type
+            or not single_client(fgraph, var) or any(i.dtype != out.dtype for i in node.inputs)):
+        return None
+    a, b = node.inputs
+    if (a.ndim, b.ndim) == (2, 2):
+        return gemm, a, b
+    if (a.ndim, b.ndim) == (2, 1):
+        return gemv, a, b
+    if (a.ndim, b.ndim) == (1, 2):
+        return gemv, b.T, a
+    return None
 
 
-def _as_scalar(value: Variable | float, dtype: str, negate: bool = False) -> Variable:
-    """``value`` (or ``-value``) as a 0-d variable of ``dtype``; constants stay constants."""
-    if isinstance(value, Variable) and scalar_constant(value) is not None:
-        value = scalar_constant(value)
-    if not isinstance(value, Variable):
-        return typed_constant(-value if negate else value, dtype)
-    value = _math.cast(value, dtype)
-    return _math.neg(value) if negate else value
+def _accumulator(terms: list[tuple[Scale, Variable]], out: Variable) -> tuple[Variable, Variable] | None:
+    """``(Z, beta)`` with ``beta * Z`` the sum of ``terms``, Z of ``out``'s type, or None."""
+    first = terms[0][1]
+    if all(var is first for _, var in terms):
+        number = sum(n for (n, variables), _ in terms if not variables)  # folded here
+        beta = typed_constant(number, out.dtype)
+        for scale, _ in terms:
+            if scale[1]:
+                beta = _math.add(beta, _scale_value(scale, out.dtype))
+        return (first, beta) if first.type == out.type else None
+    total = None
+    for scale, var in terms:
+        part = var if scale == (1.0, ()) else _math.mul(_scale_value(scale, out.dtype), var)
+        total = part if total is None else _math.add(total, part)
+    return (total, typed_constant(1, out.dtype)) if total.type == out.type else None
 
 
 @node_rewriter([Elemwise])
 def local_gemm(fgraph: FunctionGraph, node: Apply):
-    """``Z + alpha * dot(X, Y)`` (also ``dot + Z`` and ``Z - dot``) -> ``gemm(Z, alpha, X, Y, 1)``."""
+    """A sum of scaled terms, one of them a matrix (or matrix-vector) product, -> one Gemm
+    (Gemv) call: ``Z + alpha * dot(X, Y)``, ``Z - dot``, and the SGD step with an L2 term,
+    ``W - lr * (c * W + dot(X, Y))`` -> ``gemm(W, -lr, X, Y, 1 - lr * c)``."""
     out = node.outputs[0]
-    name = op_name(out)
-    if name not in ("add", "sub") or out.ndim != 2 or out.dtype not in _FLOAT_DTYPES:
+    if op_name(out) not in ("add", "sub") or out.ndim not in (1, 2) or out.dtype not in _FLOAT_DTYPES:
         return None
-    a, b = node.inputs
-    pairs = ((a, b, False), (b, a, False)) if name == "add" else ((b, a, True),)
-    for product, z, negate in pairs:
-        found = _scaled_dot(fgraph, product)
-        if found is None or z.type != out.type:
+    terms = _scaled_terms(fgraph, out, root=True)
+    for k, (scale, term) in enumerate(terms):
+        product = _blas_product(fgraph, term, out)
+        rest = terms[:k] + terms[k + 1:]
+        if product is None or not rest:
             continue
-        alpha, dot = found
-        x, y = dot.owner.inputs
-        if dot.type != out.type or x.dtype != out.dtype or y.dtype != out.dtype:
+        found = _accumulator(rest, out)
+        if found is None:
             continue
-        if isinstance(alpha, Variable) and alpha.dtype not in FLOAT:
-            continue
-        result = gemm(z, _as_scalar(alpha, out.dtype, negate), x, y, typed_constant(1, out.dtype))
-        return [retype(result, out)]
+        build, a, b = product
+        z, beta = found
+        return [retype(build(z, _scale_value(scale, out.dtype), a, b, beta), out)]
     return None
 
 
