@@ -201,7 +201,9 @@ def _letters(n: int) -> str:
 
 def _node_text(var: Variable) -> str:
     node = var.owner
-    return f"{node.op}.{var.index}" if len(node.outputs) > 1 else str(node.op)
+    # An op may print differently on its node (a reduction over all its input's axes).
+    text = node.op.node_text(node) if hasattr(node.op, "node_text") else str(node.op)
+    return f"{text}.{var.index}" if len(node.outputs) > 1 else text
 
 
 def _variable_text(var: Variable) -> str:

@@ -68,3 +68,28 @@ def test_sum_of_squares_runs_on_the_device(opencl):
     nodes = f.maker.fgraph.toposort()
     assert any(isinstance(n.op, GpuCAReduce) and n.op.square for n in nodes)
     assert float(f()) == float((np.arange(12.0) ** 2).sum())
+
+
+def test_accumulators_on_the_device_follow_theanos_rule(opencl, monkeypatch):
+    """Theano's GPU rule: float32 in and out accumulates in float32 on the device (its tree
+    and two-stage reductions lose little, and float64 is slow or absent on GPUs), where the
+    CPU accumulates in float64; other sums keep their accumulator (int32 in int64), and one
+    in float64 stays off a device without fp64."""
+    data = np.random.RandomState(3).uniform(-1, 1, (300, 7)).astype("float32")
+    x = shared(data)
+    ints = shared((data * 100).astype("int32"))
+    cases = {"float32": (x.sum(axis=0), "float32"), "mean": (x.mean(), "float32"),
+             "int32": (ints.sum(axis=1), "int64"), "to float64": (x.sum(dtype="float64"), "float64"),
+             "prod": (x.prod(axis=1), "float32")}
+    for name, (expr, acc) in cases.items():
+        f = function([], expr)
+        nodes = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, GpuCAReduce)]
+        assert [n.op.acc_dtype for n in nodes] == [acc], name
+    np.testing.assert_allclose(function([], cases["float32"][0])(), data.sum(axis=0, dtype="float64"),
+                               rtol=1e-5)
+    monkeypatch.setattr(get_context(None), "fp64", False)
+    f = function([], x.sum(dtype="float64"))
+    assert not any(isinstance(n.op, GpuCAReduce) for n in f.maker.fgraph.toposort())
+    np.testing.assert_allclose(f(), data.sum(dtype="float64"), rtol=1e-12)
+    g = function([], x.sum())
+    assert any(isinstance(n.op, GpuCAReduce) for n in g.maker.fgraph.toposort())

@@ -155,17 +155,25 @@ gemv_inplace = Gemv(True)
 
 
 class SumOfSquares(Op):
-    """``sum(x * x, axis)`` for a float ``x``, in one pass (BLAS dot or einsum)."""
+    """``sum(x * x, axis)`` for a float ``x``, in one pass, accumulating in ``acc_dtype``
+    (None: ``x``'s; the rewrite gives the sum's, float64 for a float32 ``x``) and rounded
+    once to ``x``'s dtype: BLAS dot or einsum in ``x``'s dtype; a wider accumulator is
+    the native CPU kernel's (the reduction nest with the map ``sqr``), else einsum's."""
 
-    __props__ = ("axis",)
+    __props__ = ("axis", "acc_dtype")
+    acc_dtype = None  # the class default keeps the ops pickled before it existed loading
 
-    def __init__(self, axis: Sequence[int]):
+    def __init__(self, axis: Sequence[int], acc_dtype: str | None = None):
         self.axis = tuple(sorted(int(a) for a in axis))
+        self.acc_dtype = None if acc_dtype is None else str(np.dtype(acc_dtype))
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
         if x.dtype not in _BLAS_DTYPES:
             raise TypeError(f"sum of squares of {x.describe()}: float32 or float64 only, got {x.dtype}")
+        if self.acc_dtype is not None and np.promote_types(x.dtype, self.acc_dtype) != self.acc_dtype:
+            raise TypeError(f"sum of squares of {x.describe()} ({x.dtype}) cannot accumulate in "
+                            f"{self.acc_dtype}: give an accumulator at least as precise as {x.dtype}")
         if any(not 0 <= a < x.ndim for a in self.axis):
             raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
         broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
@@ -173,13 +181,14 @@ class SumOfSquares(Op):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         x = inputs[0]
-        if len(self.axis) == x.ndim:
+        acc = self.acc_dtype or x.dtype
+        if len(self.axis) == x.ndim and acc == x.dtype:
             flat = x.reshape(-1)
             result = np.dot(flat, flat)
         else:
             letters = string.ascii_letters[:x.ndim]
             kept = "".join(c for i, c in enumerate(letters) if i not in self.axis)
-            result = np.einsum(f"{letters},{letters}->{kept}", x, x)
+            result = np.einsum(f"{letters},{letters}->{kept}", x, x, dtype=acc)
         output_storage[0][0] = np.asarray(result, dtype=x.dtype)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:

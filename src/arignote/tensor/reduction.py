@@ -8,8 +8,11 @@ reduction, so the ops themselves only ever drop axes. ``mean``, ``var``,
 rewrites and backends see through.
 
 Dtypes follow Theano: sum and prod of bools and signed ints give int64
-(unsigned: uint64), floats keep theirs (float16 accumulates in float32); mean
-of ints is float64; any/all give bool; argmax/argmin give int64.
+(unsigned: uint64), floats keep theirs; mean of ints is float64; any/all give
+bool; argmax/argmin give int64. Sums and products accumulate by Theano's table
+(``THEANO_ACC``: small ints in int64/uint64, float16 in float32, float32 in
+float64, complex64 in complex128) and round once to the output dtype; the op
+carries the accumulator (``Sum{acc_dtype=float64}``), and every CPU path honours it.
 """
 from __future__ import annotations
 
@@ -34,16 +37,24 @@ __all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "s
            "var", "std", "max", "min", "argmax", "argmin", "max_and_argmax", "any", "all", "norm"]
 
 # The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
-_REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Max"),
-             "minimum": (np.min, "Min"), "and_": (np.all, "All"), "or_": (np.any, "Any")}
+_REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Reduce{maximum}"),
+             "minimum": (np.min, "Reduce{minimum}"), "and_": (np.all, "All"), "or_": (np.any, "Any")}
 _NO_IDENTITY = ("maximum", "minimum")
+
+# Theano's default accumulators (its CAReduceDtype table) for sum, prod, mean and
+# ProdWithoutZeros; a dtype not listed accumulates in itself.
+THEANO_ACC = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+              "uint8": "uint64", "uint16": "uint64", "uint32": "uint64", "float16": "float32",
+              "float32": "float64", "complex64": "complex128"}
 
 
 class CAReduce(Op):
     """Reduce ``x`` over ``axis`` (a sorted tuple of axes) with ``scalar_op``.
 
-    ``dtype`` is the output's; ``acc_dtype`` is the dtype numpy accumulates in
-    (None: the input's). Reducing no axes still converts to ``dtype``.
+    ``dtype`` is the output's; ``acc_dtype`` is the dtype a sum or product
+    accumulates in before the one rounding to ``dtype`` (None: ``dtype`` itself, as
+    Theano's CAReduce; ``sum``/``prod`` always give one, by ``THEANO_ACC``). Reducing
+    no axes still converts to ``dtype``.
 
     Theano's signature ``CAReduce(scalar_op, axis=None)`` works too: an op built
     without the axes (None: all, or counted from the end) or the dtype (None: the
@@ -71,8 +82,26 @@ class CAReduce(Op):
                         self.acc_dtype)
 
     def __str__(self) -> str:
-        name = _REDUCERS[self.scalar_op.name][1]
-        return f"{name}{{axis={self.axis}, dtype={self.dtype}}}"
+        return self.node_text(None)
+
+    def node_text(self, node: Apply | None) -> str:
+        """How Theano printed the op: ``Sum{axis=[0], acc_dtype=float64}``, ``Prod{axis=(0,),
+        dtype='float32', acc_dtype='float64'}``, ``Reduce{maximum}{0}``, ``Any{1}``; a
+        ``node`` reduced over all its axes prints as Theano's ``axis=None`` op did."""
+        name = self.scalar_op.name
+        head = _REDUCERS[name][1]
+        every = self.axis is None or (node is not None and len(self.axis) == node.inputs[0].ndim)
+        axes = ", ".join(map(str, self.axis or ()))
+        if name in ("add", "mul") and self.acc_dtype is None and type(self) is CAReduce:
+            head = f"Reduce{{{name}}}"  # Theano's own CAReduce, accumulating in its output dtype
+        elif name == "add":
+            return f"Sum{{{'' if every else f'axis=[{axes}], '}acc_dtype={self.acc_dtype}}}"
+        elif name == "mul":
+            return (f"Prod{{axis={None if every else self.axis}, dtype={self.dtype!r}, "
+                    f"acc_dtype={self.acc_dtype!r}}}")
+        if self.axis is None or (every and name not in _NO_IDENTITY):  # Theano's max kept its axes
+            return head
+        return f"{head}{{{axes}}}"
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
@@ -95,7 +124,8 @@ class CAReduce(Op):
                              f"{'max' if self.scalar_op.name == 'maximum' else 'min'} of no "
                              "elements is undefined: reduce only non-empty axes")
         if self.scalar_op.name in ("add", "mul"):
-            result = self._reducer(x, axis=self.axis, dtype=self.acc_dtype)
+            acc = self.acc_dtype or node.outputs[0].type.dtype
+            result = self._reducer(x, axis=self.axis, dtype=acc)
             if x.dtype.kind != "c" and np.iscomplexobj(result):
                 result = result.real  # a complex accumulator of real values: no imaginary part
         else:
@@ -130,12 +160,6 @@ class Prod(CAReduce):
         return prod(x, self.axis, dtype=self.dtype, acc_dtype=self.acc_dtype).owner
 
 
-# Theano's default accumulators (its CAReduceDtype table), which ProdWithoutZeros follows.
-_THEANO_ACC = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
-               "uint8": "uint64", "uint16": "uint64", "uint32": "uint64", "float16": "float32",
-               "float32": "float64", "complex64": "complex128"}
-
-
 class ProdWithoutZeros(HostOp):
     """Theano's ``ProdWithoutZeros(axis=None, dtype=None, acc_dtype=None)``: the product of
     the non-zero entries over ``axis`` (1 where all are zero); ``prod``'s output dtypes,
@@ -153,7 +177,7 @@ class ProdWithoutZeros(HostOp):
         x = as_tensor_variable(x)
         axes = _axes(x, self.axis, "ProdWithoutZeros")
         dtype = self.dtype or _math_dtype(x.dtype)
-        acc_dtype = _checked_acc(x, self.acc_dtype, "ProdWithoutZeros") or _THEANO_ACC.get(x.dtype, x.dtype)
+        acc_dtype = _checked_acc(x, self.acc_dtype, "ProdWithoutZeros") or THEANO_ACC.get(x.dtype, x.dtype)
         if (axes, dtype, acc_dtype) != (self.axis, self.dtype, self.acc_dtype):
             return ProdWithoutZeros(axes, dtype, acc_dtype).make_node(x)
         broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in axes]
@@ -216,7 +240,8 @@ class Argmin(Argmax):
 def sum(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = False,  # noqa: A001
         acc_dtype: str | None = None) -> Variable:
     """Sum over ``axis`` (None: all). Bools and ints sum to int64 (unsigned: uint64)
-    unless ``dtype`` says otherwise; ``acc_dtype`` sets the accumulator."""
+    unless ``dtype`` says otherwise; ``acc_dtype`` sets the accumulator (None: Theano's,
+    ``THEANO_ACC``: float32 sums in float64); it must not lose the input's precision."""
     return _arith_reduce(scalar_ops.add, "sum", x, axis, dtype, keepdims, acc_dtype)
 
 
@@ -269,8 +294,8 @@ def max_and_argmax(x: Any, axis: Any = None, keepdims: bool = False) -> list[Var
 
 def mean(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = False,
          acc_dtype: str | None = None) -> Variable:
-    """The mean over ``axis``: ints give float64, floats keep their dtype
-    (float16 is summed in float32). ``dtype`` sets the result's dtype."""
+    """The mean over ``axis``: ints give float64, floats keep their dtype (the sum
+    accumulates as ``sum``'s does). ``dtype`` sets the result's dtype."""
     x = as_tensor_variable(x)
     axes = _axes(x, axis, "mean")
     if dtype is not None:
@@ -335,23 +360,23 @@ def _arith_reduce(op: ScalarOp, what: str, x: Any, axis: Any, dtype: str | None,
     x = as_tensor_variable(x)
     axes = _axes(x, axis, what)
     out_dtype = _math_dtype(x.dtype) if dtype is None else str(np.dtype(dtype))
-    acc_dtype = _checked_acc(x, acc_dtype, what)
-    if acc_dtype is None:
-        acc_dtype = upcast(x.dtype, out_dtype)
-        acc_dtype = "float32" if acc_dtype == "float16" else acc_dtype
+    acc_dtype = _checked_acc(x, acc_dtype, what) or THEANO_ACC.get(x.dtype, x.dtype)
     return _keep(CAReduce(op, axes, out_dtype, acc_dtype)(x), axes, keepdims)
 
 
 def _checked_acc(x: Variable, acc_dtype: str | None, what: str) -> str | None:
     """``acc_dtype`` when it loses none of ``x``'s precision (any float will do for an
-    integer ``x``, as in Theano), else a TypeError."""
+    integer ``x``, as in Theano), else Theano's TypeError, with its ways out."""
     if acc_dtype is None:
         return None
     acc_dtype = str(np.dtype(acc_dtype))
-    if upcast(x.dtype, acc_dtype) != acc_dtype and not (x.dtype in DISCRETE and acc_dtype in FLOAT + COMPLEX):
+    wide = upcast(x.dtype, acc_dtype)
+    if wide != acc_dtype and not (x.dtype in DISCRETE and acc_dtype in FLOAT + COMPLEX):
         raise TypeError(f"{what} of {x.describe()} ({x.dtype}) with acc_dtype={acc_dtype!r} "
-                        "would lose precision: leave acc_dtype unset, or give one at least as "
-                        f"precise as {x.dtype}")
+                        f"would lose precision: leave acc_dtype unset, give one at least as "
+                        f"precise as {wide}, or give dtype={acc_dtype!r} instead (the "
+                        f"reduction then accumulates precisely and rounds to {acc_dtype} at the "
+                        f"end); to accept the loss, cast {x.describe()} to {acc_dtype} first")
     return acc_dtype
 
 

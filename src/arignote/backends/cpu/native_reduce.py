@@ -1,5 +1,7 @@
-"""Native reductions: CAReduce, ElemwiseReduce (a map fused into its reduction), and
-Softmax / LogSoftmax (a max, a sum and a write per slice).
+"""Native reductions: CAReduce, ElemwiseReduce (a map fused into its reduction),
+SumOfSquares (the map ``sqr``), and Softmax / LogSoftmax (a max, a sum and a write per
+slice). Sums and products accumulate in the op's ``acc_dtype`` (float64 for float32,
+Theano's) and round once to the output.
 
 The kernel is ``render.reduce_nest``; the entry point broadcasts the inputs,
 gives the output stride 0 on the reduced axes and, when the output accumulates
@@ -20,34 +22,46 @@ from arignote.backends.cpu.thunks import Thunk, make_thunk, perform_thunk
 from arignote.backends.kernels import cache, render
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant
+from arignote.scalar import ops as scalar_ops
 from arignote.tensor.elemwise import BroadcastRule
 from arignote.tensor.fused_reduce import ElemwiseReduce
+from arignote.tensor.gemm import SumOfSquares
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.reduction import CAReduce
 
 
+def _parts(op: Any) -> tuple[Any, Any]:
+    """(the reduction, the map fused into it or None) of a reduction node's op; a
+    SumOfSquares in its input's dtype has none (BLAS's dot or einsum do it, threaded)."""
+    if isinstance(op, ElemwiseReduce):
+        return op.reducer, op.scalar_op
+    if isinstance(op, SumOfSquares):
+        if op.acc_dtype is None:
+            return None, None
+        return CAReduce(scalar_ops.add, op.axis, None, op.acc_dtype), scalar_ops.sqr
+    return op, None
+
+
 def kernel(node: Apply) -> Any:
     """``source(symbol)`` of the node's kernel, or None (see module docstring)."""
-    op = node.op
-    reducer, map_op = (op.reducer, op.scalar_op) if isinstance(op, ElemwiseReduce) else (op, None)
+    reducer, map_op = _parts(node.op)
     if not isinstance(reducer, CAReduce) or not native.wanted() or all(node.inputs[0].type.broadcastable):
         return None
     in_dtypes = [v.type.dtype for v in node.inputs]
     ndim = node.inputs[0].type.ndim
     map_dtype = in_dtypes[0] if map_op is None else map_op.output_dtype(*in_dtypes)
     name = reducer.scalar_op.name
-    acc = reducer.acc_dtype or map_dtype
-    if name in ("and_", "or_"):
-        acc = "bool"
     out_dtype = node.outputs[0].type.dtype
+    acc = "bool" if name in ("and_", "or_") else reducer.acc_dtype or out_dtype
     axes = reducer.axis
     try:
         body = render.reduce_nest(render.C, name, map_op, in_dtypes, map_dtype, acc, out_dtype,
                                   ndim, axes, "KERNEL_r")
         identity = render._reduce_parts(render.C, name, acc)[0]
+        dtypes = [out_dtype, *in_dtypes]
+        args = [native_glue.pointer(k, d, const=k > 0) for k, d in enumerate(dtypes)]
     except render.UnsupportedDtype:
         return None
-    dtypes = [out_dtype, *in_dtypes]
     count = len(dtypes)
     lines = [f"if (a0->nd != {ndim - len(axes)}) return 1;",
              f"for (int d = 0; d < {ndim}; d++) n[d] = 1;",
@@ -71,11 +85,19 @@ def kernel(node: Apply) -> Any:
         lines.append("if (!reduced) return 1;")
     lines.append("if (!kept) return 0;")
     if ndim and ndim - 1 not in axes:
-        # The output accumulates in place: numpy's path allocated it contiguous.
-        lines += ["if (!(a0->flags & 1)) return 1;",
-                  "for (index_t i = 0; i < kept; i++)" f" ({native_glue.pointer(0, out_dtype)})[i] = {identity};"]
-    args = ", ".join(native_glue.pointer(k, d, const=k > 0) for k, d in enumerate(dtypes))
-    lines.append(f"KERNEL_r({args}, n, st);")
+        # The output accumulates in memory: numpy's path allocated it contiguous. When its
+        # dtype is not the accumulator's, a buffer of that dtype with the same element
+        # strides takes its place and is rounded into it at the end.
+        lines.append("if (!(a0->flags & 1)) return 1;")
+        if acc != out_dtype:
+            lines += [f"{render.C.ctype(acc)} *const acc = malloc(kept * sizeof(*acc));", "if (!acc) return 1;"]
+            args[0] = "acc"
+        lines.append(f"for (index_t i = 0; i < kept; i++) ({args[0]})[i] = {identity};")
+    lines.append(f"KERNEL_r({', '.join(args)}, n, st);")
+    if args[0] == "acc":
+        rounded = render.c_convert("acc[i]", out_dtype, render.C.ctype)
+        lines += [f"for (index_t i = 0; i < kept; i++) ({native_glue.pointer(0, out_dtype)})[i] = {rounded};",
+                  "free(acc);"]
     source = body.source + native_glue.entry("KERNEL", dtypes, lines, merged=False)
     return lambda symbol: source.replace("KERNEL", symbol)
 
@@ -127,7 +149,7 @@ def reduce_thunk(op: Any, node: Apply, input_cells: list[list], output_cells: li
         ns["RULE"] = BroadcastRule(op._map.make_node(*node.inputs), [names.index(n) for n in shaped])
         shape = (f"({first} if {' and '.join(f'{s}.shape == {first}' for s in shaped[1:])} "
                  f"else RULE({', '.join(s + '.shape' for s in shaped)}))")
-    axes = () if softmax else op.reducer.axis if isinstance(op, ElemwiseReduce) else op.axis
+    axes = () if softmax else _parts(op)[0].axis
     kept = [i for i in range(node.inputs[0].type.ndim) if i not in axes]
     out_shape = "(" + "".join(f"shape[{i}], " for i in kept) + ")"
     minimum = config.native_reduce_min_size
@@ -150,5 +172,6 @@ def reduce_thunk(op: Any, node: Apply, input_cells: list[list], output_cells: li
 
 make_thunk.register(CAReduce)(reduce_thunk)
 make_thunk.register(ElemwiseReduce)(reduce_thunk)
+make_thunk.register(SumOfSquares)(reduce_thunk)
 make_thunk.register(Softmax)(reduce_thunk)
 make_thunk.register(LogSoftmax)(reduce_thunk)

@@ -301,14 +301,16 @@ def _careduce(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     x = node.inputs[0]
     _check_dtypes(ctx, [x])
     name = op.scalar_op.name
-    if op.acc_dtype is not None:
-        acc = op.acc_dtype
-    elif name in ("and_", "or_"):
+    if name in ("and_", "or_"):
         acc = "bool"
-    elif name in ("add", "mul"):
-        acc = op.dtype
-    else:
+    elif name not in ("add", "mul"):
         acc = x.type.dtype
+    elif x.type.dtype == op.dtype == "float32":
+        # Theano's rule on the device: float32 in and out accumulates in float32 (a tree of
+        # partial sums loses little, and float64 is slow or absent on GPUs).
+        acc = "float32"
+    else:
+        acc = op.acc_dtype or op.dtype
     if ctx.supports(acc) is not None:
         raise StaysOnCpu(ctx.supports(acc) + " (the accumulator)")
     return [gpu.GpuCAReduce(op.scalar_op, op.axis, op.dtype, acc)(on_gpu(x))]
@@ -318,7 +320,7 @@ def _careduce(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
 def _sum_of_squares(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     x = node.inputs[0]
     _check_dtypes(ctx, [x])
-    dtype = x.type.dtype
+    dtype = x.type.dtype  # in and out agree: float32 accumulates in float32 here (see _careduce)
     return [gpu.GpuCAReduce(TABLE["add"], node.op.axis, dtype, dtype, square=True)(on_gpu(x))]
 
 

@@ -101,6 +101,7 @@ CUDA = Dialect(
 C_PREAMBLE = """#include <math.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
 typedef int64_t index_t;
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #define min(a, b) ((a) < (b) ? (a) : (b))
@@ -460,10 +461,12 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
     inputs (pointers), the broadcast shape ``n[ndim]`` and element strides
     ``st[k * MAXD + dim]`` (array 0 the output, 0 on reduced axes).
 
-    When the last axis is reduced, each output element accumulates in a register
-    (threads take output elements; SIMD lanes the last axis for sums and products).
-    Otherwise the output, already holding the identity, accumulates row by row
-    in memory order, so the last axis stays contiguous."""
+    When the last axis is reduced, each output element accumulates in a register of
+    ``acc_dtype`` (threads take output elements; SIMD lanes the last axis for sums and
+    products) and is rounded once to ``out_dtype``. Otherwise ``a0`` accumulates row by
+    row in memory order, so the last axis stays contiguous: it is then an array of
+    ``acc_dtype`` already holding the identity (the output itself when the dtypes agree,
+    else a buffer the caller rounds into the output)."""
     acc = d.ctype(acc_dtype)  # first: UnsupportedDtype for a dtype C lacks
     identity, combine = _reduce_parts(d, op_name, acc_dtype)
     axes = sorted(axes)
@@ -477,7 +480,9 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
         lines, value = block
     load = f"({value} != 0)" if op_name in ("and_", "or_") else f"(({acc})({value}))"
     kept = [i for i in range(ndim) if i not in axes]
-    params = [_ptr(d, out_dtype, "a0")] + [_ptr(d, dt, f"a{k + 1}", True) for k, dt in enumerate(in_dtypes)]
+    last_reduced = ndim and ndim - 1 in axes
+    target = out_dtype if not ndim or last_reduced else acc_dtype
+    params = [_ptr(d, target, "a0")] + [_ptr(d, dt, f"a{k + 1}", True) for k, dt in enumerate(in_dtypes)]
     params += ["const index_t *n", "const index_t *st"]
     # OpenMP's reduction clause for the accumulator; float max/min keep numpy's NaN (any NaN
     # wins) in a flag beside it, so that the max itself can be the vectorisable one.
@@ -485,7 +490,6 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
     clause = {"maximum": "max", "minimum": "min"}.get(op_name) or _OMP_REDUCTION[op_name]
     clause = f"reduction({clause}:part)" + (" reduction(|:nan)" if float_minmax else "")
     fold = combine if op_name not in ("maximum", "minimum") else f"(b {'>' if op_name == 'maximum' else '<'} a ? b : a)"
-    last_reduced = ndim and ndim - 1 in axes
     # The arrays the innermost loop (over the last axis) reads or writes: the output only
     # when it accumulates in memory.
     walked = list(range(1, n_in + 1)) if not ndim or last_reduced else list(range(n_in + 1))
@@ -556,8 +560,6 @@ def reduce_nest(d: Dialect, op_name: str, map_op: ScalarOp | None, in_dtypes: Se
         body.append("  " * depth + f"a0[{kept_at}] = {c_convert('part', out_dtype, d.ctype)};")
         close(len(kept))
     else:
-        if acc_dtype != out_dtype:
-            raise UnsupportedDtype("an output accumulated in memory must have the accumulator's dtype")
         for i in range(ndim - 1):
             open_loop(i)
         out_at = at(0, "INNER")
@@ -574,8 +576,9 @@ def softmax_nest(d: Dialect, in_dtype: str, out_dtype: str, ndim: int, axis: int
                  name: str) -> Kernel:
     """The loop-nest form of ``softmax`` (C dialect): threads take slices along ``axis``;
     each slice is three passes (max, sum of ``exp(x - max)``, write), the last two in SIMD
-    lanes. Arguments: output and input pointers, ``n[ndim]``, element strides
-    ``st[k * MAXD + dim]`` (array 0 the output)."""
+    lanes; the sum, and the division or log by it, are in double (as Theano's C softmax),
+    the exps in the output's dtype. Arguments: output and input pointers, ``n[ndim]``,
+    element strides ``st[k * MAXD + dim]`` (array 0 the output)."""
     t = d.ctype(out_dtype)
     kept = [i for i in range(ndim) if i != axis]
     params = [_ptr(d, out_dtype, "a0"), _ptr(d, in_dtype, "a1", True), "const index_t *n",
@@ -589,7 +592,7 @@ def softmax_nest(d: Dialect, in_dtype: str, out_dtype: str, ndim: int, axis: int
     write = "(v - m) - log(sum)" if log else "exp(v - m) / sum"
     body += [f"const index_t ob = {at.format(k=0)}, xb = {at.format(k=1)};",
              f"const index_t os = st[{axis}], xs = st[MAXD + {axis}], len = n[{axis}];",
-             f"{t} m = -{d.inf[out_dtype]};", f"{t} sum = 0;", "int nan = 0;"]
+             f"{t} m = -{d.inf[out_dtype]};", "double sum = 0;", "int nan = 0;"]
     # Contiguous slices get unit-stride loops (a run-time stride makes the vectoriser gather).
     for test, xs, os in (("if (xs == 1 && os == 1) {", "", ""), ("} else {", " * xs", " * os")):
         value = f"(({t})a1[xb + j{xs}])"
