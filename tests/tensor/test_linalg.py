@@ -210,6 +210,7 @@ def test_eigvalsh(lower):
     av, bv = spd(4), spd(4)
     assert_matches(run([a], S.eigvalsh(a, None, lower), av), scipy.linalg.eigvalsh(av, lower=lower))
     assert_matches(run([a, b], S.eigvalsh(a, b, lower), av, bv), scipy.linalg.eigvalsh(av, bv, lower=lower))
+    assert_matches(run([a], S.eigvalsh(a, T.NoneConst, lower), av), scipy.linalg.eigvalsh(av, lower=lower))
     verify_grad(lambda a: S.eigvalsh(a, None, lower), [av], rng=RNG)
     verify_grad(lambda a, b: S.eigvalsh(a, b, lower), [av, bv], rng=RNG)
     check_infer_shape([a], S.eigvalsh(a), [av])

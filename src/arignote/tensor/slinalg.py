@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from arignote.graph.basic import Apply, Variable
+from arignote.graph.basic import Apply, Constant, Variable
 from arignote.tensor.blas import outer
 from arignote.tensor.join import concatenate
 from arignote.tensor.nlinalg import HostLinalgOp, as_matrix, check_square
@@ -133,6 +133,8 @@ class Eigvalsh(HostLinalgOp):
 
     def make_node(self, a: Any, b: Any = None) -> Apply:
         a = as_matrix(a, "eigvalsh", square=True)
+        if isinstance(b, Constant) and b.data is None:  # Theano's NoneConst: no b
+            b = None
         inputs = [a] if b is None else [a, as_matrix(b, "eigvalsh (b)", square=True)]
         dtype = np.result_type(*[v.dtype for v in inputs], np.float32 if a.dtype == "float32" else np.float64)
         return Apply(self, inputs, [TensorType(dtype.name, (False,))()])
