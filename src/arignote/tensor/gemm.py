@@ -26,42 +26,44 @@ __all__ = ["Gemm", "Gemv", "SumOfSquares", "gemm", "gemm_inplace", "gemv", "gemv
 _BLAS_DTYPES = ("float32", "float64")
 
 
-class Gemm(Op):
-    """``Z * beta + alpha * dot(X, Y)`` for matrices ``Z, X, Y`` and 0-d ``alpha, beta``.
-
-    All five share one float dtype. With ``inplace=True`` the result is written
-    into ``Z`` (declared in ``destroy_map``).
-    """
+class _BlasUpdate(Op):
+    """``Z * beta + alpha * dot(X, Y)`` with 0-d ``alpha, beta``, all of one float dtype;
+    a subclass names the operands and their ranks (``ROLES``). ``beta == 0`` ignores Z's
+    values (NaN included), as BLAS does. With ``inplace=True`` the result is written into
+    ``Z`` (declared in ``destroy_map``)."""
 
     __props__ = ("inplace",)
+    ROLES: tuple[tuple[str, int], ...] = ()
 
     def __init__(self, inplace: bool = False):
         self.inplace = bool(inplace)
         self.destroy_map = {0: [0]} if self.inplace else {}
 
     def __str__(self) -> str:
-        return "Gemm{inplace}" if self.inplace else "Gemm{no_inplace}"
+        return f"{type(self).__name__}{{{'inplace' if self.inplace else 'no_inplace'}}}"
 
     def make_node(self, z: Any, alpha: Any, x: Any, y: Any, beta: Any) -> Apply:
+        what = type(self).__name__.lower()
+        (zn, _), _, (xn, _), (yn, _), _ = self.ROLES
         z, alpha, x, y, beta = (as_tensor_variable(v) for v in (z, alpha, x, y, beta))
-        for name, var, ndim in (("Z", z, 2), ("alpha", alpha, 0), ("X", x, 2), ("Y", y, 2),
-                                ("beta", beta, 0)):
+        for (name, ndim), var in zip(self.ROLES, (z, alpha, x, y, beta)):
             if var.ndim != ndim:
-                raise TypeError(f"gemm: {name} ({var.describe()}) must be {ndim}-d, got {var.ndim}-d")
+                raise TypeError(f"{what}: {name} ({var.describe()}) must be {ndim}-d, got {var.ndim}-d")
             if var.dtype != z.dtype or var.dtype not in _BLAS_DTYPES:
-                raise TypeError(f"gemm: every input must be float32 or float64 and of one dtype; "
-                                f"{name} ({var.describe()}) is {var.dtype}, Z is {z.dtype}")
-        dot_pattern = (x.broadcastable[0], y.broadcastable[1])
+                raise TypeError(f"{what}: every input must be float32 or float64 and of one dtype; "
+                                f"{name} ({var.describe()}) is {var.dtype}, {zn} is {z.dtype}")
+        dot_pattern = x.broadcastable[:1] + y.broadcastable[1:]
         if z.broadcastable != dot_pattern:
-            raise TypeError(f"gemm: Z ({z.describe()}, {z.type.describe()}) must have the broadcast "
-                            f"pattern of dot(X, Y), {dot_pattern}")
+            raise TypeError(f"{what}: {zn} ({z.describe()}, {z.type.describe()}) must have the "
+                            f"broadcast pattern of dot({xn}, {yn}), {dot_pattern}")
         return Apply(self, [z, alpha, x, y, beta], [TensorType(z.dtype, z.broadcastable)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         z, alpha, x, y, beta = inputs
-        if z.shape != (x.shape[0], y.shape[1]) or x.shape[1] != y.shape[0]:
-            raise ValueError(f"gemm: Z has shape {z.shape}, X {x.shape} and Y {y.shape}; "
-                             "dot(X, Y) must have Z's shape")
+        if z.shape != x.shape[:1] + y.shape[1:] or x.shape[1] != y.shape[0]:
+            (zn, _), _, (xn, _), (yn, _), _ = self.ROLES
+            raise ValueError(f"{type(self).__name__.lower()}: {zn} has shape {z.shape}, {xn} "
+                             f"{x.shape} and {yn} {y.shape}; dot({xn}, {yn}) must have {zn}'s shape")
         out = output_storage[0][0]
         if (not self.inplace and isinstance(out, np.ndarray) and out.shape == z.shape
                 and out.dtype == z.dtype and out.flags.c_contiguous
@@ -73,7 +75,7 @@ class Gemm(Op):
             np.multiply(product, alpha, out=product)
         if self.inplace:
             if beta == 0:
-                z[...] = 0  # BLAS's rule: Z's values (NaN included) do not count
+                z[...] = 0
             elif beta != 1:
                 np.multiply(z, beta, out=z)
             np.add(z, product, out=z)
@@ -89,67 +91,21 @@ class Gemm(Op):
         return [input_shapes[0]]
 
 
+class Gemm(_BlasUpdate):
+    """``Z * beta + alpha * dot(X, Y)`` for matrices ``Z, X, Y`` (BLAS's gemm)."""
+
+    ROLES = (("Z", 2), ("alpha", 0), ("X", 2), ("Y", 2), ("beta", 0))
+
+
+class Gemv(_BlasUpdate):
+    """``y * beta + alpha * dot(A, x)`` for a matrix ``A`` and vectors ``y, x`` (Theano's
+    Gemv, BLAS's gemv)."""
+
+    ROLES = (("y", 1), ("alpha", 0), ("A", 2), ("x", 1), ("beta", 0))
+
+
 gemm = Gemm(False)
 gemm_inplace = Gemm(True)
-
-
-class Gemv(Op):
-    """``y * beta + alpha * dot(A, x)`` for a matrix ``A``, vectors ``y, x`` and 0-d
-    ``alpha, beta`` of one float dtype (Theano's Gemv). ``beta == 0`` ignores ``y``'s
-    values, as BLAS does. With ``inplace=True`` the result is written into ``y``."""
-
-    __props__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False):
-        self.inplace = bool(inplace)
-        self.destroy_map = {0: [0]} if self.inplace else {}
-
-    def __str__(self) -> str:
-        return "Gemv{inplace}" if self.inplace else "Gemv{no_inplace}"
-
-    def make_node(self, y: Any, alpha: Any, a: Any, x: Any, beta: Any) -> Apply:
-        y, alpha, a, x, beta = (as_tensor_variable(v) for v in (y, alpha, a, x, beta))
-        for name, var, ndim in (("y", y, 1), ("alpha", alpha, 0), ("A", a, 2), ("x", x, 1),
-                                ("beta", beta, 0)):
-            if var.ndim != ndim:
-                raise TypeError(f"gemv: {name} ({var.describe()}) must be {ndim}-d, got {var.ndim}-d")
-            if var.dtype != y.dtype or var.dtype not in _BLAS_DTYPES:
-                raise TypeError(f"gemv: every input must be float32 or float64 and of one dtype; "
-                                f"{name} ({var.describe()}) is {var.dtype}, y is {y.dtype}")
-        if y.broadcastable != a.broadcastable[:1]:
-            raise TypeError(f"gemv: y ({y.describe()}, {y.type.describe()}) must have the broadcast "
-                            f"pattern of dot(A, x), {a.broadcastable[:1]}")
-        return Apply(self, [y, alpha, a, x, beta], [TensorType(y.dtype, y.broadcastable)()])
-
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        y, alpha, a, x, beta = inputs
-        if y.shape != a.shape[:1] or a.shape[1] != x.shape[0]:
-            raise ValueError(f"gemv: y has shape {y.shape}, A {a.shape} and x {x.shape}; "
-                             "dot(A, x) must have y's shape")
-        out = output_storage[0][0]
-        if self.inplace:
-            if beta == 0:
-                y[...] = 0
-            elif beta != 1:
-                np.multiply(y, beta, out=y)
-            y += np.dot(a, x) * alpha
-            output_storage[0][0] = y
-            return
-        reuse = (isinstance(out, np.ndarray) and out.shape == y.shape and out.dtype == y.dtype
-                 and not any(np.may_share_memory(out, v) for v in (y, a, x)))
-        product = np.dot(a, x, out=out) if reuse else np.dot(a, x)
-        if alpha != 1:
-            np.multiply(product, alpha, out=product)
-        if beta == 1:
-            np.add(product, y, out=product)
-        elif beta != 0:
-            product += y * beta
-        output_storage[0][0] = product
-
-    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
-        return [input_shapes[0]]
-
-
 gemv = Gemv(False)
 gemv_inplace = Gemv(True)
 
