@@ -60,10 +60,7 @@ class _BlasUpdate(Op):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         z, alpha, x, y, beta = inputs
-        if z.shape != x.shape[:1] + y.shape[1:] or x.shape[1] != y.shape[0]:
-            (zn, _), _, (xn, _), (yn, _), _ = self.ROLES
-            raise ValueError(f"{type(self).__name__.lower()}: {zn} has shape {z.shape}, {xn} "
-                             f"{x.shape} and {yn} {y.shape}; dot({xn}, {yn}) must have {zn}'s shape")
+        self.check_shapes(z, x, y)
         out = output_storage[0][0]
         if (not self.inplace and isinstance(out, np.ndarray) and out.shape == z.shape
                 and out.dtype == z.dtype and out.flags.c_contiguous
@@ -89,6 +86,15 @@ class _BlasUpdate(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
+
+    @classmethod
+    def check_shapes(cls, z: Any, x: Any, y: Any) -> None:
+        """A ValueError unless ``dot(x, y)`` has ``z``'s shape (arrays anywhere: the device
+        ops check with it too)."""
+        if z.shape != tuple(x.shape[:1]) + tuple(y.shape[1:]) or x.shape[1] != y.shape[0]:
+            (zn, _), _, (xn, _), (yn, _), _ = cls.ROLES
+            raise ValueError(f"{cls.__name__.lower()}: {zn} has shape {z.shape}, {xn} {x.shape} "
+                             f"and {yn} {y.shape}; dot({xn}, {yn}) must have {zn}'s shape")
 
 
 class Gemm(_BlasUpdate):

@@ -185,8 +185,12 @@ def _gemm_kernels(node: Apply, n_batch: int) -> list:
     return [gemm_kernel(out.context, out.dtype, n_batch)]
 
 
-class GpuGemm(GpuOp):
-    """``Z * beta + alpha * dot(X, Y)`` into a copy of Z (host scalars alpha, beta)."""
+class _GpuBlasUpdate(GpuOp):
+    """``Z * beta + alpha * dot(X, Y)`` into a copy of Z (host scalars alpha, beta) by the
+    GEMM kernel; a subclass names its host op (whose shape check it uses) and gives the
+    kernel its matrices."""
+
+    host: type
 
     def gpu_kernels(self, node: Apply) -> list:
         return _gemm_kernels(node, 0)
@@ -196,42 +200,33 @@ class GpuGemm(GpuOp):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         z, alpha, x, y, beta = inputs
-        if z.shape != (x.shape[0], y.shape[1]) or x.shape[1] != y.shape[0]:
-            raise ValueError(f"gemm: Z has shape {z.shape}, X {x.shape} and Y {y.shape}; "
-                             "dot(X, Y) must have Z's shape")
+        self.host.check_shapes(z, x, y)
         ctx = context_of(node)
         out = self.output(output_storage[0], ctx, z.shape, z.dtype)
         if out is z:
             out = GpuArray(ctx, z.shape, z.dtype)
         if float(beta) != 0:
             ctx.copy_into(out, z)
-        launch_gemm(node, out, x, y, [], float(alpha), float(beta))
+        launch_gemm(node, *self._matrices(out, x, y), [], float(alpha), float(beta))
         output_storage[0][0] = out
 
 
-class GpuGemv(GpuOp):
-    """``y * beta + alpha * dot(A, x)`` into a copy of y: GpuGemm's kernel on the vectors
-    seen as columns."""
+class GpuGemm(_GpuBlasUpdate):
+    """``Z * beta + alpha * dot(X, Y)`` for matrices (BLAS's gemm)."""
 
-    def gpu_kernels(self, node: Apply) -> list:
-        return _gemm_kernels(node, 0)
+    host = Gemm
 
-    def make_node(self, y: Variable, alpha: Variable, a: Variable, x: Variable, beta: Variable) -> Apply:
-        return Apply(self, [y, alpha, a, x, beta], [self.out_type(y.type.dtype, y.type.broadcastable)()])
+    def _matrices(self, out: GpuArray, x: GpuArray, y: GpuArray) -> tuple:
+        return out, x, y
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        y, alpha, a, x, beta = inputs
-        if y.shape != a.shape[:1] or a.shape[1] != x.shape[0]:
-            raise ValueError(f"gemv: y has shape {y.shape}, A {a.shape} and x {x.shape}; "
-                             "dot(A, x) must have y's shape")
-        ctx = context_of(node)
-        out = self.output(output_storage[0], ctx, y.shape, y.dtype)
-        if out is y:
-            out = GpuArray(ctx, y.shape, y.dtype)
-        if float(beta) != 0:
-            ctx.copy_into(out, y)
-        launch_gemm(node, _column(out), a, _column(x), [], float(alpha), float(beta))
-        output_storage[0][0] = out
+
+class GpuGemv(_GpuBlasUpdate):
+    """``y * beta + alpha * dot(A, x)``: the GEMM kernel on the vectors seen as columns."""
+
+    host = Gemv
+
+    def _matrices(self, out: GpuArray, a: GpuArray, x: GpuArray) -> tuple:
+        return _column(out), a, _column(x)
 
 
 def _column(v: GpuArray) -> GpuArray:
