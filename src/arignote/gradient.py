@@ -323,15 +323,21 @@ def _connected(seeds: dict, wrt: list[Variable], blocked: list[Variable],
 def _disconnected(var: Variable, policy: str, return_disconnected: str) -> Variable | None:
     message = (f"grad: the cost does not depend on {var.describe()}: remove it from wrt, or pass "
                "disconnected_inputs='ignore' (or 'warn') to get zeros")
+    zeros = var.zeros_like if is_sparse(var) else lambda: _float_zeros_like(var)
+    return _apply_policy(message, policy, return_disconnected, zeros)
+
+
+def _apply_policy(message: str, policy: str, return_disconnected: str,
+                  zeros: Callable[[], Variable]) -> Variable | None:
+    """What grad and Rop give for a disconnected variable: raise, warn or ignore
+    (``policy``), then ``return_disconnected``'s None, DisconnectedType or ``zeros()``."""
     if policy == "raise":
         raise DisconnectedInputError(message)
     if policy == "warn":
-        warnings.warn(message, stacklevel=3)
+        warnings.warn(message, stacklevel=4)
     if return_disconnected in ("None", "none"):
         return None
-    if return_disconnected == "Disconnected":
-        return disconnected_type()
-    return var.zeros_like() if is_sparse(var) else _float_zeros_like(var)
+    return disconnected_type() if return_disconnected == "Disconnected" else zeros()
 
 
 def backpropagate(seeds: dict[Variable, Variable], wrt: Sequence[Variable],
@@ -644,13 +650,7 @@ def _disconnected_output(out: Variable, policy: str, return_disconnected: str) -
     message = (f"Rop: {out.describe()} does not depend on wrt through differentiable ops (it is "
                "not connected, integer-valued or behind an undefined gradient): pass "
                "disconnected_outputs='ignore' (or 'warn') to get zeros")
-    if policy == "raise":
-        raise DisconnectedInputError(message)
-    if policy == "warn":
-        warnings.warn(message, stacklevel=3)
-    if return_disconnected in ("None", "none"):
-        return None
-    return disconnected_type() if return_disconnected == "Disconnected" else zeros_like(out)
+    return _apply_policy(message, policy, return_disconnected, lambda: zeros_like(out))
 
 
 # ----------------------------------------------------------------- verify_grad
