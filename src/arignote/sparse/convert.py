@@ -245,17 +245,22 @@ def cast(variable: Any, dtype: str) -> Variable:
     return variable if variable.dtype == dtype else Cast(dtype)(variable)
 
 
-class Remove0(ShapeKeepingOp):
-    """The same matrix without its explicitly stored zeros."""
+class _Tidy(ShapeKeepingOp):
+    """The same matrix in a tidier storage; ``inplace`` is accepted for Theano's signature,
+    and the input is never overwritten."""
 
     __props__ = ("inplace",)
 
     def __init__(self, inplace: bool = False):
-        self.inplace = bool(inplace)  # accepted for Theano's signature; the input is never overwritten
+        self.inplace = bool(inplace)
 
     def make_node(self, x: Any) -> Apply:
         x = as_sparse_variable(x)
         return Apply(self, [x], [x.type()])
+
+
+class Remove0(_Tidy):
+    """The same matrix without its explicitly stored zeros."""
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         result = inputs[0].copy()
@@ -266,17 +271,8 @@ class Remove0(ShapeKeepingOp):
 remove0 = Remove0()
 
 
-class EnsureSortedIndices(ShapeKeepingOp):
+class EnsureSortedIndices(_Tidy):
     """The same matrix with the indices of each row (csr) or column (csc) in order."""
-
-    __props__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False):
-        self.inplace = bool(inplace)  # accepted for Theano's signature; the input is never overwritten
-
-    def make_node(self, x: Any) -> Apply:
-        x = as_sparse_variable(x)
-        return Apply(self, [x], [x.type()])
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         out[0][0] = inputs[0].sorted_indices()

@@ -92,8 +92,9 @@ class Neg(ShapeKeepingOp):
 neg = Neg()
 
 
-class AddSS(ShapeKeepingOp):
-    """sparse + sparse, sparse in the first one's format."""
+class _ElementwiseSS(ShapeKeepingOp):
+    """Two sparse matrices of one shape combined entry by entry (``_combine``), sparse in the
+    first one's format."""
 
     def make_node(self, x: Any, y: Any) -> Apply:
         x, y = as_sparse_variable(x), as_sparse_variable(y)
@@ -102,7 +103,14 @@ class AddSS(ShapeKeepingOp):
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         x, y = inputs
         _same_shape(node, x, y)
-        out[0][0] = _as_format(x + y, node.outputs[0].type.format, node.outputs[0].dtype)
+        out[0][0] = _as_format(self._combine(x, y), node.outputs[0].type.format, node.outputs[0].dtype)
+
+
+class AddSS(_ElementwiseSS):
+    """sparse + sparse."""
+
+    def _combine(self, x: Any, y: Any) -> Any:
+        return x + y
 
 
 class AddSD(ShapeKeepingOp):
@@ -157,17 +165,11 @@ class StructuredAddSV(ShapeKeepingOp):
         out[0][0] = _with_data(x, x.data + y[cols], node.outputs[0].dtype)
 
 
-class MulSS(ShapeKeepingOp):
-    """sparse * sparse elementwise, sparse in the first one's format."""
+class MulSS(_ElementwiseSS):
+    """sparse * sparse elementwise."""
 
-    def make_node(self, x: Any, y: Any) -> Apply:
-        x, y = as_sparse_variable(x), as_sparse_variable(y)
-        return Apply(self, [x, y], [SparseType(x.format, upcast(x.dtype, y.dtype))()])
-
-    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
-        x, y = inputs
-        _same_shape(node, x, y)
-        out[0][0] = _as_format(x.multiply(y), node.outputs[0].type.format, node.outputs[0].dtype)
+    def _combine(self, x: Any, y: Any) -> Any:
+        return x.multiply(y)
 
 
 class MulSD(ShapeKeepingOp):
