@@ -270,7 +270,10 @@ def _complex(re: np.ndarray, im: np.ndarray) -> np.ndarray:
 
 
 def _complex_from_polar(magnitude: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    return np.asarray(magnitude * np.exp(1j * np.asarray(angle)))
+    # The exponential in the wider input's precision: 1j times a float16 angle is complex64.
+    magnitude, angle = np.asarray(magnitude), np.asarray(angle)
+    angle = angle.astype(np.result_type(magnitude.dtype, angle.dtype, np.float32), copy=False)
+    return np.asarray(magnitude * np.exp(1j * angle))
 
 
 def _imag(x: np.ndarray) -> np.ndarray:
