@@ -145,3 +145,9 @@ def test_ifelse_and_its_gradient_get_test_values():
         np.testing.assert_array_equal(ifelse(c - 1, [x], [y])[0].tag.test_value, [3.0, 4.0])
         g = grad((ifelse(0, x, y) * x).sum(), x)
         np.testing.assert_array_equal(g.tag.test_value, [3.0, 4.0])
+
+
+def test_ifelse_keeps_theanos_constructor_flags_without_changing_equality():
+    op = IfElse(2, as_view=True, gpu=False, name="pick")
+    assert (op.as_view, op.gpu, op.n_outs) == (True, False, 2)
+    assert op == IfElse(2, name="pick") and hash(op) == hash(IfElse(2, name="pick"))

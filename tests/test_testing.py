@@ -101,3 +101,22 @@ def test_infer_shape_tester(op, error):
     _ShapelessOuter_ok.setUp()
     _ShapelessOuter_ok._compile_and_check([u, v], [_ShapelessOuter()(u, v)], [np.ones(3), np.ones(4)],
                                           _ShapelessOuter, check_topo=False)
+
+
+def test_optimization_mixin_counts_the_nodes_a_function_runs():
+    from arignote import function
+    from arignote.ifelse import IfElse, ifelse
+
+    x, y = T.dvectors("x", "y")
+    c = T.dscalar("c")
+    f = function([c, x, y], ifelse(c, x, y) * 2)
+    case = testing.TestOptimizationMixin()
+    case.assertFunctionContains1(f, IfElse(1, as_view=True))
+    case.assertFunctionContainsN(f, IfElse(1), 1)
+    case.assertFunctionContains0(f, IfElse(2))
+    case.assertFunctionContainsClass(f, IfElse)
+    case.assertFunctionContainsClassN(f, IfElse, 1)
+    with pytest.raises(AssertionError, match=r"runs 1 node\(s\) of if\{\}, expected 0"):
+        case.assertFunctionContains0(f, IfElse(1))
+    with pytest.raises(AssertionError, match="expected between 2 and"):
+        case.assertFunctionContainsClass(f, IfElse, min=2)

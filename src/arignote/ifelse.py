@@ -28,8 +28,8 @@ __all__ = ["IfElse", "ifelse"]
 class IfElse(Op):
     """``n_outs`` outputs: inputs ``1..n_outs`` when input 0 (a scalar) is true, else the next ``n_outs``.
 
-    Each output is a view of the input it passes on (``as_view`` is accepted for
-    Theano's signature); the executor copies where the aliasing rules require.
+    Each output is a view of the input it passes on, whatever ``as_view`` says (it is
+    kept for Theano's signature); the executor copies where the aliasing rules require.
     """
 
     __props__ = ("n_outs", "name")
@@ -37,6 +37,7 @@ class IfElse(Op):
 
     def __init__(self, n_outs: int, as_view: bool = False, gpu: bool = False, name: str | None = None):
         self.n_outs = int(n_outs)
+        self.as_view, self.gpu = bool(as_view), bool(gpu)
         self.name = name
         self.view_map = {k: [1 + k, 1 + self.n_outs + k] for k in range(self.n_outs)}
 

@@ -6,7 +6,8 @@ each run), so a failing run can be replayed with
 ``ARIGNOTE_FLAGS=unittests.rseed=N``. ``verify_grad`` is
 ``arignote.verify_grad`` seeded the same way; ``assert_allclose`` compares
 with tolerances chosen by dtype and reports what differs; ``InferShapeTester``
-checks an op's ``infer_shape`` against the shapes it computes.
+checks an op's ``infer_shape`` against the shapes it computes;
+``TestOptimizationMixin`` asserts how many nodes of an op a compiled function runs.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from arignote import gradient
 from arignote.config import config
 
 __all__ = ["fetch_seed", "seed_rng", "verify_grad", "assert_allclose", "WrongValue", "SkipTest",
-           "InferShapeTester"]
+           "InferShapeTester", "TestOptimizationMixin"]
 
 SkipTest = unittest.SkipTest
 
@@ -137,6 +138,41 @@ class InferShapeTester(unittest.TestCase):
             assert np.shape(value) == tuple(shape), (
                 f"output {k}: infer_shape gives {tuple(int(n) for n in shape)}, the value has "
                 f"shape {np.shape(value)}")
+
+
+class TestOptimizationMixin:
+    """Assertions on the nodes a compiled function runs, for tests of rewrites.
+
+    ``op`` is an op instance (a node matches when its op equals it) or, in the
+    ``*Class*`` forms, an op class (a node matches when its op is an instance).
+    """
+
+    def assertFunctionContains(self, f: Any, op: Any, min: int = 1, max: int = sys.maxsize) -> None:
+        _assert_node_count(f, lambda o: o == op, op, min, max)
+
+    def assertFunctionContains0(self, f: Any, op: Any) -> None:
+        self.assertFunctionContains(f, op, 0, 0)
+
+    def assertFunctionContains1(self, f: Any, op: Any) -> None:
+        self.assertFunctionContains(f, op, 1, 1)
+
+    def assertFunctionContainsN(self, f: Any, op: Any, N: int) -> None:
+        self.assertFunctionContains(f, op, N, N)
+
+    def assertFunctionContainsClass(self, f: Any, op: type, min: int = 1, max: int = sys.maxsize) -> None:
+        _assert_node_count(f, lambda o: isinstance(o, op), op, min, max)
+
+    def assertFunctionContainsClassN(self, f: Any, op: type, N: int) -> None:
+        self.assertFunctionContainsClass(f, op, N, N)
+
+
+def _assert_node_count(f: Any, matches: Callable[[Any], bool], op: Any, low: int, high: int) -> None:
+    ops = [node.op for node in f.maker.fgraph.toposort()]
+    found = sum(1 for o in ops if matches(o))
+    if not low <= found <= high:
+        wanted = str(low) if low == high else f"between {low} and {high}"
+        raise AssertionError(f"the function runs {found} node(s) of {op}, expected {wanted}; "
+                             f"its ops: {[str(o) for o in ops]}")
 
 
 def _warn_on_repeated_lengths(inputs: Sequence[Any], values: Sequence[Any], cls: type) -> None:
