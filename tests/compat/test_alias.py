@@ -162,3 +162,17 @@ def test_install_refuses_when_another_theano_is_imported(monkeypatch):
     with pytest.raises(RuntimeError, match="already imported"):
         alias.install(environ={})
     assert not alias.installed()
+
+
+def test_gof_as_string_writes_nested_calls_and_marks_shared_nodes(theano):
+    from theano.gof.graph import as_string
+    import theano.tensor as T
+    x, y = T.dvectors("x", "y")
+    s = x * y
+    mul, add = "Elemwise{mul,no_inplace}", "Elemwise{add,no_inplace}"
+    assert as_string([x, y], [T.exp(s)]) == [f"Elemwise{{exp,no_inplace}}({mul}(x, y))"]
+    assert as_string([x, y], [s + s]) == [f"{add}(*1 -> {mul}(x, y), *1)"]
+    assert as_string([s], [s + s]) == [f"{add}({s}, {s})"]  # an input is a leaf
+    leaf = as_string([x, y], [T.neg(x)], leaf_formatter=lambda v: f"<{v.name}>",
+                     node_formatter=lambda node, args: f"{node.op}[{'; '.join(args)}]")
+    assert leaf == ["Elemwise{neg,no_inplace}[<x>]"]

@@ -5,7 +5,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arignote.graph.basic import Constant
-from arignote.graph.traversal import ancestors, clone, clone_get_equiv, graph_inputs, io_toposort
+import pytest
+
+from arignote.graph.basic import Variable
+from arignote.graph.traversal import (ancestors, clone, clone_get_equiv, general_toposort, graph_inputs,
+                                      io_toposort, is_in_ancestors, orphans, stack_search, view_roots)
 from tests.graph._ops import Thing, f, g, two, var
 
 DEPTH = 5000
@@ -128,3 +132,82 @@ def test_deep_graphs_do_not_recurse(low_recursion_limit):
     assert len(order) == DEPTH and order[-1] is out.owner
     (x2,), (out2,) = clone([x], [out])
     assert len(io_toposort([x2], [out2])) == DEPTH
+
+
+def _deps(obj):
+    """Variables need their owner, nodes their inputs (Theano's usual ``deps``)."""
+    if isinstance(obj, Variable):
+        return [obj.owner] if obj.owner is not None else None
+    return obj.inputs
+
+
+def test_general_toposort_places_each_object_after_what_it_needs():
+    x, y, a, b, c = diamond()
+    order = general_toposort([c], _deps)
+    assert set(order) == {x, y, a, b, c, a.owner, b.owner, c.owner}
+    for obj in order:
+        for req in _deps(obj) or ():
+            assert order.index(req) < order.index(obj)
+    # what needs nothing comes first, as a depth-first walk from the outputs meets it
+    r1, r2, r5 = var("r1"), var("r2"), var("r5")
+    o = f(r1, r2)
+    o2 = f(o, r5)
+    assert general_toposort([o2], _deps) == [r5, r2, r1, o.owner, o, o2.owner, o2]
+    twice = f(r1, r1)
+    assert general_toposort([twice], _deps) == [r1, twice.owner, twice]
+
+
+def test_general_toposort_refuses_a_cycle():
+    with pytest.raises(ValueError, match="cycle"):
+        general_toposort(["a"], {"a": ["b"], "b": ["a"]}.get)
+
+
+def test_stack_search_breadth_and_depth_first():
+    tree = {1: [2, 3], 2: [4], 3: [5], 4: [], 5: [1]}
+    assert stack_search([1], tree.get) == [1, 2, 3, 4, 5]
+    assert stack_search([1], tree.get, mode="dfs") == [1, 3, 5, 2, 4]
+    with pytest.raises(ValueError, match="'bfs' or 'dfs'"):
+        stack_search([1], tree.get, mode="depth")
+
+
+def test_orphans_and_is_in_ancestors():
+    x, y, a, b, c = diamond()
+    k = Constant(Thing(), 3)
+    out = f(c, k)
+    assert orphans([x, y], [out]) == [k]
+    assert set(orphans([x], [out])) == {y, k}
+    assert is_in_ancestors(c.owner, a.owner) and is_in_ancestors(out.owner, b.owner)
+    assert not is_in_ancestors(a.owner, c.owner)
+
+
+class _View(type(f)):
+    """Its output views its first input."""
+
+    view_map = {0: [0]}
+
+
+def test_view_roots_follow_view_maps():
+    x, y = var("x"), var("y")
+    v = _View("v")(x, y)
+    assert view_roots(v) == [x]
+    assert view_roots(_View("w")(v)) == [x]
+    assert view_roots(f(x)) != [x] and view_roots(x) == [x]
+
+
+def test_clone_copies_orphans_as_told():
+    x, k = var("x"), Constant(Thing(), 3)
+    out = f(x, k)
+    _, (new,) = clone([x], [out], copy_inputs=False)
+    assert new.owner.inputs[0] is x and new.owner.inputs[1] is not k  # a constant is copied by default
+    _, (kept,) = clone([x], [out], copy_inputs=False, copy_orphans=False)
+    assert kept.owner.inputs[1] is k
+    y = var("y")
+    _, (both,) = clone([x], [f(x, y)], copy_inputs=True, copy_orphans=False)
+    assert both.owner.inputs[0] is not x and both.owner.inputs[1] is y
+
+
+def test_auto_names_count_every_variable_made():
+    first = int(var("a").auto_name.split("_")[1])
+    b, c = var("b"), var("c")
+    assert (b.auto_name, c.auto_name) == (f"auto_{first + 1}", f"auto_{first + 2}")
+    assert b.clone().auto_name == f"auto_{first + 3}"

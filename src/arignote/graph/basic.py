@@ -24,9 +24,6 @@ from collections.abc import Sequence
 from arignote.config import config
 from arignote.graph import testvalue
 
-_ids = itertools.count()
-
-
 class Type:
     """What values a Variable may hold; ``filter`` validates and converts them."""
 
@@ -66,6 +63,8 @@ class Variable:
 
     # Attributes that are caches, dropped when the variable is pickled or deep-copied.
     _transient: tuple[str, ...] = ()
+    # Numbers the ``auto_name`` of every variable made (Theano's name for the counter).
+    __count__ = itertools.count()
 
     def __init__(self, type: Type, owner: Apply | None = None,
                  index: int | None = None, name: str | None = None):
@@ -73,7 +72,7 @@ class Variable:
         self.owner = owner
         self.index = index
         self.name = name
-        self.auto_name = f"auto_{next(_ids)}"
+        self.auto_name = f"auto_{next(Variable.__count__)}"
         self.tag = testvalue.Tag(type, trace=user_line())
 
     def __str__(self) -> str:

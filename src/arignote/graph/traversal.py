@@ -1,8 +1,9 @@
 """Walking and copying graphs."""
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
 
@@ -66,13 +67,91 @@ def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable],
     return order
 
 
+def general_toposort(outputs: Iterable[Any], deps: Callable[[Any], Sequence[Any] | None]) -> list[Any]:
+    """Every object reachable from ``outputs`` through ``deps`` (an object -> the objects it
+    needs, or None), each after what it needs (Theano's ``gof.graph.general_toposort``).
+
+    Objects needing nothing come first, in the order a depth-first walk from the outputs
+    meets them; then each object as soon as all it needs is placed.
+    """
+    needs: dict[Any, list[Any]] = {}
+    found: list[Any] = []
+    stack = list(outputs)
+    while stack:
+        obj = stack.pop()
+        if obj in needs:
+            continue
+        needs[obj] = list(dict.fromkeys(deps(obj) or ()))
+        found.append(obj)
+        stack.extend(needs[obj])
+    waiting = {obj: len(req) for obj, req in needs.items()}
+    users: dict[Any, list[Any]] = {}
+    for obj in found:
+        for req in needs[obj]:
+            users.setdefault(req, []).append(obj)
+    ready = deque(obj for obj in found if not waiting[obj])
+    order: list[Any] = []
+    while ready:
+        obj = ready.popleft()
+        order.append(obj)
+        for user in users.get(obj, ()):
+            waiting[user] -= 1
+            if not waiting[user]:
+                ready.append(user)
+    if len(order) != len(found):
+        raise ValueError("general_toposort: the dependencies form a cycle")
+    return order
+
+
+def stack_search(start: Iterable[Any], expand: Callable[[Any], Iterable[Any] | None],
+                 mode: str = "bfs") -> list[Any]:
+    """The objects met searching from ``start`` through ``expand``, each once, in the order
+    met: breadth-first (``mode='bfs'``) or depth-first (``'dfs'``)."""
+    if mode not in ("bfs", "dfs"):
+        raise ValueError(f"stack_search: mode must be 'bfs' or 'dfs', got {mode!r}")
+    todo, seen, order = deque(start), set(), []
+    take = todo.popleft if mode == "bfs" else todo.pop
+    while todo:
+        obj = take()
+        if obj in seen:
+            continue
+        seen.add(obj)
+        order.append(obj)
+        todo.extend(expand(obj) or ())
+    return order
+
+
+def orphans(inputs: Iterable[Variable], outputs: Iterable[Variable]) -> list[Variable]:
+    """The ownerless variables (constants, forgotten inputs) that ``outputs`` need besides ``inputs``."""
+    given = set(inputs)
+    return [v for v in graph_inputs(outputs, given) if v not in given]
+
+
+def view_roots(var: Variable) -> list[Variable]:
+    """The variables whose memory ``var`` views, following the ``view_map`` of its owners."""
+    node = var.owner
+    if node is None:
+        return [var]
+    views = getattr(node.op, "view_map", {}).get(node.outputs.index(var))
+    if not views:
+        return [var]
+    return [root for k in views for root in view_roots(node.inputs[k])]
+
+
+def is_in_ancestors(last: Apply, first: Apply) -> bool:
+    """Whether node ``first`` computes something node ``last`` needs, directly or not."""
+    return first in {v.owner for v in ancestors(last.inputs) if v.owner is not None}
+
+
 def clone_get_equiv(inputs: Sequence[Variable], outputs: Sequence[Variable],
                     copy_inputs: bool = True, replace: dict[Variable, Variable] | None = None,
-                    ) -> dict[Variable, Variable]:
+                    copy_orphans: bool | None = None) -> dict[Variable, Variable]:
     """Copy the graph from ``inputs`` to ``outputs``; return old -> new for every variable.
 
     ``replace`` maps variables of the old graph to variables to use in their place
-    (as ``givens`` does); the replacement is used as is, not copied.
+    (as ``givens`` does); the replacement is used as is, not copied. Ownerless variables
+    outside ``inputs`` are copied when ``copy_orphans`` says so; by default constants
+    always are, and other orphans as ``copy_inputs`` says.
     """
     equiv: dict = dict(replace or {})
     for inp in inputs:
@@ -82,7 +161,8 @@ def clone_get_equiv(inputs: Sequence[Variable], outputs: Sequence[Variable],
         new_inputs = []
         for inp in node.inputs:
             if inp not in equiv:
-                equiv[inp] = inp.clone() if copy_inputs or isinstance(inp, Constant) else inp
+                copy = (copy_inputs or isinstance(inp, Constant)) if copy_orphans is None else copy_orphans
+                equiv[inp] = inp.clone() if copy else inp
             new_inputs.append(equiv[inp])
         new_node = node.clone_with_new_inputs(new_inputs, strict=False)
         equiv[node] = new_node
@@ -98,8 +178,8 @@ def clone_get_equiv(inputs: Sequence[Variable], outputs: Sequence[Variable],
 
 
 def clone(inputs: Sequence[Variable], outputs: Sequence[Variable], copy_inputs: bool = True,
-          ) -> tuple[list[Variable], list[Variable]]:
-    equiv = clone_get_equiv(inputs, outputs, copy_inputs)
+          copy_orphans: bool | None = None) -> tuple[list[Variable], list[Variable]]:
+    equiv = clone_get_equiv(inputs, outputs, copy_inputs, copy_orphans=copy_orphans)
     return [equiv[i] for i in inputs], [equiv[o] for o in outputs]
 
 
