@@ -5,7 +5,7 @@ from typing import Any
 from collections.abc import Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
-from arignote.graph.traversal import clone_get_equiv, io_toposort
+from arignote.graph.traversal import as_string, clone_get_equiv, io_toposort
 
 
 class FunctionGraph:
@@ -168,6 +168,15 @@ class FunctionGraph:
         for old, new in pairs:
             self.replace(old, new, reason)
 
+    # Theano's names (its ReplaceValidate feature added them): every replacement here is
+    # checked as it is made, so these are replace and replace_all.
+    def replace_validate(self, old: Variable, new: Variable, reason: str | None = None, **_: Any) -> None:
+        self.replace(old, new, reason)
+
+    def replace_all_validate(self, pairs: Sequence[tuple[Variable, Variable]], reason: str | None = None,
+                             **_: Any) -> None:
+        self.replace_all(pairs, reason)
+
     @staticmethod
     def _check_type(old: Variable, new: Variable) -> None:
         if old.type != new.type:
@@ -175,6 +184,9 @@ class FunctionGraph:
 
     # ------------------------------------------------------------- features
     def attach_feature(self, feature: Any) -> None:
+        """Attach ``feature``; one equal to an attached feature is not attached again."""
+        if feature in self.features:
+            return
         self.features.append(feature)
         if hasattr(feature, "on_attach"):
             feature.on_attach(self)
@@ -248,7 +260,10 @@ class FunctionGraph:
                              clone=False)
 
     def __str__(self) -> str:
-        return f"FunctionGraph({', '.join(map(str, self.outputs))})"
+        """The outputs written as nested calls down to the inputs (as Theano printed a graph)."""
+        return f"[{', '.join(as_string(self.inputs, self.outputs))}]"
+
+    __repr__ = __str__
 
     def __reduce__(self) -> tuple:
         """The inputs, the outputs and plain attributes (``n_outputs``...); the bookkeeping

@@ -1,7 +1,7 @@
 """Walking and copying graphs."""
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from typing import Any
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -218,3 +218,37 @@ def is_same_graph(var1: Variable, var2: Variable, givens: Any = None, debug: boo
                 keys[var] = ("apply", var.owner.op, var.index, tuple(keys[i] for i in inputs))
             stack.pop()
     return keys[resolved(var1)] == keys[resolved(var2)]
+
+
+def _node_string(node: Apply, args: list[str]) -> str:
+    return f"{node.op}({', '.join(args)})"
+
+
+def as_string(i: list, o: list, leaf_formatter: Callable[[Variable], str] = str,
+              node_formatter: Callable[[Apply, list[str]], str] = _node_string) -> list[str]:
+    """One string per output of ``o``, its graph written as nested calls down to ``i``.
+
+    A node whose outputs are used more than once is written out at its first use, marked
+    ``*n -> ...``, and is ``*n`` afterwards (``*n.k`` for its output ``k`` when it has several).
+    Variables of ``i`` and ownerless ones are written by ``leaf_formatter``.
+    """
+    given = set(i)
+    uses: Counter = Counter(o)
+    for node in io_toposort(i, o):
+        uses.update(node.inputs)
+    shared_nodes = {v.owner for v, n in uses.items() if n > 1 and v.owner is not None and v not in given}
+    labels: dict[Apply, int] = {}
+
+    def write(var: Variable) -> str:
+        node = var.owner
+        if node is None or var in given:
+            return leaf_formatter(var)
+        label = "" if len(node.outputs) == 1 else f".{node.outputs.index(var)}"
+        if node in labels:
+            return f"*{labels[node]}{label}"
+        if node not in shared_nodes:
+            return node_formatter(node, [write(inp) for inp in node.inputs])
+        labels[node] = len(labels) + 1
+        return f"*{labels[node]}{label} -> " + node_formatter(node, [write(inp) for inp in node.inputs])
+
+    return [write(out) for out in o]

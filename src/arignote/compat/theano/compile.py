@@ -1,5 +1,6 @@
 """Names ``theano.compile`` carried that ``arignote.compile`` does not re-export."""
+from arignote.compat.theano.optdb import optdb
 from arignote.compile.builders import OpFromGraph
 from arignote.config import config
 
-__all__ = ["config", "OpFromGraph"]
+__all__ = ["config", "OpFromGraph", "optdb"]

@@ -2,21 +2,26 @@
 arignote's graph IR under Theano's names."""
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
 
+from arignote.compat.theano import opt as toolbox
+from arignote.compat.theano.opt import (EquilibriumOptimizer, LocalOptimizer, MergeOptimizer, OpRemove, OpSub,
+                                        Optimizer, PatternSub, SeqOptimizer, TopoOptimizer, local_optimizer,
+                                        optimizer)
+from arignote.compat.theano.optdb import EquilibriumDB, Query, SequenceDB
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 from arignote.graph.fg import FunctionGraph, MissingInputError
-from arignote.graph.traversal import (ancestors, clone, clone_get_equiv, general_toposort, graph_inputs,
-                                      io_toposort, is_in_ancestors, is_same_graph, orphans, stack_search,
-                                      view_roots)
+from arignote.graph.traversal import (ancestors, as_string, clone, clone_get_equiv, general_toposort,
+                                      graph_inputs, io_toposort, is_in_ancestors, is_same_graph, orphans,
+                                      stack_search, view_roots)
 from arignote.graph.types import Generic, NullType, generic
 
-__all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph",
-           "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph",
-           "variables", "ops", "Generic", "generic", "NullType", "MethodNotDefined", "general_toposort",
-           "stack_search", "orphans", "variables_and_orphans", "ops_and_orphans", "view_roots",
-           "list_of_nodes", "is_in_ancestors", "as_string"]
+__all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph", "MissingInputError",
+           "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph", "variables",
+           "ops", "Generic", "generic", "NullType", "MethodNotDefined", "general_toposort", "stack_search",
+           "orphans", "variables_and_orphans", "ops_and_orphans", "view_roots", "list_of_nodes",
+           "is_in_ancestors", "as_string", "toolbox", "EquilibriumOptimizer", "LocalOptimizer",
+           "MergeOptimizer", "OpRemove", "OpSub", "Optimizer", "PatternSub", "SeqOptimizer",
+           "TopoOptimizer", "local_optimizer", "optimizer", "EquilibriumDB", "Query", "SequenceDB"]
 
 PureOp = Op
 # Theano raised MethodNotDefined for an interface method an op lacks (``grad``, ``perform``);
@@ -48,37 +53,3 @@ def ops_and_orphans(i: list, o: list) -> tuple[set, list]:
 def list_of_nodes(inputs: list, outputs: list) -> list:
     """The Apply nodes between ``inputs`` and ``outputs``, outputs' first."""
     return io_toposort(inputs, outputs)[::-1]
-
-
-def _node_string(node: Apply, args: list[str]) -> str:
-    return f"{node.op}({', '.join(args)})"
-
-
-def as_string(i: list, o: list, leaf_formatter: Callable[[Variable], str] = str,
-              node_formatter: Callable[[Apply, list[str]], str] = _node_string) -> list[str]:
-    """One string per output of ``o``, its graph written as nested calls down to ``i``.
-
-    A node whose outputs are used more than once is written out at its first use, marked
-    ``*n -> ...``, and is ``*n`` afterwards (``*n.k`` for its output ``k`` when it has several).
-    Variables of ``i`` and ownerless ones are written by ``leaf_formatter``.
-    """
-    given = set(i)
-    uses: Counter = Counter(o)
-    for node in io_toposort(i, o):
-        uses.update(node.inputs)
-    shared_nodes = {v.owner for v, n in uses.items() if n > 1 and v.owner is not None and v not in given}
-    labels: dict[Apply, int] = {}
-
-    def write(var: Variable) -> str:
-        node = var.owner
-        if node is None or var in given:
-            return leaf_formatter(var)
-        label = "" if len(node.outputs) == 1 else f".{node.outputs.index(var)}"
-        if node in labels:
-            return f"*{labels[node]}{label}"
-        if node not in shared_nodes:
-            return node_formatter(node, [write(inp) for inp in node.inputs])
-        labels[node] = len(labels) + 1
-        return f"*{labels[node]}{label} -> " + node_formatter(node, [write(inp) for inp in node.inputs])
-
-    return [write(out) for out in o]

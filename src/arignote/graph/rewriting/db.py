@@ -49,6 +49,13 @@ class RewriteDatabase:
         self._queried.clear()
         return rewriter
 
+    def remove(self, name: str) -> Entry:
+        """Unregister the rewrite ``name`` (a user's, or one to switch off for good)."""
+        if name not in self.entries:
+            raise KeyError(f"no rewrite named {name!r} is registered")
+        self._queried.clear()
+        return self.entries.pop(name)
+
     def query(self, include: Iterable[str], exclude: Iterable[str] = (),
               require: Iterable[str] = ()) -> GraphRewriter:
         """The pipeline of every rewriter carrying an included tag, no excluded one and
