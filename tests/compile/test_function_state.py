@@ -28,6 +28,23 @@ def test_keys_and_values():
     assert x in f.container and T.dscalar() not in f.container
 
 
+def test_theanos_input_shortcuts():
+    x, y, w = T.dscalars("x", "y", "w")
+    c = T.dscalar("s")
+    fn = function([x, ("why", y), ((c, c + x + y), 10.0), ("w", (w, w + x), 0.0)], c + w)
+    assert fn["s"] == 10.0 and fn["w"] == 0.0
+    assert fn(1, why=2) == 10.0 and fn["s"] == 13.0 and fn["w"] == 1.0
+    g = function([x, (y, 5.0), ("zed", c, 7.0)], x + y + c)
+    assert g(1) == 13.0 and g(1, 2, zed=0) == 3.0 and g["zed"] == 7.0
+
+
+@pytest.mark.parametrize("spec", [(), ("x",), ("name", 3.0), (1.0, 2.0), ("n", T.dscalar(), 1.0, 2.0),
+                                  ((T.dscalar(), T.dscalar()),)])
+def test_bad_input_shortcuts_say_what_is_allowed(spec):
+    with pytest.raises(TypeError, match=r"Theano's shortcuts \(name, x\), \(x, value\)"):
+        function([spec], [])
+
+
 def test_a_container_shared_between_functions():
     a = T.dscalar()
     x, s = T.dscalars("x", "s")

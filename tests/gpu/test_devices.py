@@ -120,7 +120,7 @@ def test_seed_script_uses_the_gpu():
                          check=True).stdout
     assert out.strip().endswith("Used the gpu")
     graph = out.splitlines()[0]
-    assert graph.startswith("[GpuElemwise{exp}(") and graph.endswith(", HostFromGpu(GpuElemwise{exp}.out)]")
+    assert graph.startswith("[GpuElemwise{exp}(") and graph.endswith(", HostFromGpu(GpuElemwise{exp}.0)]")
 
 
 def _train(device: str):

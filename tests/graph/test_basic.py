@@ -123,7 +123,7 @@ def test_variable_str_names_and_describe():
     anonymous = Thing()()
     assert str(anonymous) == "<thing>"
     assert "test_basic.py" in anonymous.describe()
-    assert str(f(x)) == "Combine{label=f, nout=1}.out"
+    assert str(f(x)) == "Combine{label=f, nout=1}.0"
     assert str(two(x)[1]) == "Combine{label=two, nout=2}.1"
     assert x.auto_name != var("x").auto_name
 

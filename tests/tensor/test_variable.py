@@ -236,7 +236,7 @@ def test_tensor_constructor():
      "TensorType(float32, (True, True, False))"),
     (lambda: tensor.exp(tensor.vector()).owner.op, "Elemwise{exp,no_inplace}"),
     (lambda: tensor.vector("x"), "x"),
-    (lambda: tensor.exp(tensor.vector()), "Elemwise{exp,no_inplace}.out"),
+    (lambda: tensor.exp(tensor.vector()), "Elemwise{exp,no_inplace}.0"),
 ])
 def test_reprs(var, text):
     assert repr(var()) == text

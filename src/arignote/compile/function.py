@@ -71,7 +71,7 @@ def function(inputs: Sequence[Any] | None = None, outputs: Any = None, mode: Mod
     if not isinstance(inputs, (list, tuple)):
         raise TypeError(f"function() takes a list of inputs, got {type(inputs).__name__} {inputs!r}: "
                         f"write function([{inputs}], ...)")
-    inputs = [i if isinstance(i, In) else In(_as_input_variable(i)) for i in inputs]
+    inputs = [_as_in(i) for i in inputs]
     # Rewrites build nodes too: they get no test values (Theano's compute_test_value_opt).
     quiet = (config.change_flags(compute_test_value="off") if config.compute_test_value != "off"
              else contextlib.nullcontext())
@@ -124,11 +124,24 @@ def function_dump(filename: str, inputs: Sequence[Any], outputs: Any = None, mod
         pickle.dump(request, f, -1)
 
 
-def _as_input_variable(var: Any) -> Variable:
-    if not isinstance(var, Variable):
-        raise TypeError(f"function() inputs must be symbolic variables, got {type(var).__name__} "
-                        f"{var!r}: make one with e.g. tensor.vector('x')")
-    return var
+def _as_in(spec: Any) -> In:
+    """An input given as Theano's shortcuts allow: ``r``, ``(name, r)``, ``(r, value)``,
+    ``((r, update), value)``, ``(name, r, value)`` or ``(name, (r, update), value)``."""
+    if isinstance(spec, In):
+        return spec
+    if isinstance(spec, Variable):
+        return In(spec)
+    if isinstance(spec, (list, tuple)) and spec:
+        name, rest = (spec[0], spec[1:]) if isinstance(spec[0], str) else (None, spec)
+        if 1 <= len(rest) <= 2:
+            target, value = rest[0], (rest[1] if len(rest) == 2 else None)
+            var, update = target if isinstance(target, (list, tuple)) and len(target) == 2 else (target, None)
+            if isinstance(var, Variable) and (update is None or len(rest) == 2):
+                return In(var, name=name, value=value, update=update)
+    raise TypeError(f"function() inputs must be symbolic variables, In(...) or Theano's shortcuts "
+                    f"(name, x), (x, value), ((x, update), value), (name, x, value), "
+                    f"(name, (x, update), value); got {type(spec).__name__} {spec!r}: make a variable "
+                    f"with e.g. tensor.vector('x')")
 
 
 class FunctionMaker:

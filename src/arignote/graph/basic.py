@@ -79,10 +79,7 @@ class Variable:
         if self.name is not None:
             return self.name
         if self.owner is not None:
-            op = self.owner.op
-            if self.owner.outputs and len(self.owner.outputs) > 1:
-                return f"{op}.{self.index}"
-            return f"{op}.out"
+            return f"{self.owner.op}.{self.index}"
         return f"<{self.type}>"
 
     def __repr__(self) -> str:
@@ -315,7 +312,7 @@ class Op:
 def user_variable(var: Variable) -> Variable:
     """The variable the user wrote behind ``var``: unnamed results of ops that only
     move a value or pad it with axes (transfers, ``pad_left``) are walked back, so an
-    error names ``'x'`` rather than ``GpuFromHost.out``."""
+    error names ``'x'`` rather than ``GpuFromHost.0``."""
     while var.name is None and var.owner is not None and var.owner.op.passes_value:
         var = var.owner.inputs[0]
     return var
