@@ -176,3 +176,12 @@ def test_gof_as_string_writes_nested_calls_and_marks_shared_nodes(theano):
     leaf = as_string([x, y], [T.neg(x)], leaf_formatter=lambda v: f"<{v.name}>",
                      node_formatter=lambda node, args: f"{node.op}[{'; '.join(args)}]")
     assert leaf == ["Elemwise{neg,no_inplace}[<x>]"]
+
+
+def test_theano_typed_list_is_arignotes(theano):
+    import theano.typed_list
+    from theano.typed_list.basic import Append
+    from theano.typed_list.type import TypedListType
+    import arignote.typed_list as ours
+    assert TypedListType is ours.TypedListType and Append is ours.Append
+    assert theano.typed_list.length is ours.length

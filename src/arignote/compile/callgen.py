@@ -57,7 +57,10 @@ def generate_call(fn: Function) -> Callable[..., Any]:
 
 def copy_value(value: Any) -> Any:
     """A copy of a value that must not be shared: arrays (numpy, device, sparse) by their
-    ``copy``, other values (a ``RandomState``) by ``copy.deepcopy``."""
+    ``copy``, a list (a typed list) element by element, other values (a ``RandomState``)
+    by ``copy.deepcopy``."""
+    if isinstance(value, list):
+        return [copy_value(v) for v in value]
     method = getattr(value, "copy", None)
     return method() if method is not None else copy.deepcopy(value)
 

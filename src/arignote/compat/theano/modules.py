@@ -31,6 +31,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
     "theano.sparse.sandbox": (None, None),
     "theano.tests": (None, None),
+    "theano.typed_list": ("arignote.typed_list", None),
 }
 
 # Theano module -> the module it is (an arignote module, a shim of Theano's layout, or
@@ -65,6 +66,8 @@ MODULES: dict[str, str] = {
     "theano.compile.function_module": "arignote.compat.theano.function_module",
     "theano.misc.may_share_memory": "arignote.compat.theano.may_share_memory",
     "theano.misc.safe_asarray": "arignote.compat.theano.top",
+    "theano.typed_list.basic": "arignote.typed_list",
+    "theano.typed_list.type": "arignote.typed_list",
     "theano.tests.unittest_tools": "arignote.testing",
     "theano.tests.breakpoint": "arignote.misc.breakpoint",
 }
