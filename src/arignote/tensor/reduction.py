@@ -312,16 +312,27 @@ def mean(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = Fa
     return _keep(result, axes, keepdims)
 
 
-def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Variable:
+def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False,
+        corrected: bool = False) -> Variable:
     """The variance over ``axis``, dividing by ``N - ddof`` (numpy.var); complex
-    inputs give the real variance of the magnitudes' spread."""
+    inputs give the real variance of the magnitudes' spread. ``corrected`` uses the
+    corrected two-pass algorithm (Theano's flag): the rounding error left in the
+    mean, ``sum(x - mean)**2 / N``, is taken off the sum of squares."""
     x = as_tensor_variable(x)
+    if isinstance(ddof, bool):
+        raise TypeError(f"var of {x.describe()}: ddof is {ddof}, a bool; keepdims is the fourth "
+                        "argument, var(x, axis, ddof, keepdims), so pass keepdims=...")
     axes = _axes(x, axis, "var")
     centered = _math.sub(x, mean(x, axes, keepdims=True))
     squared = (_math.sqr(_math.abs(centered)) if centered.dtype in COMPLEX
                else _math.sqr(centered))
     total = sum(squared, axes)
-    count = _count(x, axes)
+    n = _count(x, axes)
+    if corrected:
+        error = sum(centered, axes)
+        error = _math.sqr(_math.abs(error)) if error.dtype in COMPLEX else _math.sqr(error)
+        total = _math.sub(total, _divide(error, n, total.dtype))
+    count = n
     if isinstance(count, int):
         count -= int(ddof)
     elif ddof:
@@ -330,9 +341,10 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Vari
     return _keep(result, axes, keepdims)
 
 
-def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Variable:
-    """The standard deviation over ``axis``: ``sqrt(var(x, axis, ddof))``."""
-    return _math.sqrt(var(x, axis, ddof=ddof, keepdims=keepdims))
+def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False,
+        corrected: bool = False) -> Variable:
+    """The standard deviation over ``axis``: ``sqrt(var(x, axis, ddof, keepdims, corrected))``."""
+    return _math.sqrt(var(x, axis, ddof=ddof, keepdims=keepdims, corrected=corrected))
 
 
 def norm(x: Any, L: float = 2, axis: Any = None, keepdims: bool = False) -> Variable:

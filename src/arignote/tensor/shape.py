@@ -147,7 +147,7 @@ def static_value(var: Any) -> np.ndarray | None:
         return None
     if isinstance(node.op, Shape_i):
         return np.asarray(1, "int64") if node.inputs[0].broadcastable[node.op.i] else None
-    if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join, _read.Subtensor)):
+    if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join, _join.MakeVector, _read.Subtensor)):
         return None
     values = [static_value(i) for i in node.inputs]
     if any(v is None for v in values):
@@ -169,8 +169,10 @@ def vector_length(vector: Variable) -> int | None:
         return None
     if isinstance(node.op, Shape):
         return node.inputs[0].ndim
-    if isinstance(node.op, _join.Join) and all(i.broadcastable == (True,) for i in node.inputs):
+    if isinstance(node.op, _join.MakeVector):
         return len(node.inputs)
+    if isinstance(node.op, _join.Join) and all(i.broadcastable == (True,) for i in node.inputs[1:]):
+        return len(node.inputs) - 1
     if isinstance(node.op, _read.Subtensor) and len(node.op.idx_list) == 1:
         # A constant slice of a vector of known length (``x.shape[:2]``).
         item = node.op.idx_list[0]
@@ -207,8 +209,11 @@ def static_entry(vector: Variable, i: int) -> int | None:
         return None
     if isinstance(node.op, Shape):
         return 1 if node.inputs[0].broadcastable[i] else None
-    if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs):
-        return static_entry(node.inputs[i], 0)
+    if isinstance(node.op, _join.MakeVector):
+        value = static_value(node.inputs[i])
+        return None if value is None else int(value)
+    if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs) - 1:
+        return static_entry(node.inputs[1 + i], 0)
     if isinstance(node.op, DimShuffle) and node.op.new_order == ("x",):
         value = static_value(node.inputs[0])
         return None if value is None else int(value)
@@ -224,8 +229,10 @@ def vector_entry(vector: Variable, i: int) -> int | Variable:
     if node is not None:
         if isinstance(node.op, Shape):
             return shape_i(node.inputs[0], i)
-        if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs):
-            return vector_entry(node.inputs[i], 0)
+        if isinstance(node.op, _join.MakeVector):
+            return _math.cast(node.inputs[i], "int64")
+        if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs) - 1:
+            return vector_entry(node.inputs[1 + i], 0)
         if isinstance(node.op, DimShuffle) and node.op.new_order == ("x",):
             return _math.cast(node.inputs[0], "int64")
     return _math.cast(vector[i], "int64")

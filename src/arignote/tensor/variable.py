@@ -244,11 +244,11 @@ class _TensorOperators:
     def mean(self, axis=None, dtype=None, keepdims: bool = False, acc_dtype=None):
         return _reduction.mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
-    def var(self, axis=None, ddof: int = 0, keepdims: bool = False):
-        return _reduction.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis=None, ddof: int = 0, keepdims: bool = False, corrected: bool = False):
+        return _reduction.var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
-    def std(self, axis=None, ddof: int = 0, keepdims: bool = False):
-        return _reduction.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, ddof: int = 0, keepdims: bool = False, corrected: bool = False):
+        return _reduction.std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
     def max(self, axis=None, keepdims: bool = False):
         return _reduction.max(self, axis=axis, keepdims=keepdims)
