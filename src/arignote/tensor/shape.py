@@ -12,6 +12,7 @@ split sizes); ops use them to type their outputs and to write ``infer_shape``.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 from collections.abc import Sequence
 
@@ -385,15 +386,29 @@ def reshape(x: Any, newshape: Any, ndim: int | None = None) -> Variable:
     return Reshape(ndim)(x, shp)
 
 
-def flatten(x: Any, ndim: int = 1) -> Variable:
-    """Keep the first ``ndim - 1`` dimensions of ``x`` and collapse the rest into one."""
+def flatten(x: Any, ndim: int | None = None, outdim: int | None = None) -> Variable:
+    """Keep the first ``ndim - 1`` dimensions of ``x`` and collapse the rest into one
+    (``ndim`` defaults to 1; ``outdim`` is Theano's deprecated name for it)."""
     x = as_tensor_variable(x)
+    ndim = flatten_ndim(ndim, outdim, "flatten")
     if not 1 <= ndim <= max(x.ndim, 1):
         raise ValueError(f"flatten of {x.describe()} ({x.ndim}-d): ndim must be between 1 and "
                          f"{max(x.ndim, 1)}, got {ndim}")
     kept = [_static_or(shape_i(x, i)) for i in range(ndim - 1)]
     rest = product([_static_or(shape_i(x, i)) for i in range(ndim - 1, x.ndim)])
     return reshape(x, kept + [rest], ndim=ndim)
+
+
+def flatten_ndim(ndim: int | None, outdim: int | None, what: str) -> int:
+    """The rank ``flatten``/``is_flat`` are asked for: ``ndim``, or Theano's older ``outdim``
+    (with a DeprecationWarning), default 1."""
+    if outdim is None:
+        return 1 if ndim is None else int(ndim)
+    if ndim is not None:
+        raise ValueError(f"{what}: give ndim only (outdim is its deprecated name), not both")
+    warnings.warn(f"{what}(outdim=...) is deprecated, as in Theano: write ndim=...",
+                  DeprecationWarning, stacklevel=3)
+    return int(outdim)
 
 
 def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:

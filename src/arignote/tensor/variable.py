@@ -52,6 +52,8 @@ class _TensorOperators:
     def __rmul__(self, other): return _math.mul(other, self)
     def __truediv__(self, other): return _math.true_div(self, other)
     def __rtruediv__(self, other): return _math.true_div(other, self)
+    def __divmod__(self, other): return _composed.divmod(self, other)
+    def __rdivmod__(self, other): return _composed.divmod(other, self)
     def __floordiv__(self, other): return _math.int_div(self, other)
     def __rfloordiv__(self, other): return _math.int_div(other, self)
     def __mod__(self, other): return _math.mod(self, other)
@@ -159,6 +161,28 @@ class _TensorOperators:
 
     def flatten(self, ndim: int = 1):
         return _shape.flatten(self, ndim)
+
+    def ptp(self, axis=None):
+        return _composed.ptp(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int):
+        return _composed.swapaxes(self, axis1, axis2)
+
+    def choose(self, choices, out=None, mode: str = "raise"):
+        return _extra_ops.choose(self, choices, out, mode)
+
+    def conj(self):
+        return _math.conj(self)
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return _math.real(self)
+
+    @property
+    def imag(self):
+        return _math.imag(self)
 
     def ravel(self):
         return _shape.flatten(self)
