@@ -135,8 +135,12 @@ def test_arange_numeric_and_symbolic(args):
 
 
 def test_arange_dtype_rule_is_theanos_upcast():
-    assert T.arange(10).dtype == "int8"
-    assert T.arange(300).dtype == "int16"
+    # Theano's rule: integer arguments give int64 (uint64 if unsigned), whatever their width.
+    assert T.arange(10).dtype == "int64" and T.arange(T.iscalar("n")).dtype == "int64"
+    assert T.arange(np.uint8(0), np.uint8(3), np.uint8(1)).dtype == "uint64"
+    assert T.arange(np.uint8(3)).dtype == "int64"  # with int8 constants 0 and 1
+    assert T.arange(T.iscalar("a"), T.fscalar("b")).dtype == "float64"
+    assert T.arange(T.iscalar("a"), 3, 2.0, dtype="int64").owner.op is T.arange(5).owner.op
     assert T.arange(T.lscalar("n")).dtype == "int64"
     assert T.arange(T.iscalar("n"), dtype="float32").dtype == "float32"
     assert T.arange(0.5, 3).dtype == T.constant(0.5).dtype

@@ -180,15 +180,29 @@ class ARange(Op):
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: str | None = None) -> Variable:
     """Evenly spaced values in ``[start, stop)``, like ``numpy.arange``.
 
-    The dtype, unless given, is the upcast of the arguments' dtypes (Theano's
-    rule): ``arange(10)`` is int8, because the Python int 10 is an int8 constant.
+    The dtype, unless given, is Theano's (its default cast_policy, 'custom', the only
+    one here): the upcast of the arguments' dtypes, with any integer widened to int64
+    (uint64 when all are unsigned), so ``arange(10)`` cannot overflow. One op per
+    dtype is shared by every call.
     """
     if stop is None:
         start, stop = 0, start
     args = [_real_scalar(v, f"arange {name}") for v, name in
             ((start, "start"), (stop, "stop"), (step, "step"))]
-    dtype = _dtype_name(dtype) or upcast(*[a.dtype for a in args])
-    return ARange(dtype)(*args)
+    dtype = _dtype_name(dtype) or _arange_dtype([a.dtype for a in args])
+    if dtype not in _ARANGE_OPS:
+        _ARANGE_OPS[dtype] = ARange(dtype)
+    return _ARANGE_OPS[dtype](*args)
+
+
+_ARANGE_OPS: dict[str, ARange] = {}
+
+
+def _arange_dtype(dtypes: list[str]) -> str:
+    dtype = upcast(*dtypes)
+    if dtype in INTEGER:
+        return "uint64" if dtype.startswith("u") else "int64"
+    return dtype
 
 
 # ----------------------------------------------------------------------------- eye
