@@ -123,6 +123,21 @@ def test_mean_var_std(case, dtype):
         assert_matches(out[1], np.asarray(ref_s, real_dtype), rtol)
 
 
+def test_axis_given_as_a_constant_variable():
+    """Theano took NoneConst, constant(k) and constant int vectors as axes."""
+    v = value((2, 3), "float64")
+    x = var_for(v)
+    for axis, np_axis in ((T.NoneConst.clone(), None), (T.constant(0), 0), (T.constant(-1), -1),
+                          (T.as_tensor_variable([1, 0]), (0, 1))):
+        maximum, index = T.max_and_argmax(x, axis)
+        assert_matches(run([x], maximum, v), np.max(v, np_axis))
+        assert_matches(run([x], T.sum(x, axis), v), np.sum(v, np_axis))
+        if not isinstance(np_axis, tuple):
+            assert_matches(run([x], index, v), np.argmax(v, np_axis))
+    with pytest.raises(TypeError, match="axis must be None, an int or a tuple of ints"):
+        T.sum(x, T.lscalar("k"))
+
+
 @pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
 def test_var_corrected_two_pass(dtype):
     """corrected=True takes the mean's rounding error off: equal to numpy's var up to

@@ -175,6 +175,13 @@ def test_transpose(axes):
     assert_matches(run([x], x.T, v), v.T)
 
 
+def test_full_transpose_is_named_after_its_input():
+    x = T.tensor3("x1")
+    assert x.T.name == "x1.T" and T.transpose(x).name == "x1.T" and x.transpose().name == "x1.T"
+    assert x.transpose(2, 1, 0).name == "x1.T"
+    assert x.transpose(1, 0, 2).name is None and T.tensor3().T.name is None
+
+
 def test_transpose_bad_axes():
     with pytest.raises(ValueError, match="not a permutation"):
         T.transpose(T.matrix("m"), (0, 0))
@@ -244,10 +251,31 @@ def test_broadcast_patterns():
     with pytest.raises(ValueError, match=r"dimension 0 of 'x' was declared broadcastable \(length "
                                          r"1\), but the value has shape \(2, 3\)"):
         run([x], y, np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="pattern"):
-        T.patternbroadcast(x, (True,))
+    with pytest.raises(ValueError, match="at most one flag per dimension"):
+        T.patternbroadcast(x, (True, True, True))
     with pytest.raises(np.exceptions.AxisError):
         T.addbroadcast(x, 2)
+
+
+def test_short_broadcast_patterns_and_rebroadcast_merging():
+    """Theano's rules: a shorter pattern sets the leading flags; Rebroadcasts of Rebroadcasts
+    merge into one node, or none when the flags come back to the original's."""
+    x, s = T.matrix("x"), T.scalar("s")
+    assert T.patternbroadcast(x, s.broadcastable) is x
+    assert T.patternbroadcast(x, (True,)).broadcastable == (True, False)
+    assert T.unbroadcast(T.addbroadcast(x, 1), 1) is x
+    assert T.addbroadcast(T.unbroadcast(x, 1), 1) is not x
+    both = T.addbroadcast(T.addbroadcast(x, 0), 1)
+    assert both.broadcastable == (True, True) and both.owner.inputs[0] is x
+    b = T.TensorType("float64", (True, True))("b")
+    assert T.unbroadcast(T.unbroadcast(b, 1), 0).owner.inputs[0] is b
+    assert T.addbroadcast(T.unbroadcast(b, 0), 0) is b
+    mixed = T.addbroadcast(T.unbroadcast(b, 1), 0)
+    assert mixed.owner.inputs[0] is b and mixed.broadcastable == (True, False)
+    v = np.zeros((1, 1))
+    assert_matches(run([x], both, v), v)
+    with pytest.raises(ValueError, match="declared broadcastable"):
+        run([x], both, np.zeros((1, 2)))
 
 
 def test_list_of_variables_becomes_a_stacked_tensor():

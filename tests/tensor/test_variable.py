@@ -305,3 +305,24 @@ def test_fill_and_get_scalar_constant_value_methods():
         get_scalar_constant_value(c + 1, elemwise=False)
     row = tensor.TensorType("float64", (True, False))("row")
     assert get_scalar_constant_value(row.shape[0]) == 1
+
+
+def test_tensor_constant_value_is_its_data():
+    c = constant(np.arange(3.0))
+    assert c.value is c.data
+
+
+def test_values_eq_approx_is_static_with_theanos_nan_and_inf_rules():
+    a = np.asarray([-np.inf, -1, 0, 1, np.inf, np.nan])
+    eq = TensorType.values_eq_approx
+    assert eq(a, a) and tensor.dvector().type.values_eq_approx(a, a)
+    assert not eq(a, np.asarray([np.inf, -1, 0, 1, np.inf, np.nan]))
+    assert not eq(a, np.asarray([-np.inf, -1, 0, 1, -np.inf, np.nan]))
+    assert eq(a, np.asarray([-np.inf, -1, 0, 1, 5, np.nan]), allow_remove_inf=True)
+    assert not eq(a, np.asarray([-np.inf, -1, 0, 1, 5, 6]), allow_remove_inf=True)
+    assert eq(a, np.asarray([-np.inf, -1, 0, 1, np.inf, 6]), allow_remove_nan=True)
+    assert not eq(a, np.asarray([-np.inf, -1, 0, 1, np.inf, 6]))
+    # the narrower dtype's tolerances: float32's atol is 1e-5, float64's 1e-8
+    assert eq(np.float32(0), np.float64(5e-6)) and not eq(0.0, 5e-6)
+    assert eq(0.0, 5e-6, atol=1e-5) and not eq(np.zeros(2), np.zeros(3))
+    assert eq(np.arange(3), np.arange(3)) and not eq(np.arange(3), np.arange(3) + 1)

@@ -31,6 +31,7 @@ from arignote.tensor import math as _math
 from arignote.tensor.elemwise import DimShuffle
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
+from arignote.tensor.type_other import NoneTypeT
 from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "sum", "prod", "mean",
@@ -421,6 +422,13 @@ def _real(dtype: str) -> str:
 
 def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence; negatives count from the end) as sorted axes."""
+    if isinstance(axis, Variable):
+        # Theano took constant variables too: NoneConst, constant(0), as_tensor_variable([0, 1]).
+        if isinstance(axis.type, NoneTypeT):
+            axis = None
+        elif getattr(axis.type, "dtype", None) in DISCRETE and axis.ndim <= 1:
+            known = _shape.static_value(axis)
+            axis = axis if known is None else np.asarray(known)
     if axis is None:
         return tuple(range(x.ndim))
     if isinstance(axis, np.ndarray) and axis.dtype.kind in "iu" and axis.ndim <= 1:

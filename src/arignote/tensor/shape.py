@@ -420,7 +420,10 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     if sorted(normalized) != list(range(x.ndim)):
         raise ValueError(f"transpose of {x.describe()} ({x.ndim}-d): axes {tuple(axes)} are not a "
                          f"permutation of {tuple(range(x.ndim))}")
-    return DimShuffle(x.broadcastable, normalized)(x)
+    out = DimShuffle(x.broadcastable, normalized)(x)
+    if x.name and normalized == list(reversed(range(x.ndim))):
+        out.name = f"{x.name}.T"  # Theano's name for the full transpose
+    return out
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Variable:
@@ -559,12 +562,19 @@ class Rebroadcast(Op):
 
 
 def patternbroadcast(x: Any, pattern: Sequence[bool]) -> Variable:
-    """``x`` with broadcastable pattern ``pattern`` (length-1 dimensions checked at run time)."""
+    """``x`` with broadcastable pattern ``pattern`` (length-1 dimensions checked at run time).
+
+    As in Theano, a pattern shorter than ``x.ndim`` sets the leading dimensions only
+    (``patternbroadcast(g, scalar.broadcastable)`` is ``g``), and a Rebroadcast of a
+    Rebroadcast is one node, or none when the flags end where they began."""
     x = as_tensor_variable(x)
-    if len(pattern) != x.ndim:
+    if len(pattern) > x.ndim:
         raise ValueError(f"patternbroadcast: {x.describe()} has {x.ndim} dimensions but the pattern "
-                         f"{tuple(pattern)} has {len(pattern)}: give one flag per dimension")
-    changes = [(i, bool(p)) for i, (p, b) in enumerate(zip(pattern, x.broadcastable)) if bool(p) != b]
+                         f"{tuple(pattern)} has {len(pattern)}: give at most one flag per dimension")
+    wanted = [bool(p) for p in pattern] + list(x.broadcastable[len(pattern):])
+    if x.owner is not None and isinstance(x.owner.op, Rebroadcast):
+        x = x.owner.inputs[0]
+    changes = [(i, p) for i, (p, b) in enumerate(zip(wanted, x.broadcastable)) if p != b]
     return Rebroadcast(*changes)(x) if changes else x
 
 

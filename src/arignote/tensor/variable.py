@@ -133,13 +133,7 @@ class _TensorOperators:
         """Permute the dimensions (reversed when no axes are given), as a DimShuffle view."""
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
             axes = axes[0]
-        if not axes:
-            axes = range(self.ndim - 1, -1, -1)
-        axes = [int(a) + self.ndim if int(a) < 0 else int(a) for a in axes]
-        if sorted(axes) != list(range(self.ndim)):
-            raise ValueError(f"transpose of {self.describe()} ({self.ndim} dimensions): axes "
-                             f"{tuple(axes)} are not a permutation of {tuple(range(self.ndim))}")
-        return self.dimshuffle(axes)
+        return _shape.transpose(self, [int(a) for a in axes] if axes else None)
 
     # ------------------------------------------------------- shape methods
     def dimshuffle(self, *pattern):
@@ -313,6 +307,11 @@ class TensorVariable(_TensorOperators, Variable):
 
 class TensorConstant(_TensorOperators, Constant):
     """A fixed array in the graph; equal constants merge."""
+
+    @property
+    def value(self) -> np.ndarray:
+        """The array (Theano's other name for ``data``)."""
+        return self.data
 
     def __str__(self) -> str:
         if self.name is not None:
