@@ -233,6 +233,8 @@ def test_specify_shape():
         run([x, n], z, np.zeros((4, 1)), 3)
     with pytest.raises(ValueError, match="has 2 dimensions, but the shape given has 3"):
         T.specify_shape(x, (1, 2, 3))
+    with pytest.raises(AssertionError, match="the shape given has 0 entries"):  # Theano's class
+        T.specify_shape(x, [])
     with pytest.raises(ValueError, match="broadcastable"):
         T.specify_shape(T.row("r"), (3, 4))
 

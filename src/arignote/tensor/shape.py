@@ -469,8 +469,8 @@ def shape_padaxis(x: Any, axis: int) -> Variable:
 
 # ------------------------------------------------------- run-time shape checks
 class ShapeMismatchError(ValueError, AssertionError):
-    """A value whose shape is not the one ``specify_shape`` declared (Theano raised
-    AssertionError, which code written for it catches)."""
+    """A shape that is not the one ``specify_shape`` declared, or a declared shape of the
+    wrong length (Theano raised AssertionError, which code written for it catches)."""
 
 
 class SpecifyShape(Op):
@@ -488,9 +488,9 @@ class SpecifyShape(Op):
         shp = as_shape_vector(shp, "specify_shape", allow_none=True)
         length = vector_length(shp)
         if length is not None and length != x.ndim:
-            raise ValueError(f"specify_shape: {x.describe()} has {x.ndim} dimensions, but the "
-                             f"shape given has {length} entries: give one per dimension "
-                             "(None for any length)")
+            raise ShapeMismatchError(f"specify_shape: {x.describe()} has {x.ndim} dimensions, but "
+                                     f"the shape given has {length} entries: give one per dimension "
+                                     "(None for any length)")
         entries = [static_entry(shp, i) for i in range(x.ndim)] if length else [None] * x.ndim
         for axis, (b, entry) in enumerate(zip(x.broadcastable, entries)):
             if b and isinstance(entry, int) and entry not in (1, -1):

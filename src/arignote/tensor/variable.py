@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from arignote.config import config
-from arignote.graph.basic import Constant, Variable
+from arignote.graph.basic import Apply, Constant, Variable
 from arignote.scalar.dtypes import smallest_int_dtype
 from arignote.tensor.type import TensorType
 
@@ -371,7 +371,12 @@ TensorType.constant_type = TensorConstant
 
 def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
                        dtype: str | None = None) -> Variable:
-    """Return ``x`` as a tensor Variable: constants are made for Python and numpy values."""
+    """Return ``x`` as a tensor Variable: constants are made for Python and numpy values,
+    an Apply node gives its default output. With ``ndim``, leading broadcastable
+    dimensions are dropped, or broadcastable ones added on the left, to reach it
+    (Theano's rule); other mismatches are a TypeError."""
+    if isinstance(x, Apply):
+        x = _default_output(x)
     if isinstance(x, Variable):
         to_host = getattr(x.type, "host_variable", None)  # device types: their host twin
         if to_host is not None:
@@ -388,9 +393,29 @@ def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
         var = stack([as_tensor_variable(v) for v in x])
     else:
         var = constant(x, name=name, dtype=dtype)
+    if ndim is not None and var.ndim > ndim and all(var.broadcastable[:var.ndim - ndim]):
+        var = var.dimshuffle(list(range(var.ndim - ndim, var.ndim)))
+    elif ndim is not None and var.ndim < ndim:
+        var = _shape.shape_padleft(var, ndim - var.ndim)
     if ndim is not None and var.ndim != ndim:
-        raise TypeError(f"expected {ndim} dimensions, got {var} with {var.ndim} ({var.type})")
+        raise TypeError(f"expected {ndim} dimensions, got {var} with {var.ndim} ({var.type}): only "
+                        "leading broadcastable dimensions can be dropped")
     return var
+
+
+def _default_output(node: Apply) -> Variable:
+    """The output of ``node`` that stands for it: its op's ``default_output``, or its only one."""
+    index = getattr(node.op, "default_output", None)
+    if index is None:
+        if len(node.outputs) != 1:
+            raise ValueError(f"{node.op} has {len(node.outputs)} outputs, so it is ambiguous which "
+                             "one is meant: pass node.outputs[i]")
+        return node.outputs[0]
+    if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < len(
+            node.outputs):
+        raise AttributeError(f"{node.op}.default_output is {index!r}, which is not the index of one "
+                             f"of its {len(node.outputs)} outputs")
+    return node.outputs[index]
 
 
 def constant(x: Any, name: str | None = None, dtype: str | None = None, ndim: int | None = None
