@@ -24,7 +24,8 @@ from arignote.tensor.alloc import alloc, arange, as_int_scalar, zeros
 from arignote.tensor.composed import take
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.join import Repeat, repeat
-from arignote.tensor.shape import checked_axis, product, reshape, shape_i, squeeze, vector_length
+from arignote.tensor.shape import (checked_axis, product, reshape, shape_i, shape_padleft, squeeze,
+                                   vector_length)
 from arignote.tensor.sort import argsort
 from arignote.tensor.subtensor import AdvancedSubtensor1, set_subtensor
 from arignote.tensor.type import TensorType
@@ -608,6 +609,17 @@ class Choose(HostOp):
         return [tuple(c if ab else a for a, c, ab, cb in zip(a_shape, choice_shape, a_b, c_b))]
 
 
+def _broadcast_length(parts: Sequence[Variable], d: int) -> Any:
+    """The length of dimension ``d`` when ``parts`` broadcast together (numpy's rule, lengths of
+    1 stretch, known when the function runs): their longest, or 0 if one is empty."""
+    lengths = [shape_i(p, d) for p in parts if not p.broadcastable[d]]
+    if not lengths:
+        return 1
+    longest = _math.maximum(*lengths) if len(lengths) > 1 else lengths[0]
+    empty = _math.eq(_math.minimum(*lengths), 0) if len(lengths) > 1 else _math.eq(longest, 0)
+    return _math.switch(empty, 0, longest)
+
+
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Variable:
     """``numpy.choose``: ``choices`` a tensor (choices on its first axis) or a list of tensors
     of broadcastable shapes; ``out`` is not supported (pass None)."""
@@ -617,8 +629,6 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Variab
         from arignote.tensor.join import stack
         parts = [as_tensor_variable(c) for c in choices]
         ndim = max(p.ndim for p in parts)
-        template = parts[0]
-        for p in parts[1:]:
-            template = template + p  # the choices' common broadcast shape
-        choices = stack([alloc(p, *[template.shape[d] for d in range(ndim)]) for p in parts])
+        parts = [shape_padleft(p, ndim - p.ndim) for p in parts]
+        choices = stack([alloc(p, *[_broadcast_length(parts, d) for d in range(ndim)]) for p in parts])
     return Choose(mode)(a, choices)
