@@ -548,18 +548,22 @@ def take_along_axis(a: Any, index: Any, axis: int) -> Variable:
 
 def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> Variable:
     """Each row (last axis) of ``x`` reordered by the permutation in the same row of ``y``
-    (``x[..., y]`` row by row; ``y`` broadcasts over leading axes); ``inverse`` applies the
-    inverse permutations. Theano's ``permute_row_elements``."""
+    (``x[..., y]`` row by row); the leading axes of ``x`` and ``y`` broadcast together, so
+    one vector takes each permutation of a matrix of them, and lengths of 1 stretch where
+    the values have them. ``inverse`` applies the inverse permutations. Theano's
+    ``permute_row_elements``."""
     x, y = as_tensor_variable(x), as_tensor_variable(y)
-    if y.dtype not in INTEGER or y.ndim < 1 or y.ndim > x.ndim:
-        raise TypeError(f"permute_row_elements: y must hold integer permutations with at most "
-                        f"{x.ndim} dimensions, got {y.describe()} ({y.type})")
+    if y.dtype not in INTEGER or y.ndim < 1 or x.ndim < 1:
+        raise TypeError(f"permute_row_elements: y must hold integer permutations of the rows of x, "
+                        f"got {y.describe()} ({y.type}) for {x.describe()} ({x.type})")
     if inverse:
         y = argsort(y, -1)
-    if y.ndim < x.ndim:
-        y = alloc(y, *[shape_i(x, d) for d in range(x.ndim - 1)], shape_i(y, -1))
-    return take_along_axis(x, y, x.ndim - 1)
-
+    ndim = max(x.ndim, y.ndim)
+    x, y = shape_padleft(x, ndim - x.ndim), shape_padleft(y, ndim - y.ndim)
+    leading = [_broadcast_length([x, y], d) for d in range(ndim - 1)]
+    x = alloc(x, *leading, shape_i(x, -1))
+    y = alloc(y, *leading, shape_i(y, -1))
+    return take_along_axis(x, y, ndim - 1)
 
 
 # ----------------------------------------------------------------- choose
