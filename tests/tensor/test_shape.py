@@ -287,3 +287,27 @@ def test_list_of_variables_becomes_a_stacked_tensor():
     assert_matches(run([a, b], v, 1.0, 2.0), np.array([1.0, 2.0, 3.0]))
     m = as_tensor_variable([[a, b], [b, a]])
     assert_matches(run([a, b], m, 1.0, 2.0), np.array([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_get_scalar_constant_value_sees_through_vectors_shapes_fills_and_asserts():
+    value = T.get_scalar_constant_value
+    b = T.iscalar("b")
+    v = T.stack([b, 2, 3])
+    assert value(v[1]) == 2 and value(v[-1]) == 3 and value(T.stack([1, 2, 3])[0]) == 1
+    with pytest.raises(T.NotScalarConstantError):
+        value(v[0])
+    assert value(T.row().shape[0]) == 1
+    c = T.constant(np.arange(12.0).reshape(3, 4))
+    assert value(T.Shape_i(0)(c)) == 3 and value(T.Shape_i(1)(c)) == 4 and value(c[1, 2]) == 6
+    two = T.constant(2)
+    assert value(T.Assert()(two, T.gt(two, 1))) == 2
+    for unproven in (T.Assert()(two, T.gt(two, 2)), T.Assert()(two, T.gt(two, T.scalar()))):
+        with pytest.raises(T.NotScalarConstantError):
+            value(unproven)
+    assert value(T.second(T.vector("shape_model"), T.constant(0.5))) == 0.5
+    assert value(T.addbroadcast(T.constant(np.ones((1, 1))), 0)) == 1
+    with pytest.raises(T.EmptyConstantError):
+        value(np.array([]))
+    with pytest.raises(T.NotScalarConstantError):
+        value(np.array([0, 1]))
+    assert value(np.array(3)) == 3

@@ -28,7 +28,8 @@ from arignote.tensor.variable import as_tensor_variable, constant
 __all__ = ["Shape", "Shape_i", "Reshape", "SpecifyShape", "Rebroadcast", "shape", "shape_i",
            "transpose", "reshape", "flatten", "squeeze", "shape_padleft", "shape_padright",
            "shape_padaxis", "specify_shape", "get_vector_length", "addbroadcast", "unbroadcast",
-           "patternbroadcast", "get_scalar_constant_value", "NotScalarConstantError", "extract_constant"]
+           "patternbroadcast", "get_scalar_constant_value", "NotScalarConstantError", "EmptyConstantError",
+           "extract_constant"]
 
 _INT64 = TensorType("int64", ())
 
@@ -97,6 +98,10 @@ class NotScalarConstantError(ValueError):
     """``get_scalar_constant_value`` met a variable whose value the graph does not fix."""
 
 
+class EmptyConstantError(NotScalarConstantError):
+    """``get_scalar_constant_value`` met a constant with no entries."""
+
+
 def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_constants: bool = False,
                               max_recur: int = 10) -> np.ndarray:
     """Theano's ``get_scalar_constant_value``: the one value ``v`` holds, as a 0-d array, when
@@ -110,6 +115,8 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
         v = constant(np.asarray(v))
     if not isinstance(v, Variable):
         raise NotScalarConstantError(f"get_scalar_constant_value: {v!r} is not a variable or number")
+    if not only_process_constants:
+        v = _through_value_passing(v)
     if isinstance(v, Constant):
         data = np.asarray(v.data)
     elif only_process_constants or not hasattr(v.type, "ndim"):
@@ -119,10 +126,29 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
     else:
         node = v.owner
         data = static_value(v) if node is not None and isinstance(node.op, (DimShuffle, Shape_i)) else None
-    if data is None or data.size == 0 or not np.all(data == data.flat[0]):
+    if data is not None and data.size == 0:
+        raise EmptyConstantError(f"get_scalar_constant_value: {v.describe()} is empty, so it holds "
+                                 "no value")
+    if data is None or not np.all(data == data.flat[0]):
         raise NotScalarConstantError(f"get_scalar_constant_value: the graph does not fix one value "
                                      f"for {v.describe()}")
     return np.asarray(data.flat[0])
+
+
+def _through_value_passing(v: Variable) -> Variable:
+    """``v`` without the nodes that only pass a value on: ``fill(model, value)`` (its value),
+    an Assert whose conditions the graph fixes as true, Rebroadcast and SpecifyShape."""
+    while v.owner is not None:
+        op, inputs = v.owner.op, v.owner.inputs
+        if isinstance(op, Elemwise) and getattr(op.scalar_op, "name", None) == "second":
+            v = inputs[1]
+        elif isinstance(op, (Rebroadcast, SpecifyShape)) or (
+                isinstance(op, _checks.Assert) and all(
+                    (c := static_value(i)) is not None and bool(c) for i in inputs[1:])):
+            v = inputs[0]
+        else:
+            break
+    return v
 
 
 def extract_constant(x: Any, elemwise: bool = True, only_process_constants: bool = False) -> Any:
@@ -147,7 +173,19 @@ def static_value(var: Any) -> np.ndarray | None:
     if node is None or var.ndim > 1:
         return None
     if isinstance(node.op, Shape_i):
-        return np.asarray(1, "int64") if node.inputs[0].broadcastable[node.op.i] else None
+        x = node.inputs[0]
+        if isinstance(x, Constant):
+            return np.asarray(np.shape(x.data)[node.op.i], "int64")
+        return np.asarray(1, "int64") if x.broadcastable[node.op.i] else None
+    if isinstance(node.op, _read.Subtensor) and var.ndim == 0 and node.inputs[0].ndim == 1:
+        # One entry of a vector whose other entries may not be fixed (stack([b, 2, 3])[1]).
+        item = node.op.idx_list[0]
+        k = item if isinstance(item, int) else static_value(node.inputs[1])
+        length = vector_length(node.inputs[0])
+        if k is None or length is None or not -length <= int(k) < length:
+            return None
+        entry = static_entry(node.inputs[0], int(k) % length)
+        return None if entry is None else np.asarray(entry, var.dtype)
     if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join, _join.MakeVector, _read.Subtensor)):
         return None
     values = [static_value(i) for i in node.inputs]
@@ -616,3 +654,4 @@ def _as_tuple(axis: Any) -> tuple:
 from arignote.tensor import join as _join  # noqa: E402  (join builds on these ops)
 from arignote.tensor.subtensor import read as _read  # noqa: E402  (so does indexing)
 from arignote.tensor.subtensor.index import IndexSlice  # noqa: E402
+from arignote.tensor import checks as _checks  # noqa: E402
