@@ -20,7 +20,7 @@ from arignote.tensor.shape import shape_i, vector_entry, vector_length
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["Alloc", "ARange", "Eye", "Tri", "alloc", "arange", "eye", "fill", "full", "full_like",
+__all__ = ["Alloc", "AllocEmpty", "ARange", "Eye", "Tri", "alloc", "arange", "eye", "fill", "full", "full_like",
            "identity_like", "ones", "ones_like", "second", "tri", "tril", "triu", "zeros", "zeros_like"]
 
 
@@ -119,6 +119,33 @@ class Alloc(Op):
 _ALLOC = Alloc()
 
 
+class AllocEmpty(Op):
+    """An array of ``dtype`` and the given shape whose contents are left as they are in memory
+    (numpy.empty, Theano's AllocEmpty): for results that are written before they are read.
+    Never folded into a constant; no gradient flows to the lengths."""
+
+    __props__ = ("dtype",)
+    foldable = False
+
+    def __init__(self, dtype: str):
+        self.dtype = _dtype_name(dtype)
+
+    def make_node(self, *shape: Any) -> Apply:
+        dims = [as_shape_scalar(s, f"AllocEmpty shape[{i}]") for i, s in enumerate(shape)]
+        broadcastable = tuple(_constant_int(d) == 1 for d in dims)
+        return Apply(self, dims, [TensorType(self.dtype, broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        shape = tuple(int(s) for s in inputs)
+        if any(n < 0 for n in shape):
+            raise ValueError(f"AllocEmpty: negative length in shape {shape}")
+        if output_storage[0][0] is None or output_storage[0][0].shape != shape:
+            output_storage[0][0] = np.empty(shape, dtype=self.dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [tuple(node.inputs)]
+
+
 def alloc(value: Any, *shape: Any) -> Variable:
     """``value`` broadcast to ``shape``, whose lengths are ints or symbolic int scalars."""
     return _ALLOC(value, *shape)
@@ -211,8 +238,8 @@ class Eye(Op):
 
     __props__ = ("dtype",)
 
-    def __init__(self, dtype: str):
-        self.dtype = np.dtype(dtype).name
+    def __init__(self, dtype: str | None = None):
+        self.dtype = np.dtype(_dtype_name(dtype) or config.floatX).name
 
     def make_node(self, n: Any, m: Any, k: Any) -> Apply:
         n = as_shape_scalar(n, "eye n")
@@ -241,8 +268,8 @@ class Tri(Op):
 
     __props__ = ("dtype",)
 
-    def __init__(self, dtype: str):
-        self.dtype = np.dtype(dtype).name
+    def __init__(self, dtype: str | None = None):
+        self.dtype = np.dtype(_dtype_name(dtype) or config.floatX).name
 
     def make_node(self, n: Any, m: Any, k: Any) -> Apply:
         n = as_shape_scalar(n, "tri n")
