@@ -306,6 +306,10 @@ def test_get_scalar_constant_value_sees_through_vectors_shapes_fills_and_asserts
             value(unproven)
     assert value(T.second(T.vector("shape_model"), T.constant(0.5))) == 0.5
     assert value(T.addbroadcast(T.constant(np.ones((1, 1))), 0)) == 1
+    assert value(T.alloc(T.constant(2.5), T.lscalar("n"), 3)) == 2.5
+    assert value(T.constant(4).dimshuffle("x", "x")) == 4
+    x = T.matrix("x")
+    assert value(T.grad(T.argmax(x, axis=0).sum(), x)) == 0
     with pytest.raises(T.EmptyConstantError):
         value(np.array([]))
     with pytest.raises(T.NotScalarConstantError):

@@ -136,13 +136,14 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
 
 
 def _through_value_passing(v: Variable) -> Variable:
-    """``v`` without the nodes that only pass a value on: ``fill(model, value)`` (its value),
-    an Assert whose conditions the graph fixes as true, Rebroadcast and SpecifyShape."""
+    """``v`` without the nodes that only spread or pass a value on: ``fill(model, value)``
+    (its value), ``alloc(value, ...)``, DimShuffle, Rebroadcast, SpecifyShape and an Assert
+    whose conditions the graph fixes as true."""
     while v.owner is not None:
         op, inputs = v.owner.op, v.owner.inputs
         if isinstance(op, Elemwise) and getattr(op.scalar_op, "name", None) == "second":
             v = inputs[1]
-        elif isinstance(op, (Rebroadcast, SpecifyShape)) or (
+        elif isinstance(op, (Rebroadcast, SpecifyShape, DimShuffle, _alloc.Alloc)) or (
                 isinstance(op, _checks.Assert) and all(
                     (c := static_value(i)) is not None and bool(c) for i in inputs[1:])):
             v = inputs[0]
@@ -655,3 +656,4 @@ from arignote.tensor import join as _join  # noqa: E402  (join builds on these o
 from arignote.tensor.subtensor import read as _read  # noqa: E402  (so does indexing)
 from arignote.tensor.subtensor.index import IndexSlice  # noqa: E402
 from arignote.tensor import checks as _checks  # noqa: E402
+from arignote.tensor import alloc as _alloc  # noqa: E402
