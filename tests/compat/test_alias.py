@@ -52,6 +52,17 @@ def test_theano_layout_where_ours_differs(theano):
     assert theano.compile.monitormode.detect_nan is arignote.compile.monitormode.detect_nan
 
 
+def test_theano_tensor_opt_and_private_helpers(theano):
+    from theano.tensor import opt
+    import theano.tensor.basic
+    assert opt.MakeVector is arignote.tensor.MakeVector and opt.Assert is arignote.tensor.Assert
+    assert opt.Shape_i is arignote.tensor.Shape_i and opt.assert_ is arignote.tensor.assert_op
+    allclose = theano.tensor.basic._allclose
+    assert allclose(-0.311023883434, -0.311022856884)
+    assert allclose(np.float32(0), np.float32(5e-6))  # float32's atol, 1e-5
+    assert not allclose(0.0, 5e-6) and allclose(0.0, 5e-6, atol=1e-5)  # float64's, 1e-8
+
+
 def test_absent_names_raise_clear_errors(theano):
     with pytest.raises(AttributeError, match="theano.tensor.no_such_thing.*theano-differences"):
         _ = theano.tensor.no_such_thing

@@ -135,8 +135,12 @@ def test_arange_numeric_and_symbolic(args):
 
 
 def test_arange_dtype_rule_is_theanos_upcast():
-    assert T.arange(10).dtype == "int8"
-    assert T.arange(300).dtype == "int16"
+    # Theano's rule: integer arguments give int64 (uint64 if unsigned), whatever their width.
+    assert T.arange(10).dtype == "int64" and T.arange(T.iscalar("n")).dtype == "int64"
+    assert T.arange(np.uint8(0), np.uint8(3), np.uint8(1)).dtype == "uint64"
+    assert T.arange(np.uint8(3)).dtype == "int64"  # with int8 constants 0 and 1
+    assert T.arange(T.iscalar("a"), T.fscalar("b")).dtype == "float64"
+    assert T.arange(T.iscalar("a"), 3, 2.0, dtype="int64").owner.op is T.arange(5).owner.op
     assert T.arange(T.lscalar("n")).dtype == "int64"
     assert T.arange(T.iscalar("n"), dtype="float32").dtype == "float32"
     assert T.arange(0.5, 3).dtype == T.constant(0.5).dtype
@@ -183,3 +187,27 @@ def test_identity_like_and_eye_errors():
     n = T.lscalar("n")
     with pytest.raises(ValueError, match="negative size"):
         run([n], T.eye(n), -2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "complex128", "bool"])
+def test_alloc_empty(dtype):
+    n = T.lscalar("n")
+    y = T.AllocEmpty(dtype)(2, n)
+    assert y.dtype == dtype and y.broadcastable == (False, False)
+    assert T.AllocEmpty(dtype)(1, 3).broadcastable == (True, False)
+    from arignote import function
+    f = function([n], y)
+    out = f(3)
+    assert out.shape == (2, 3) and out.dtype == np.dtype(dtype)
+    check_infer_shape([n], y, [3])
+    g = function([], T.AllocEmpty(dtype)(2, 3))
+    assert any(isinstance(node.op, T.AllocEmpty) for node in g.maker.fgraph.toposort())  # not folded
+    with pytest.raises(ValueError, match="negative length"):
+        f(-1)
+    x = T.dscalar("x")
+    assert T.grad((T.AllocEmpty("float64")(2) * 0 + x).sum(), x) is not None
+
+
+def test_eye_and_tri_default_to_floatx():
+    assert Eye().dtype == config.floatX and T.Tri().dtype == config.floatX
+    assert_matches(run([], Eye()(2, 3, 1)), np.eye(2, 3, 1, dtype=config.floatX))

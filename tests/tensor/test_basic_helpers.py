@@ -70,6 +70,23 @@ def test_choose(mode):
     assert_matches(listed(index, xv, rv, cv), np.choose(index, [xv, rv, cv], mode=mode))
 
 
+def test_choose_of_a_list_broadcasts_lengths_of_one_known_only_when_run():
+    """Choices whose types do not say which dimensions have length 1 still broadcast, as
+    numpy.choose does: (1, 6, 1) and (1, 1, 5) choices with a (2, 1, 1) index give (2, 6, 5)."""
+    rng = np.random.default_rng(4)
+    a, b, c = T.tensor3(dtype="int32"), T.ftensor3(), T.ftensor3()
+    av = rng.integers(0, 2, (2, 1, 1)).astype("int32")
+    bv, cv = rng.random((1, 6, 1)).astype("float32"), rng.random((1, 1, 5)).astype("float32")
+    f = function([a, b, c], T.choose(a, (b, c)))
+    assert_matches(f(av, bv, cv), np.choose(av, (bv, cv)))
+    v = T.fvector()
+    g = function([a, b, v], T.choose(a, [b, v]))
+    assert_matches(g(av, bv, cv[0, 0]), np.choose(av, (bv, cv[0, 0])))
+    assert g(av, bv[:, :0], np.zeros(1, "float32")).shape == (2, 0, 1)
+    with pytest.raises(ValueError):
+        f(av, bv, rng.random((1, 2, 5)).astype("float32"))
+
+
 def test_choose_refusals():
     a, c = T.lmatrix(), T.dtensor3()
     with pytest.raises(ValueError, match="mode='raise'"):

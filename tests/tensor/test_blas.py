@@ -93,6 +93,21 @@ def test_batched_dot(sa, sb):
     check_infer_shape([a, b], y, [va, vb])
 
 
+def test_tensordot_bad_axes():
+    m, n, v = T.matrix("m"), T.matrix("n"), T.vector("v")
+    with pytest.raises(ValueError, match=r"axes \(0, 1, 2\) has 3 entries"):
+        T.tensordot(m, n, (0, 1, 2))
+    with pytest.raises(ValueError, match="name 2 axes of the first input but 1"):
+        T.tensordot(m, n, ((0, 1), 0))
+    for axes in (((0, 1, 2), (0, 1, 2)), (0, 1)):
+        with pytest.raises(ValueError, match="is not an axis"):
+            T.tensordot(m, v, axes)
+    with pytest.raises(ValueError, match="cannot sum over 2 axes"):
+        T.tensordot(m, v, 2)
+    with pytest.raises(TypeError, match="axes must be an int or a pair"):
+        T.tensordot(m, n, "0")
+
+
 def test_batched_tensordot():
     va, vb = value((3, 2, 4, 5), "float64"), value((3, 5, 4, 2), "float64")
     a, b = var_for(va, "a"), var_for(vb, "b")

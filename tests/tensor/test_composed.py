@@ -25,14 +25,48 @@ def test_tile_is_numpys(shape, reps):
         verify_grad(lambda v: T.tile(v, reps), [value], rng=np.random.RandomState(0))
 
 
-def test_tile_takes_symbolic_repetitions_and_refuses_a_vector_of_them():
+def test_tile_takes_symbolic_repetitions():
     x, n = T.matrix("x"), T.iscalar("n")
     value = RNG.standard_normal((2, 3))
     np.testing.assert_array_equal(function([x, n], T.tile(x, [n, 2]))(value, 3), np.tile(value, (3, 2)))
-    with pytest.raises(TypeError, match="reps must be a list or tuple"):
+    np.testing.assert_array_equal(function([x, n], T.tile(x, n))(value, 3), np.tile(value, 3))
+    np.testing.assert_array_equal(function([x], T.tile(x, 2))(value), np.tile(value, 2))
+    r = T.ivector("r")
+    f = function([x, r], T.tile(x, r, ndim=3))
+    for reps in ([2], [2, 3], [4, 2, 3]):
+        np.testing.assert_array_equal(f(value, reps), np.tile(value[None], reps))
+    with pytest.raises(AssertionError):
+        f(value, [1, 2, 3, 4])
+    verify_grad(lambda v: T.tile(v, np.array([2, 1, 3], "int32"), ndim=3), [value],
+                rng=np.random.RandomState(0))
+
+
+def test_tile_errors():
+    x = T.matrix("x")
+    with pytest.raises(ValueError, match="give the result's rank"):
         T.tile(x, T.ivector("r"))
+    for bad in (2.5, T.fscalar("f"), T.fvector("v"), T.imatrix("m")):
+        with pytest.raises(ValueError, match="reps must be an int"):
+            T.tile(x, bad)
+    with pytest.raises(ValueError, match="must be ints or int scalars"):
+        T.tile(x, [2, T.fscalar("f")])
     with pytest.raises(ValueError, match="ndim=1 is less than"):
         T.tile(x, [2], ndim=1)
+    with pytest.raises(ValueError, match=r"len\(reps\) \(3\) is more than ndim=2"):
+        T.tile(x, [2, 3, 4], ndim=2)
+
+
+def test_assert_op():
+    x, n = T.vector("x"), T.lscalar("n")
+    y = T.Assert("n must be positive")(x, T.gt(n, 0))
+    f = function([x, n], y * 2)
+    np.testing.assert_array_equal(f(np.ones(2), 1), [2.0, 2.0])
+    with pytest.raises(AssertionError, match="n must be positive"):
+        f(np.ones(2), 0)
+    with pytest.raises(TypeError, match="each condition must be a scalar"):
+        T.assert_op(x, x)
+    verify_grad(lambda v: T.assert_op(v, T.constant(True)) ** 2, [np.array([1.0, -2.0])],
+                rng=np.random.RandomState(0))
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
@@ -137,3 +171,83 @@ def test_inc_subtensor_takes_theanos_keywords():
     np.testing.assert_array_equal(added, [1, 6, 7, 1])
     np.testing.assert_array_equal(written, [1, 5, 6, 1])
     np.testing.assert_array_equal(set_, [1, 5, 6, 1])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "float64"])
+def test_divmod_is_pythons(dtype):
+    x, y = T.scalar("x", dtype=dtype), T.scalar("y", dtype=dtype)
+    q, r = divmod(x, y)
+    f = function([x, y], [q, r])
+    for a, b in ((0, 1), (1, -1), (-1, 2), (1, -2), (5, 3), (-5, 3), (5, -3), (-5, -3)):
+        got = f(a, b)
+        assert (got[0], got[1]) == divmod(a, b)
+        assert got[0].dtype == q.dtype == np.dtype(dtype)
+    v = T.vector("v", dtype=dtype)
+    q, r = divmod(7, v)
+    np.testing.assert_array_equal(function([v], [q, r])(np.array([2, -3], dtype)),
+                                  np.divmod(7, np.array([2, -3], dtype)))
+
+
+@pytest.mark.parametrize("rowvar", [True, False])
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
+def test_cov_is_numpys(rowvar, dtype):
+    value = RNG.standard_normal((3, 5)) * 4
+    value = (value + 1j * RNG.standard_normal((3, 5)) if dtype == "complex128" else value).astype(dtype)
+    other = RNG.standard_normal((3, 5)).astype("float64")
+    m, y = T.matrix("m", dtype=dtype), T.dmatrix("y")
+    for kwargs in ({}, {"bias": True}, {"ddof": 2}, {"bias": True, "ddof": 0}):
+        got = function([m], T.cov(m, rowvar=rowvar, **kwargs))(value)
+        want = np.cov(value, rowvar=rowvar, **kwargs)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+        got = function([m, y], T.cov(m, y, rowvar=rowvar, **kwargs))(value, other)
+        np.testing.assert_allclose(got, np.cov(value, other, rowvar=rowvar, **kwargs), rtol=1e-10)
+    v = T.dvector("v")
+    single = T.cov(v)
+    assert single.ndim == 0
+    np.testing.assert_allclose(function([v], single)(value[0].real.astype("float64")),
+                               np.cov(value[0].real.astype("float64")))
+    if dtype == "float64":
+        verify_grad(lambda a: T.cov(a, rowvar=rowvar), [value], rng=np.random.RandomState(0))
+    with pytest.raises(NotImplementedError, match="fweights"):
+        T.cov(m, fweights=[1, 2])
+    with pytest.raises(ValueError, match="has 3 dimensions"):
+        T.cov(T.tensor3("t"))
+
+
+def test_is_flat_and_flatten_outdim():
+    x = T.tensor4("x")
+    assert T.is_flat(T.vector()) and not T.is_flat(T.tensor3())
+    assert T.is_flat(T.tensor3(), ndim=3) and T.is_flat(x.reshape((10, 10, -1)), ndim=3)
+    assert T.is_flat(x.reshape((T.iscalar(),)))
+    assert T.is_flat(T.as_tensor_variable(np.zeros(10)))
+    value = RNG.standard_normal((2, 3, 4))
+    t = T.tensor3("t")
+    with pytest.warns(DeprecationWarning, match="outdim"):
+        y = T.flatten(t, outdim=2)
+    np.testing.assert_array_equal(function([t], y)(value), value.reshape(2, 12))
+    np.testing.assert_array_equal(function([t], T.flatten(t, ndim=2))(value), value.reshape(2, 12))
+    with pytest.warns(DeprecationWarning):
+        assert T.is_flat(y, outdim=2)
+    with pytest.raises(ValueError, match="give ndim only"):
+        T.flatten(t, ndim=2, outdim=2)
+
+
+def test_numpy_methods_of_variables():
+    """ptp, swapaxes, choose, conj and the real/imag properties, as numpy's arrays have them."""
+    value = RNG.standard_normal((2, 3, 4))
+    x = T.tensor3("x")
+    for axis in (None, 0, -1):
+        np.testing.assert_allclose(function([x], x.ptp(axis))(value), np.ptp(value, axis))
+    np.testing.assert_array_equal(function([x], x.swapaxes(0, 2))(value), value.swapaxes(0, 2))
+    z = T.zvector("z")
+    zv = np.array([1 + 2j, -3 - 1j])
+    f = function([z], [z.conj(), z.conjugate(), z.real, z.imag])
+    for got, want in zip(f(zv), (zv.conj(), zv.conj(), zv.real, zv.imag)):
+        np.testing.assert_array_equal(got, want)
+    assert z.real.dtype == "float64" and T.fvector().real.dtype == "float32"
+    index = T.lvector("i")
+    choices = [T.dvector("a"), T.dvector("b")]
+    iv, av, bv = np.array([0, 1, 1]), np.arange(3.0), -np.arange(3.0)
+    np.testing.assert_array_equal(function([index] + choices, index.choose(choices))(iv, av, bv),
+                                  iv.choose([av, bv]))

@@ -262,6 +262,25 @@ def test_take_along_axis_and_permute_row_elements():
         E.permute_row_elements(m, T.dvector())
 
 
+def test_permute_row_elements_broadcasts_leading_axes():
+    """Theano's broadcasting: a vector takes every permutation of a matrix; an input of shape
+    (4, 1, 5) and permutations (3, 5) give (4, 3, 5), the 1 stretched."""
+    v, p = T.dvector("v"), T.imatrix("p")
+    vv = RNG.rand(5)
+    pv = np.asarray([RNG.permutation(5) for _ in range(3)], "int32")
+    assert_matches(run([v, p], E.permute_row_elements(v, p), vv, pv), vv[pv])
+    verify_grad(lambda a: E.permute_row_elements(a, pv), [vv], rng=RNG)
+    x = T.TensorType("float64", (False, True, False))("x")
+    xv = RNG.rand(4, 1, 5)
+    want = np.asarray([[row[0, q] for q in pv] for row in xv])
+    assert_matches(run([x, p], E.permute_row_elements(x, p), xv, pv), want)
+    t = T.dtensor3("t")
+    assert_matches(run([t, p], E.permute_row_elements(t, p), xv, pv), want)
+    verify_grad(lambda a: E.permute_row_elements(a, pv), [xv], rng=RNG)
+    back = E.permute_row_elements(E.permute_row_elements(v, p), p, inverse=True)
+    assert_matches(run([v, p], back, vv, pv), np.tile(vv, (3, 1)))
+
+
 def test_nonzero_flatnonzero_nonzero_values():
     m = T.dmatrix("m")
     mv = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])

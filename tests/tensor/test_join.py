@@ -59,18 +59,139 @@ def test_join_errors():
         T.join(0, m, v)
     with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of range"):
         T.concatenate([m, m], axis=2)
-    with pytest.raises(np.exceptions.AxisError, match="use stack"):
-        Join(0)(T.scalar("s"), T.scalar("t"))
+    with pytest.raises(TypeError, match="use stack"):
+        Join()(0, T.scalar("s"), T.scalar("t"))
+    with pytest.raises(TypeError, match="use stack"):
+        T.join(0, T.scalar("s"), T.scalar("t"))
+    with pytest.raises(TypeError, match="the axis must be an int scalar, got 'f'"):
+        Join()(T.fscalar("f"), m, m)
     with pytest.raises(TypeError, match="list of tensors"):
-        T.stack(m, m)
+        T.stack(axis=0)
     with pytest.raises(ValueError, match="at least one"):
         T.stack([])
-    with pytest.raises(TypeError, match="axis must be a Python int"):
-        T.join(T.iscalar("ax"), m, m)
+    with pytest.raises(ValueError, match="view must be -1 or the position"):
+        Join(view=2)(0, m, m)
     with pytest.raises(ValueError, match=r"the shapes differ outside that axis \('m': \(2, 3\), "
                                          r"'n': \(2, 4\)\)"):
         n = T.matrix("n")
         run([m, n], T.join(0, m, n), np.ones((2, 3)), np.ones((2, 4)))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64"])
+def test_join_symbolic_axis(dtype):
+    """Theano's Join takes the axis as an input: an int scalar chosen when the function runs."""
+    va, vb = value((2, 3), dtype), value((2, 3), "float64")
+    a, b, ax = var_for(va, "a"), var_for(vb, "b"), T.lscalar("ax")
+    y = T.join(ax, a, b)
+    assert isinstance(y.owner.op, Join) and y.owner.inputs[0] is ax
+    assert y.broadcastable == (False, False)
+    f = function([a, b, ax], y)
+    for axis in (0, 1, -1, -2):
+        assert_matches(f(va, vb, axis), np.concatenate([va, vb], axis=axis))
+        check_infer_shape([a, b, ax], y, [va, vb, axis])
+    with pytest.raises(IndexError):
+        f(va, vb, 2)
+    with pytest.raises(IndexError):
+        f(va, vb, -3)
+    if dtype != "int8":
+        for axis in (0, 1, -1):
+            verify_grad(lambda p, q, k=axis: Join()(T.constant(k), p, q), [va, vb],
+                        rng=np.random.RandomState(0))
+
+
+def test_join_symbolic_axis_gradient():
+    """The gradient of a join along a runtime axis cuts the output gradient along that axis."""
+    va, vb = np.arange(6.0).reshape(2, 3), np.arange(4.0).reshape(2, 2)
+    a, b, ax = T.matrix("a"), T.matrix("b"), T.lscalar("ax")
+    weights = T.matrix("w")
+    cost = (T.join(ax, a, b) * weights).sum()
+    ga, gb = T.grad(cost, [a, b])
+    w = np.arange(10.0).reshape(2, 5)
+    got_a, got_b = function([a, b, ax, weights], [ga, gb])(va, vb, 1, w)
+    assert_matches(got_a, w[:, :3])
+    assert_matches(got_b, w[:, 3:])
+
+
+def test_join_broadcastable_rules():
+    """A constant axis: every other dimension broadcastable in any input is broadcastable
+    in the output, the join axis never is (unless one input alone); a variable axis: none."""
+    a = T.TensorType("float64", (True, False, True, False, False, False))("a")
+    b = T.TensorType("float64", (True, True, True, False, False, False))("b")
+    c = T.TensorType("float64", (True, False, False, False, False, False))("c")
+    assert Join()(0, a, b, c).broadcastable == (False, True, True, False, False, False)
+    assert Join()(1, a, b, c).broadcastable == (True, False, True, False, False, False)
+    assert Join()(T.constant(-1), a, b).broadcastable == (True, True, True, False, False, False)
+    assert Join()(T.cast(T.constant(1), "int32"), a, b).broadcastable[0]
+    assert Join()(0, a).broadcastable == a.broadcastable
+    assert Join()(T.lscalar(), a, b).broadcastable == (False,) * 6
+    with pytest.raises(IndexError):
+        Join()(6, a, b)
+
+
+def test_join_view_of_the_only_nonempty_input():
+    """Join(view=k) returns input k itself when the others are empty along the axis."""
+    x, n = T.vector("x"), T.lscalar("n")
+    z = T.zeros((n,))
+    y = Join(view=0)(0, x, z, z)
+    assert y.owner.op.view_map == {0: [1]}
+    node = y.owner
+    data = np.array([3.0, 4.0, 5.0])
+    cell = [[None]]
+    node.op.perform(node, [np.asarray(0), data, np.zeros(0), np.zeros(0)], cell)
+    assert cell[0][0] is data
+    node.op.perform(node, [np.asarray(0), data, np.ones(1), np.zeros(0)], cell)
+    assert_matches(cell[0][0], np.array([3.0, 4.0, 5.0, 1.0]))
+    assert_matches(run([x, n], y, data, 0), data)
+    assert_matches(run([x, n], y, data, 2), np.array([3.0, 4.0, 5.0, 0, 0, 0, 0]))
+
+
+@pytest.mark.parametrize("dtypes, expected", [
+    (("float32", "float32"), "float32"), (("int32", "int64"), "int64"),
+    (("int8", "float64"), "float64"), (("bool", "uint8"), "uint8")])
+def test_stack_of_scalars_is_a_make_vector(dtypes, expected):
+    a, b = T.scalar("a", dtype=dtypes[0]), T.scalar("b", dtype=dtypes[1])
+    y = T.stack([a, b, a])
+    assert isinstance(y.owner.op, T.MakeVector) and y.dtype == expected
+    f = function([a, b], y)
+    assert not any(isinstance(n.op, Join) for n in f.maker.fgraph.toposort())
+    assert_matches(f(1, 0), np.array([1, 0, 1], dtype=expected))
+    assert T.get_vector_length(y) == 3
+    assert T.stack([a]).broadcastable == (True,)
+    np.testing.assert_array_equal(run([], T.stack([10, np.int8(3), 2.5])), [10, 3, 2.5])
+
+
+def test_make_vector():
+    a, b = T.iscalar("a"), T.lscalar("b")
+    y = T.MakeVector("int64")(a, b)
+    assert y.dtype == "int64" and y.owner.inputs[0].dtype == "int64"
+    assert_matches(run([a, b], y, 2, 5), np.array([2, 5]))
+    check_infer_shape([a, b], y, [2, 5])
+    assert_matches(run([], T.MakeVector("float32")()), np.zeros(0, "float32"))
+    with pytest.raises(TypeError, match="'b' is int64, which int32 cannot hold"):
+        T.MakeVector("int32")(a, b)
+    with pytest.raises(TypeError, match="MakeVector takes scalars"):
+        T.MakeVector()(T.lvector("v"))
+    x, w = T.dscalar("x"), T.dscalar("w")
+    verify_grad(lambda p, q: T.make_vector(p, q) * [2.0, 3.0], [np.asarray(1.5), np.asarray(-2.0)],
+                rng=np.random.RandomState(1))
+    gx, = T.grad((T.stack([x, w, x]) * [1.0, 2.0, 4.0]).sum(), [x])
+    assert_matches(run([x, w], gx, 1.0, 1.0), np.asarray(5.0))
+
+
+def test_stack_call_forms():
+    """stack(tensors, axis) and its keywords; Theano's old stack(a, b) warns but works."""
+    a, b = T.imatrix("a"), T.imatrix("b")
+    va, vb = np.array([[1, 2]], "int32"), np.array([[3, 4]], "int32")
+    want = np.stack([va, vb], axis=1)
+    for y in (T.stack([a, b], 1), T.stack([a, b], axis=1), T.stack(tensors=[a, b], axis=1)):
+        assert_matches(run([a, b], y, va, vb), want)
+    with pytest.warns(DeprecationWarning, match="stack"):
+        old = T.stack(a, b)
+    assert_matches(run([a, b], old, va, vb), np.stack([va, vb]))
+    with pytest.raises(IndexError):
+        T.stack([a, b], 4)
+    with pytest.raises(IndexError):
+        T.stack([a, b], -4)
 
 
 # ------------------------------------------------------------------- split
@@ -89,7 +210,7 @@ def test_split_pieces_are_views(dtype, axis):
     node = pieces[0].owner
     assert node.op.view_map == {0: [0], 1: [0], 2: [0]}
     cells = [[None] for _ in range(3)]
-    node.op.perform(node, [v, np.array(sizes)], cells)
+    node.op.perform(node, [v, np.asarray(axis), np.array(sizes)], cells)
     assert all(np.shares_memory(c[0], v) for c in cells if c[0].size)
     check_infer_shape([x], pieces, [v])
 
@@ -109,10 +230,8 @@ def test_split_with_symbolic_sizes():
 
 def test_split_errors():
     x = T.matrix("x")
-    with pytest.raises(ValueError, match="3 sizes given for n_splits=2"):
+    with pytest.raises(ValueError, match="3 sizes given for len_splits=2"):
         T.split(x, [1, 1, 1], 2)
-    with pytest.raises(ValueError, match="must be >= 0"):
-        T.split(x, [-1, 3], 2)
     with pytest.raises(np.exceptions.AxisError):
         T.split(x, [1, 1], 2, axis=2)
     with pytest.raises(ValueError, match="add up to 2"):
@@ -121,6 +240,31 @@ def test_split_errors():
                                          r"\(1, 1\) must be 2 non-negative lengths adding up to 3"):
         run([x], T.split(x, [1, 1], 2), np.ones((3, 2)))
     assert isinstance(T.split(x, [1, 1], 2)[0].owner.op, Split)
+    with pytest.raises(TypeError, match="the axis must be an int scalar"):
+        Split(2)(x, 0.5, [1, 1])
+
+
+def test_split_theano_signature_and_symbolic_axis():
+    """Split(len_splits)(x, axis, sizes), the axis an int scalar that may be a variable."""
+    v = np.arange(24.0).reshape(4, 6)
+    x, ax = T.matrix("x"), T.lscalar("ax")
+    first, second = Split(2)(x, 0, [4, 0])
+    assert_matches(run([x], first, v), v)
+    assert run([x], second, v).shape == (0, 6)
+    pieces = Split(2)(x, ax, [1, 3])
+    f = function([x, ax], pieces)
+    for axis in (0, -2):
+        for got, want in zip(f(v, axis), np.split(v, [1], axis=0)):
+            assert_matches(got, want)
+    check_infer_shape([x, ax], pieces, [v, 0])
+    with pytest.raises(ValueError, match="adding up to 6"):
+        f(v, 1)
+    with pytest.raises(ValueError, match="non-negative"):
+        run([x], Split(2)(x, 0, T.as_tensor_variable(np.array([5, -1])))[0], v)
+    gx, = T.grad((pieces[0] * 2.0).sum() + pieces[1].sum(), [x])
+    want = np.ones_like(v)
+    want[:1] = 2.0
+    assert_matches(run([x, ax], gx, v, 0), want)
 
 
 # ------------------------------------------------------------------ repeat
@@ -224,3 +368,13 @@ def test_roll(shift):
     assert_matches(run([x, s], T.roll(x, s, 1), v, shift), np.roll(v, shift, 1))
     with pytest.raises(TypeError, match="shift must be an int scalar"):
         T.roll(x, 1.0)
+
+
+def test_join_of_one_tensor_is_rewritten_away():
+    a = T.TensorType("float64", (True, False, True))("a")
+    y = Join()(0, a)
+    assert y.broadcastable == a.broadcastable
+    f = function([a], y)
+    assert not any(isinstance(n.op, Join) for n in f.maker.fgraph.toposort())
+    v = np.ones((1, 4, 1))
+    assert_matches(f(v), v)

@@ -123,6 +123,45 @@ def test_mean_var_std(case, dtype):
         assert_matches(out[1], np.asarray(ref_s, real_dtype), rtol)
 
 
+def test_axis_given_as_a_constant_variable():
+    """Theano took NoneConst, constant(k) and constant int vectors as axes."""
+    v = value((2, 3), "float64")
+    x = var_for(v)
+    for axis, np_axis in ((T.NoneConst.clone(), None), (T.constant(0), 0), (T.constant(-1), -1),
+                          (T.as_tensor_variable([1, 0]), (0, 1))):
+        maximum, index = T.max_and_argmax(x, axis)
+        assert_matches(run([x], maximum, v), np.max(v, np_axis))
+        assert_matches(run([x], T.sum(x, axis), v), np.sum(v, np_axis))
+        if not isinstance(np_axis, tuple):
+            assert_matches(run([x], index, v), np.argmax(v, np_axis))
+    with pytest.raises(TypeError, match="axis must be None, an int or a tuple of ints"):
+        T.sum(x, T.lscalar("k"))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex128"])
+def test_var_corrected_two_pass(dtype):
+    """corrected=True takes the mean's rounding error off: equal to numpy's var up to
+    rounding, and exact where a float32 mean is off (a large offset)."""
+    v = value((3, 4, 5), dtype)
+    if dtype == "float32":
+        v = v + np.float32(1e4)
+    x = var_for(v)
+    for axis, ddof in ((None, 0), (2, 1), ((0, 2), 0), (-1, 2)):
+        for keepdims in (False, True):
+            y = T.var(x, axis, ddof, keepdims, corrected=True)
+            ref = np.var(v.astype("complex128" if dtype == "complex128" else "float64"),
+                         axis=axis, ddof=ddof, keepdims=keepdims)
+            got = run([x], y, v)
+            assert got.dtype == y.dtype and got.shape == ref.shape
+            np.testing.assert_allclose(got, ref, rtol=1e-3 if dtype == "float32" else 1e-10)
+            s = x.std(axis, ddof, keepdims, corrected=True)
+            np.testing.assert_allclose(run([x], s, v), np.sqrt(ref),
+                                       rtol=1e-3 if dtype == "float32" else 1e-10)
+    assert T.vector(dtype="float16").var(corrected=True).dtype == "float16"
+    with pytest.raises(TypeError, match="keepdims is the fourth argument"):
+        T.var(x, 0, True)
+
+
 @pytest.mark.parametrize("L", [1, 2, 3, np.inf])
 @pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
 def test_norm(L, dtype):

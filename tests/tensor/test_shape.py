@@ -175,6 +175,13 @@ def test_transpose(axes):
     assert_matches(run([x], x.T, v), v.T)
 
 
+def test_full_transpose_is_named_after_its_input():
+    x = T.tensor3("x1")
+    assert x.T.name == "x1.T" and T.transpose(x).name == "x1.T" and x.transpose().name == "x1.T"
+    assert x.transpose(2, 1, 0).name == "x1.T"
+    assert x.transpose(1, 0, 2).name is None and T.tensor3().T.name is None
+
+
 def test_transpose_bad_axes():
     with pytest.raises(ValueError, match="not a permutation"):
         T.transpose(T.matrix("m"), (0, 0))
@@ -226,6 +233,8 @@ def test_specify_shape():
         run([x, n], z, np.zeros((4, 1)), 3)
     with pytest.raises(ValueError, match="has 2 dimensions, but the shape given has 3"):
         T.specify_shape(x, (1, 2, 3))
+    with pytest.raises(AssertionError, match="the shape given has 0 entries"):  # Theano's class
+        T.specify_shape(x, [])
     with pytest.raises(ValueError, match="broadcastable"):
         T.specify_shape(T.row("r"), (3, 4))
 
@@ -244,10 +253,31 @@ def test_broadcast_patterns():
     with pytest.raises(ValueError, match=r"dimension 0 of 'x' was declared broadcastable \(length "
                                          r"1\), but the value has shape \(2, 3\)"):
         run([x], y, np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="pattern"):
-        T.patternbroadcast(x, (True,))
+    with pytest.raises(ValueError, match="at most one flag per dimension"):
+        T.patternbroadcast(x, (True, True, True))
     with pytest.raises(np.exceptions.AxisError):
         T.addbroadcast(x, 2)
+
+
+def test_short_broadcast_patterns_and_rebroadcast_merging():
+    """Theano's rules: a shorter pattern sets the leading flags; Rebroadcasts of Rebroadcasts
+    merge into one node, or none when the flags come back to the original's."""
+    x, s = T.matrix("x"), T.scalar("s")
+    assert T.patternbroadcast(x, s.broadcastable) is x
+    assert T.patternbroadcast(x, (True,)).broadcastable == (True, False)
+    assert T.unbroadcast(T.addbroadcast(x, 1), 1) is x
+    assert T.addbroadcast(T.unbroadcast(x, 1), 1) is not x
+    both = T.addbroadcast(T.addbroadcast(x, 0), 1)
+    assert both.broadcastable == (True, True) and both.owner.inputs[0] is x
+    b = T.TensorType("float64", (True, True))("b")
+    assert T.unbroadcast(T.unbroadcast(b, 1), 0).owner.inputs[0] is b
+    assert T.addbroadcast(T.unbroadcast(b, 0), 0) is b
+    mixed = T.addbroadcast(T.unbroadcast(b, 1), 0)
+    assert mixed.owner.inputs[0] is b and mixed.broadcastable == (True, False)
+    v = np.zeros((1, 1))
+    assert_matches(run([x], both, v), v)
+    with pytest.raises(ValueError, match="declared broadcastable"):
+        run([x], both, np.zeros((1, 2)))
 
 
 def test_list_of_variables_becomes_a_stacked_tensor():
@@ -257,3 +287,31 @@ def test_list_of_variables_becomes_a_stacked_tensor():
     assert_matches(run([a, b], v, 1.0, 2.0), np.array([1.0, 2.0, 3.0]))
     m = as_tensor_variable([[a, b], [b, a]])
     assert_matches(run([a, b], m, 1.0, 2.0), np.array([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_get_scalar_constant_value_sees_through_vectors_shapes_fills_and_asserts():
+    value = T.get_scalar_constant_value
+    b = T.iscalar("b")
+    v = T.stack([b, 2, 3])
+    assert value(v[1]) == 2 and value(v[-1]) == 3 and value(T.stack([1, 2, 3])[0]) == 1
+    with pytest.raises(T.NotScalarConstantError):
+        value(v[0])
+    assert value(T.row().shape[0]) == 1
+    c = T.constant(np.arange(12.0).reshape(3, 4))
+    assert value(T.Shape_i(0)(c)) == 3 and value(T.Shape_i(1)(c)) == 4 and value(c[1, 2]) == 6
+    two = T.constant(2)
+    assert value(T.Assert()(two, T.gt(two, 1))) == 2
+    for unproven in (T.Assert()(two, T.gt(two, 2)), T.Assert()(two, T.gt(two, T.scalar()))):
+        with pytest.raises(T.NotScalarConstantError):
+            value(unproven)
+    assert value(T.second(T.vector("shape_model"), T.constant(0.5))) == 0.5
+    assert value(T.addbroadcast(T.constant(np.ones((1, 1))), 0)) == 1
+    assert value(T.alloc(T.constant(2.5), T.lscalar("n"), 3)) == 2.5
+    assert value(T.constant(4).dimshuffle("x", "x")) == 4
+    x = T.matrix("x")
+    assert value(T.grad(T.argmax(x, axis=0).sum(), x)) == 0
+    with pytest.raises(T.EmptyConstantError):
+        value(np.array([]))
+    with pytest.raises(T.NotScalarConstantError):
+        value(np.array([0, 1]))
+    assert value(np.array(3)) == 3

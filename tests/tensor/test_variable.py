@@ -277,8 +277,8 @@ def test_as_tensor_variable():
     x = tensor.vector("x")
     assert as_tensor_variable(x) is x
     assert isinstance(as_tensor_variable(3), TensorConstant)
-    with pytest.raises(TypeError, match="expected 2 dimensions"):
-        as_tensor_variable(x, ndim=2)
+    with pytest.raises(TypeError, match="expected 0 dimensions"):
+        as_tensor_variable(x, ndim=0)
 
 
 def test_fill_and_get_scalar_constant_value_methods():
@@ -305,3 +305,64 @@ def test_fill_and_get_scalar_constant_value_methods():
         get_scalar_constant_value(c + 1, elemwise=False)
     row = tensor.TensorType("float64", (True, False))("row")
     assert get_scalar_constant_value(row.shape[0]) == 1
+
+
+def test_tensor_constant_value_is_its_data():
+    c = constant(np.arange(3.0))
+    assert c.value is c.data
+
+
+def test_values_eq_approx_is_static_with_theanos_nan_and_inf_rules():
+    a = np.asarray([-np.inf, -1, 0, 1, np.inf, np.nan])
+    eq = TensorType.values_eq_approx
+    assert eq(a, a) and tensor.dvector().type.values_eq_approx(a, a)
+    assert not eq(a, np.asarray([np.inf, -1, 0, 1, np.inf, np.nan]))
+    assert not eq(a, np.asarray([-np.inf, -1, 0, 1, -np.inf, np.nan]))
+    assert eq(a, np.asarray([-np.inf, -1, 0, 1, 5, np.nan]), allow_remove_inf=True)
+    assert not eq(a, np.asarray([-np.inf, -1, 0, 1, 5, 6]), allow_remove_inf=True)
+    assert eq(a, np.asarray([-np.inf, -1, 0, 1, np.inf, 6]), allow_remove_nan=True)
+    assert not eq(a, np.asarray([-np.inf, -1, 0, 1, np.inf, 6]))
+    # the narrower dtype's tolerances: float32's atol is 1e-5, float64's 1e-8
+    assert eq(np.float32(0), np.float64(5e-6)) and not eq(0.0, 5e-6)
+    assert eq(0.0, 5e-6, atol=1e-5) and not eq(np.zeros(2), np.zeros(3))
+    assert eq(np.arange(3), np.arange(3)) and not eq(np.arange(3), np.arange(3) + 1)
+
+
+class _PickOutput:
+    """An op whose default_output is given: Theano's way of naming the output of a node."""
+
+    def __new__(cls, index, n_outputs=1):
+        from arignote.graph.basic import Apply, Op
+
+        class Pick(Op):
+            default_output = index
+
+            def make_node(self, x):
+                x = as_tensor_variable(x)
+                return Apply(self, [x], [x.type() for _ in range(n_outputs)])
+
+        return Pick()
+
+
+def test_as_tensor_variable_of_an_apply_node_is_its_default_output():
+    x = tensor.scalar("x")
+    node = _PickOutput(1, 2).make_node(x)
+    assert as_tensor_variable(node) is node.outputs[1]
+    assert as_tensor_variable(_PickOutput(None).make_node(x)).owner.inputs[0] is x
+    for bad in (-1, 2, [0, 1]):
+        with pytest.raises(AttributeError, match="default_output"):
+            as_tensor_variable(_PickOutput(bad, 2).make_node(x))
+    with pytest.raises(ValueError, match="ambiguous"):
+        as_tensor_variable(_PickOutput(None, 2).make_node(x))
+
+
+def test_as_tensor_variable_ndim_drops_or_adds_broadcastable_dimensions():
+    row = TensorType("float64", (True, False))("r")
+    v = as_tensor_variable(row, ndim=1)
+    assert v.ndim == 1 and v.owner.inputs[0] is row
+    assert_matches(run([row], v, np.ones((1, 3))), np.ones(3))
+    padded = as_tensor_variable(tensor.vector("v"), ndim=3)
+    assert padded.broadcastable == (True, True, False)
+    assert as_tensor_variable(5, ndim=1).broadcastable == (True,)
+    with pytest.raises(TypeError, match="only leading broadcastable dimensions can be dropped"):
+        as_tensor_variable(tensor.matrix("m"), ndim=1)

@@ -18,6 +18,7 @@ from arignote.tensor.alloc import *  # noqa: F401,F403
 from arignote.tensor.subtensor import *  # noqa: F401,F403
 from arignote.tensor.diagonal import *  # noqa: F401,F403
 from arignote.tensor.composed import *  # noqa: F401,F403
+from arignote.tensor.checks import *  # noqa: F401,F403
 from arignote.tensor.sort import argsort, sort  # noqa: F401
 from arignote.tensor.extra_ops import Choose, choose  # noqa: F401
 from arignote.tensor.extra_ops import (DiffOp, bartlett, bincount, cumprod, cumsum, fill_diagonal,  # noqa: F401

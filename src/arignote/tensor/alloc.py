@@ -20,7 +20,7 @@ from arignote.tensor.shape import shape_i, vector_entry, vector_length
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["Alloc", "ARange", "Eye", "Tri", "alloc", "arange", "eye", "fill", "full", "full_like",
+__all__ = ["Alloc", "AllocEmpty", "ARange", "Eye", "Tri", "alloc", "arange", "eye", "fill", "full", "full_like",
            "identity_like", "ones", "ones_like", "second", "tri", "tril", "triu", "zeros", "zeros_like"]
 
 
@@ -119,6 +119,33 @@ class Alloc(Op):
 _ALLOC = Alloc()
 
 
+class AllocEmpty(Op):
+    """An array of ``dtype`` and the given shape whose contents are left as they are in memory
+    (numpy.empty, Theano's AllocEmpty): for results that are written before they are read.
+    Never folded into a constant; no gradient flows to the lengths."""
+
+    __props__ = ("dtype",)
+    foldable = False
+
+    def __init__(self, dtype: str):
+        self.dtype = _dtype_name(dtype)
+
+    def make_node(self, *shape: Any) -> Apply:
+        dims = [as_shape_scalar(s, f"AllocEmpty shape[{i}]") for i, s in enumerate(shape)]
+        broadcastable = tuple(_constant_int(d) == 1 for d in dims)
+        return Apply(self, dims, [TensorType(self.dtype, broadcastable)()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        shape = tuple(int(s) for s in inputs)
+        if any(n < 0 for n in shape):
+            raise ValueError(f"AllocEmpty: negative length in shape {shape}")
+        if output_storage[0][0] is None or output_storage[0][0].shape != shape:
+            output_storage[0][0] = np.empty(shape, dtype=self.dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [tuple(node.inputs)]
+
+
 def alloc(value: Any, *shape: Any) -> Variable:
     """``value`` broadcast to ``shape``, whose lengths are ints or symbolic int scalars."""
     return _ALLOC(value, *shape)
@@ -180,15 +207,29 @@ class ARange(Op):
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: str | None = None) -> Variable:
     """Evenly spaced values in ``[start, stop)``, like ``numpy.arange``.
 
-    The dtype, unless given, is the upcast of the arguments' dtypes (Theano's
-    rule): ``arange(10)`` is int8, because the Python int 10 is an int8 constant.
+    The dtype, unless given, is Theano's (its default cast_policy, 'custom', the only
+    one here): the upcast of the arguments' dtypes, with any integer widened to int64
+    (uint64 when all are unsigned), so ``arange(10)`` cannot overflow. One op per
+    dtype is shared by every call.
     """
     if stop is None:
         start, stop = 0, start
     args = [_real_scalar(v, f"arange {name}") for v, name in
             ((start, "start"), (stop, "stop"), (step, "step"))]
-    dtype = _dtype_name(dtype) or upcast(*[a.dtype for a in args])
-    return ARange(dtype)(*args)
+    dtype = _dtype_name(dtype) or _arange_dtype([a.dtype for a in args])
+    if dtype not in _ARANGE_OPS:
+        _ARANGE_OPS[dtype] = ARange(dtype)
+    return _ARANGE_OPS[dtype](*args)
+
+
+_ARANGE_OPS: dict[str, ARange] = {}
+
+
+def _arange_dtype(dtypes: list[str]) -> str:
+    dtype = upcast(*dtypes)
+    if dtype in INTEGER:
+        return "uint64" if dtype.startswith("u") else "int64"
+    return dtype
 
 
 # ----------------------------------------------------------------------------- eye
@@ -197,8 +238,8 @@ class Eye(Op):
 
     __props__ = ("dtype",)
 
-    def __init__(self, dtype: str):
-        self.dtype = np.dtype(dtype).name
+    def __init__(self, dtype: str | None = None):
+        self.dtype = np.dtype(_dtype_name(dtype) or config.floatX).name
 
     def make_node(self, n: Any, m: Any, k: Any) -> Apply:
         n = as_shape_scalar(n, "eye n")
@@ -227,8 +268,8 @@ class Tri(Op):
 
     __props__ = ("dtype",)
 
-    def __init__(self, dtype: str):
-        self.dtype = np.dtype(dtype).name
+    def __init__(self, dtype: str | None = None):
+        self.dtype = np.dtype(_dtype_name(dtype) or config.floatX).name
 
     def make_node(self, n: Any, m: Any, k: Any) -> Apply:
         n = as_shape_scalar(n, "tri n")

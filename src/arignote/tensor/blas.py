@@ -295,8 +295,11 @@ def _normalize_axes(what: str, a: Variable, b: Variable, axes: Any, first: int) 
                              f"and {b.describe()} ({b.ndim}-d): give a count from 0 to "
                              f"{min(a.ndim, b.ndim) - first}")
         return tuple(range(a.ndim - n, a.ndim)), tuple(range(first, first + n))
-    if not (isinstance(axes, (list, tuple)) and len(axes) == 2):
+    if not isinstance(axes, (list, tuple)):
         raise TypeError(f"{what}: axes must be an int or a pair of axis lists, got {axes!r}")
+    if len(axes) != 2:
+        raise ValueError(f"{what}: axes {axes!r} has {len(axes)} entries; give an int or a pair "
+                         "(axes of the first input, axes of the second)")
     pair = [tuple(x) if isinstance(x, (list, tuple)) else (x,) for x in axes]
     if len(pair[0]) != len(pair[1]):
         raise ValueError(f"{what}: axes {axes!r} name {len(pair[0])} axes of the first input but "

@@ -14,32 +14,60 @@ from typing import Any
 from collections.abc import Sequence
 
 
+import numpy as np
+
 from arignote.graph.basic import Variable
+from arignote.tensor.checks import assert_op
 from arignote.tensor.alloc import alloc, arange
 from arignote.tensor.join import concatenate, stack
-from arignote.tensor.math import (abs_, and_, cast, clip, eq, gt, int_div, isinf, isnan, le, lt, mod, neq,
+from arignote.tensor.math import (abs_, and_, cast, clip, eq, ge, gt, int_div, isinf, isnan, le, lt, mod, neq,
                                   or_, round as round_, switch)
 from arignote.tensor.reduction import all as all_, max as max_, min as min_
 from arignote.tensor.shape import checked_axis, flatten, reshape, shape_padleft
+from arignote.scalar.dtypes import upcast
+from arignote.tensor import shape as _shape
+from arignote.tensor.blas import dot
+from arignote.tensor.type import complex_dtypes, discrete_dtypes
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["tile", "take", "ptp", "isclose", "allclose", "iround", "stacklists", "mgrid", "ogrid",
+__all__ = ["tile", "take", "ptp", "divmod", "cov", "is_flat", "isclose", "allclose", "iround", "stacklists", "mgrid", "ogrid",
            "smallest", "largest", "ceil_intdiv", "swapaxes", "horizontal_stack", "vertical_stack",
            "inverse_permutation"]
 
 
-def tile(x: Any, reps: Sequence[Any], ndim: int | None = None) -> Variable:
+def tile(x: Any, reps: Any, ndim: int | None = None) -> Variable:
     """``x`` repeated ``reps[d]`` times along each axis ``d`` (numpy.tile): ``reps`` longer
-    than ``x.ndim`` adds leading axes, shorter repeats the last axes. ``reps`` may hold
-    symbolic integers; ``ndim`` (default ``max(x.ndim, len(reps))``) is the result's rank."""
+    than ``x.ndim`` adds leading axes, shorter repeats the last axes. ``reps`` is an int,
+    an int scalar, a list of ints and int scalars, or an int vector (then ``ndim``, the
+    result's rank, is required; a vector longer than ``ndim`` fails when run).
+    ``ndim`` defaults to ``max(x.ndim, len(reps))``."""
     x = as_tensor_variable(x)
-    if isinstance(reps, Variable):
-        raise TypeError(f"tile: reps must be a list or tuple (of ints or integer scalars), got "
-                        f"{reps.describe()}: write tile(x, [reps[0], reps[1], ...])")
+    if ndim is not None and ndim < x.ndim:
+        raise ValueError(f"tile of {x.describe()}: ndim={ndim} is less than its rank {x.ndim}")
+    if not isinstance(reps, (list, tuple)):
+        given = as_tensor_variable(reps)
+        if given.dtype not in discrete_dtypes or given.ndim > 1:
+            raise ValueError(f"tile of {x.describe()}: reps must be an int, an int scalar, a "
+                             f"list of those or an int vector, got {given.describe()} "
+                             f"({given.type.describe()})")
+        if given.ndim == 0:
+            reps = [given]
+        elif ndim is None:
+            raise ValueError(f"tile of {x.describe()}: reps {given.describe()} is a vector, so "
+                             "its length is not known: give the result's rank, tile(x, reps, ndim)")
+        else:
+            missing = ndim - given.shape[0]
+            missing = assert_op(missing, ge(missing, 0))
+            padded = concatenate([alloc(cast(1, given.dtype), missing), given])
+            reps = [padded[d] for d in range(ndim)]
+    elif not all(isinstance(r, (int, np.integer)) or (isinstance(r, Variable) and r.ndim == 0
+                                                      and r.dtype in discrete_dtypes) for r in reps):
+        raise ValueError(f"tile of {x.describe()}: the entries of reps {list(reps)!r} must be ints "
+                         "or int scalars")
     reps = list(reps)
     rank = max(x.ndim, len(reps)) if ndim is None else int(ndim)
-    if rank < x.ndim or rank < len(reps):
-        raise ValueError(f"tile: ndim={ndim} is less than x's rank ({x.ndim}) or len(reps) ({len(reps)})")
+    if rank < len(reps):
+        raise ValueError(f"tile of {x.describe()}: len(reps) ({len(reps)}) is more than ndim={ndim}")
     reps = [1] * (rank - len(reps)) + reps
     x = shape_padleft(x, rank - x.ndim) if rank > x.ndim else x
     sizes = [x.shape[d] for d in range(rank)]
@@ -72,6 +100,47 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
 def ptp(a: Any, axis: Any = None) -> Variable:
     """The range, maximum minus minimum, over ``axis`` (numpy.ptp)."""
     return max_(a, axis) - min_(a, axis)
+
+
+def divmod(x: Any, y: Any) -> tuple[Variable, Variable]:
+    """Python's divmod, elementwise: ``(x // y, x % y)``, the floored quotient and the
+    remainder with the sign of ``y``."""
+    return int_div(x, y), mod(x, y)
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
+        fweights: Any = None, aweights: Any = None) -> Variable:
+    """The covariance matrix of the variables in ``m`` (numpy.cov): each row a variable
+    (each column with ``rowvar=False``), ``y`` more variables of the same form; divided by
+    ``N - 1`` (``N`` with ``bias``, or ``N - ddof``). One variable gives a 0-d result."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights and aweights are not implemented (nor were "
+                                  "they in Theano); weight the observations before calling cov")
+    rows = [_variables(m, rowvar, "m")] + ([] if y is None else [_variables(y, rowvar, "y")])
+    m = rows[0] if len(rows) == 1 else concatenate(rows, axis=0)
+    m = cast(m, upcast(m.dtype, "float64"))
+    if ddof is None:
+        ddof = 0 if bias else 1
+    centered = m - m.mean(axis=1, keepdims=True)
+    total = dot(centered, centered.T.conj() if centered.dtype in complex_dtypes else centered.T)
+    return (total / cast(m.shape[1] - ddof, total.dtype)).squeeze()
+
+
+def _variables(m: Any, rowvar: bool, what: str) -> Variable:
+    """``m`` as a matrix with one variable per row."""
+    m = as_tensor_variable(m)
+    if m.ndim == 1:
+        return shape_padleft(m)
+    if m.ndim != 2:
+        raise ValueError(f"cov: {what} ({m.describe()}) has {m.ndim} dimensions; it takes a "
+                         "vector or a matrix of observations")
+    return m if rowvar or m.broadcastable[0] else m.T
+
+
+def is_flat(var: Any, ndim: int | None = None, outdim: int | None = None) -> bool:
+    """Whether ``var`` has ``ndim`` dimensions (default 1; ``outdim`` is Theano's older
+    name for it), as after ``flatten(var, ndim)``."""
+    return as_tensor_variable(var).ndim == _shape.flatten_ndim(ndim, outdim, "is_flat")
 
 
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Variable:

@@ -242,7 +242,8 @@ class DimShuffle(Op):
         self.new_order = tuple(order)
         kept = [i for i in order if i != "x"]
         if len(set(kept)) != len(kept):
-            raise ValueError(f"dimshuffle pattern {self.new_order} repeats an axis")
+            raise ValueError(f"dimshuffle pattern {self.new_order} repeats an axis: an axis may not "
+                             "appear twice")
         self.drop = tuple(i for i in range(len(self.input_broadcastable)) if i not in kept)
         for axis in self.drop:
             if not self.input_broadcastable[axis]:

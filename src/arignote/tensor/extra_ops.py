@@ -24,7 +24,8 @@ from arignote.tensor.alloc import alloc, arange, as_int_scalar, zeros
 from arignote.tensor.composed import take
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.join import Repeat, repeat
-from arignote.tensor.shape import checked_axis, product, reshape, shape_i, squeeze, vector_length
+from arignote.tensor.shape import (checked_axis, product, reshape, shape_i, shape_padleft, squeeze,
+                                   vector_length)
 from arignote.tensor.sort import argsort
 from arignote.tensor.subtensor import AdvancedSubtensor1, set_subtensor
 from arignote.tensor.type import TensorType
@@ -547,18 +548,22 @@ def take_along_axis(a: Any, index: Any, axis: int) -> Variable:
 
 def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> Variable:
     """Each row (last axis) of ``x`` reordered by the permutation in the same row of ``y``
-    (``x[..., y]`` row by row; ``y`` broadcasts over leading axes); ``inverse`` applies the
-    inverse permutations. Theano's ``permute_row_elements``."""
+    (``x[..., y]`` row by row); the leading axes of ``x`` and ``y`` broadcast together, so
+    one vector takes each permutation of a matrix of them, and lengths of 1 stretch where
+    the values have them. ``inverse`` applies the inverse permutations. Theano's
+    ``permute_row_elements``."""
     x, y = as_tensor_variable(x), as_tensor_variable(y)
-    if y.dtype not in INTEGER or y.ndim < 1 or y.ndim > x.ndim:
-        raise TypeError(f"permute_row_elements: y must hold integer permutations with at most "
-                        f"{x.ndim} dimensions, got {y.describe()} ({y.type})")
+    if y.dtype not in INTEGER or y.ndim < 1 or x.ndim < 1:
+        raise TypeError(f"permute_row_elements: y must hold integer permutations of the rows of x, "
+                        f"got {y.describe()} ({y.type}) for {x.describe()} ({x.type})")
     if inverse:
         y = argsort(y, -1)
-    if y.ndim < x.ndim:
-        y = alloc(y, *[shape_i(x, d) for d in range(x.ndim - 1)], shape_i(y, -1))
-    return take_along_axis(x, y, x.ndim - 1)
-
+    ndim = max(x.ndim, y.ndim)
+    x, y = shape_padleft(x, ndim - x.ndim), shape_padleft(y, ndim - y.ndim)
+    leading = [_broadcast_length([x, y], d) for d in range(ndim - 1)]
+    x = alloc(x, *leading, shape_i(x, -1))
+    y = alloc(y, *leading, shape_i(y, -1))
+    return take_along_axis(x, y, ndim - 1)
 
 
 # ----------------------------------------------------------------- choose
@@ -608,6 +613,17 @@ class Choose(HostOp):
         return [tuple(c if ab else a for a, c, ab, cb in zip(a_shape, choice_shape, a_b, c_b))]
 
 
+def _broadcast_length(parts: Sequence[Variable], d: int) -> Any:
+    """The length of dimension ``d`` when ``parts`` broadcast together (numpy's rule, lengths of
+    1 stretch, known when the function runs): their longest, or 0 if one is empty."""
+    lengths = [shape_i(p, d) for p in parts if not p.broadcastable[d]]
+    if not lengths:
+        return 1
+    longest = _math.maximum(*lengths) if len(lengths) > 1 else lengths[0]
+    empty = _math.eq(_math.minimum(*lengths), 0) if len(lengths) > 1 else _math.eq(longest, 0)
+    return _math.switch(empty, 0, longest)
+
+
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Variable:
     """``numpy.choose``: ``choices`` a tensor (choices on its first axis) or a list of tensors
     of broadcastable shapes; ``out`` is not supported (pass None)."""
@@ -617,8 +633,6 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Variab
         from arignote.tensor.join import stack
         parts = [as_tensor_variable(c) for c in choices]
         ndim = max(p.ndim for p in parts)
-        template = parts[0]
-        for p in parts[1:]:
-            template = template + p  # the choices' common broadcast shape
-        choices = stack([alloc(p, *[template.shape[d] for d in range(ndim)]) for p in parts])
+        parts = [shape_padleft(p, ndim - p.ndim) for p in parts]
+        choices = stack([alloc(p, *[_broadcast_length(parts, d) for d in range(ndim)]) for p in parts])
     return Choose(mode)(a, choices)

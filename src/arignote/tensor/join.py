@@ -5,6 +5,7 @@ output's type is known; the lengths along it may be symbolic.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 from collections.abc import Sequence
 
@@ -16,20 +17,33 @@ from arignote.tensor import math as _math
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["Join", "Split", "Repeat", "Roll", "join", "concatenate", "stack", "split", "repeat",
-           "roll"]
+__all__ = ["Join", "MakeVector", "Split", "Repeat", "Roll", "join", "concatenate", "stack", "split",
+           "repeat", "roll", "make_vector"]
 
 
 class Join(Op):
-    """Concatenate tensors of equal rank along ``axis`` (numpy.concatenate)."""
+    """Concatenate tensors of equal rank along an axis (numpy.concatenate).
 
-    __props__ = ("axis",)
+    Theano's signature: the axis is the first *input*, ``Join()(axis, *tensors)``,
+    so it may be symbolic. A constant axis fixes the output's broadcastable
+    pattern; a symbolic one leaves every dimension non-broadcastable. ``view=k``
+    makes the output a view of tensor ``k`` when all the others are empty along
+    the axis (then no copy is made).
+    """
 
-    def __init__(self, axis: int):
-        self.axis = int(axis)
+    __props__ = ("view",)
 
-    def make_node(self, *tensors: Any) -> Apply:
+    def __init__(self, view: int = -1):
+        self.view = int(view)
+        if self.view != -1:
+            self.view_map = {0: [1 + self.view]}
+
+    def make_node(self, axis: Any, *tensors: Any) -> Apply:
+        axis = as_tensor_variable(axis)
         tensors = [as_tensor_variable(t) for t in tensors]
+        if axis.ndim != 0 or axis.dtype not in DISCRETE or axis.dtype == "bool":
+            raise TypeError(f"join: the axis must be an int scalar, got {axis.describe()} "
+                            f"({axis.type.describe()}): call Join()(axis, a, b)")
         if not tensors:
             raise ValueError("join needs at least one tensor, got none: pass them after the axis, "
                              "join(axis, a, b)")
@@ -39,48 +53,85 @@ class Join(Op):
                 raise TypeError(f"join: all tensors must have the same number of dimensions; "
                                 f"{tensors[0].describe()} has {ndim} and {t.describe()} has "
                                 f"{t.ndim}: use shape_padleft or reshape to match them")
-        if not 0 <= self.axis < ndim:
-            raise np.exceptions.AxisError(
-                f"join along axis {self.axis}: the tensors have {ndim} dimensions"
-                + ("; use stack to join 0-d tensors" if ndim == 0 else ""))
-        broadcastable = [any(bs) for bs in zip(*[t.broadcastable for t in tensors])]
-        broadcastable[self.axis] = len(tensors) == 1 and tensors[0].broadcastable[self.axis]
+        if ndim == 0:
+            raise TypeError("join of 0-d tensors: there is no axis to join along; use stack to "
+                            "make a vector of scalars")
+        if not -1 <= self.view < len(tensors):
+            raise ValueError(f"Join(view={self.view}) with {len(tensors)} tensors: view must be "
+                             f"-1 or the position of one of them")
+        known = _shape.static_value(axis)
+        if known is None:
+            broadcastable = [False] * ndim
+        else:
+            value = _checked_axis(int(known), ndim)
+            broadcastable = [any(bs) for bs in zip(*[t.broadcastable for t in tensors])]
+            broadcastable[value] = len(tensors) == 1 and tensors[0].broadcastable[value]
         dtype = upcast(*[t.dtype for t in tensors])
-        return Apply(self, tensors, [TensorType(dtype, broadcastable)()])
+        return Apply(self, [axis, *tensors], [TensorType(dtype, broadcastable)()])
+
+    def static_axis(self, node: Apply) -> int | None:
+        """The non-negative join axis of ``node`` when the graph fixes it, else None."""
+        known = _shape.static_value(node.inputs[0])
+        return None if known is None else int(known) % node.outputs[0].ndim
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        axis, tensors = int(inputs[0]), inputs[1:]
+        axis = _checked_axis(axis, node.outputs[0].ndim)
         dtype = node.outputs[0].type.numpy_dtype
+        if self.view != -1 and tensors[self.view].dtype == dtype and all(
+                t.shape[axis] == 0 for k, t in enumerate(tensors) if k != self.view):
+            output_storage[0][0] = tensors[self.view]
+            return
         try:
-            result = np.concatenate(inputs, axis=self.axis, dtype=dtype, casting="unsafe")
+            result = np.concatenate(tensors, axis=axis, dtype=dtype, casting="unsafe")
         except ValueError:
-            shapes = ", ".join(f"{v.describe()}: {a.shape}" for v, a in zip(node.inputs, inputs))
-            raise ValueError(f"join along axis {self.axis}: the shapes differ outside that axis "
+            shapes = ", ".join(f"{v.describe()}: {a.shape}" for v, a in zip(node.inputs[1:], tensors))
+            raise ValueError(f"join along axis {axis}: the shapes differ outside that axis "
                              f"({shapes})") from None
         output_storage[0][0] = result
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
-        first = input_shapes[0]
+        shapes = input_shapes[1:]
+        axis = self.static_axis(node)
+        if axis is None:
+            # A symbolic axis: each entry is the sum where it is the axis, else the first's.
+            ndim = node.outputs[0].ndim
+            axis_var = _math.cast(node.inputs[0], "int64") % ndim
+            return [tuple(_math.switch(_math.eq(axis_var, d), _sum_entries([s[d] for s in shapes]),
+                                       shapes[0][d]) for d in range(ndim))]
         out = []
-        for dim in range(len(first)):
-            if dim == self.axis:
-                out.append(_sum_entries([s[dim] for s in input_shapes]))
+        for dim in range(len(shapes[0])):
+            if dim == axis:
+                out.append(_sum_entries([s[dim] for s in shapes]))
             elif node.outputs[0].broadcastable[dim]:
                 out.append(1)
             else:
-                out.append(first[dim])
+                out.append(shapes[0][dim])
         return [tuple(out)]
 
 
-def join(axis: int, *tensors: Any) -> Variable:
-    """Concatenate ``tensors`` along ``axis`` (negative counts from the end)."""
+def _checked_axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"join along axis {axis}: the tensors have {ndim} "
+                                      f"dimensions; use {-ndim} <= axis < {ndim}")
+    return axis % ndim
+
+
+def join(axis: Any, *tensors: Any) -> Variable:
+    """Concatenate ``tensors`` along ``axis`` (negative counts from the end; an int scalar
+    variable chooses the axis when the function runs). One tensor is returned as it is."""
     tensors = [as_tensor_variable(t) for t in tensors]
     if not tensors:
         raise ValueError("join needs at least one tensor, got none: pass them after the axis, "
                          "join(axis, a, b)")
-    axis = _static_axis(axis, tensors[0].ndim, "join")
     if len(tensors) == 1:
         return tensors[0]
-    return Join(axis)(*tensors)
+    if tensors[0].ndim == 0:
+        raise TypeError("join of 0-d tensors: there is no axis to join along; use stack to "
+                        "make a vector of scalars")
+    if not isinstance(axis, Variable) or _shape.static_value(axis) is not None:
+        axis = _static_axis(axis, tensors[0].ndim, "join")
+    return Join()(axis, *tensors)
 
 
 def concatenate(tensors: Sequence[Any], axis: int = 0) -> Variable:
@@ -91,11 +142,68 @@ def concatenate(tensors: Sequence[Any], axis: int = 0) -> Variable:
     return join(axis, *tensors)
 
 
-def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
-    """numpy.stack: tensors of equal shape joined along a new ``axis``."""
-    if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"stack takes a list of tensors, got {type(tensors).__name__}: "
-                        "write stack([a, b], axis)")
+class MakeVector(Op):
+    """A vector of scalars (Theano's ``tensor.opt.MakeVector``): what ``stack`` builds
+    from 0-d tensors and what shape vectors are made of.
+
+    Every input is cast up to ``dtype``; one that ``dtype`` cannot hold without
+    loss is refused.
+    """
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: str = "int64"):
+        self.dtype = str(np.dtype(dtype))
+
+    def make_node(self, *scalars: Any) -> Apply:
+        scalars = [as_tensor_variable(s) for s in scalars]
+        for s in scalars:
+            if s.ndim != 0:
+                raise TypeError(f"MakeVector takes scalars, got {s.describe()} ({s.type.describe()}):"
+                                " use stack or join for tensors")
+            if upcast(self.dtype, s.dtype) != self.dtype:
+                raise TypeError(f"MakeVector({self.dtype!r}): {s.describe()} is {s.dtype}, which "
+                                f"{self.dtype} cannot hold without loss; use "
+                                f"MakeVector({upcast(self.dtype, s.dtype)!r})")
+        scalars = [s if s.dtype == self.dtype else _math.cast(s, self.dtype) for s in scalars]
+        return Apply(self, scalars, [TensorType(self.dtype, (len(scalars) == 1,))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        output_storage[0][0] = np.asarray(inputs, dtype=self.dtype).reshape(len(inputs))
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [(len(node.inputs),)]
+
+
+def make_vector(*scalars: Any) -> Variable:
+    """A vector of ``scalars`` in their common dtype."""
+    scalars = [as_tensor_variable(s) for s in scalars]
+    return MakeVector(upcast(*[s.dtype for s in scalars]) if scalars else "int64")(*scalars)
+
+
+def stack(*tensors: Any, **kwargs: Any) -> Variable:
+    """numpy.stack: ``stack(tensors, axis=0)`` joins tensors of equal shape along a new
+    ``axis``; scalars make a vector (MakeVector). Theano's older ``stack(a, b, ...)``
+    still works, with a DeprecationWarning."""
+    unknown = set(kwargs) - {"tensors", "axis"}
+    if unknown:
+        raise TypeError(f"stack got unexpected keyword arguments {sorted(unknown)}: it takes "
+                        "stack(tensors, axis=0)")
+    if "tensors" in kwargs:
+        if tensors:
+            raise TypeError("stack: give the tensors once, as stack(tensors, axis)")
+        tensors, axis = kwargs["tensors"], kwargs.get("axis", 0)
+    elif tensors and isinstance(tensors[0], (list, tuple)):
+        if len(tensors) > 2 or (len(tensors) == 2 and "axis" in kwargs):
+            raise TypeError("stack takes stack(tensors, axis=0): one list and at most one axis")
+        axis = tensors[1] if len(tensors) == 2 else kwargs.get("axis", 0)
+        tensors = tensors[0]
+    elif tensors and not kwargs:
+        warnings.warn("stack(a, b, ...) is deprecated (as in Theano): write stack([a, b, ...], "
+                      "axis=0)", DeprecationWarning, stacklevel=2)
+        axis = 0
+    else:
+        raise TypeError("stack takes a list of tensors: write stack([a, b], axis)")
     if not tensors:
         raise ValueError("stack needs at least one tensor, got an empty list: pass [a, b, ...]")
     tensors = [as_tensor_variable(t) for t in tensors]
@@ -106,68 +214,88 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
                             f"{tensors[0].describe()} has {ndim} and {t.describe()} has {t.ndim}: "
                             "stack tensors of one shape")
     axis = _static_axis(axis, ndim + 1, "stack")
+    if ndim == 0:
+        return make_vector(*tensors)
     return join(axis, *[_shape.shape_padaxis(t, axis) for t in tensors])
 
 
 class Split(Op):
-    """Cut ``x`` along ``axis`` into ``n_splits`` pieces of the lengths in ``splits``.
+    """Cut ``x`` along ``axis`` into ``len_splits`` pieces of the lengths in ``splits``.
 
-    The pieces are views of ``x``.
+    Theano's signature: ``Split(len_splits)(x, axis, splits)``; the axis may be an
+    int scalar variable. The pieces are views of ``x``.
     """
 
-    __props__ = ("n_splits", "axis")
+    __props__ = ("len_splits",)
 
-    def __init__(self, n_splits: int, axis: int):
-        self.n_splits = int(n_splits)
-        self.axis = int(axis)
-        self.view_map = {k: [0] for k in range(self.n_splits)}
+    def __init__(self, len_splits: int):
+        self.len_splits = int(len_splits)
+        self.view_map = {k: [0] for k in range(self.len_splits)}
 
-    def make_node(self, x: Any, splits: Any) -> Apply:
+    def make_node(self, x: Any, axis: Any, splits: Any) -> Apply:
         x = as_tensor_variable(x)
+        axis = as_tensor_variable(axis)
+        if axis.ndim != 0 or axis.dtype not in DISCRETE or axis.dtype == "bool":
+            raise TypeError(f"split of {x.describe()}: the axis must be an int scalar, got "
+                            f"{axis.describe()} ({axis.type.describe()})")
         splits = _shape.as_shape_vector(splits, "split")
-        if not 0 <= self.axis < x.ndim:
-            raise np.exceptions.AxisError(f"split along axis {self.axis}: {x.describe()} has "
-                                          f"{x.ndim} dimensions; use 0 <= axis < {x.ndim}")
         length = _shape.vector_length(splits)
-        if length is not None and length != self.n_splits:
+        if length is not None and length != self.len_splits:
             raise ValueError(f"split of {x.describe()}: {length} sizes given for "
-                             f"n_splits={self.n_splits}; give one size per piece")
-        sizes = _shape.static_value(splits)
-        if sizes is not None and (sizes < 0).any():
-            raise ValueError(f"split of {x.describe()}: sizes {tuple(sizes.tolist())} must be >= 0")
-        if sizes is not None and x.broadcastable[self.axis] and sizes.sum() != 1:
-            raise ValueError(f"split of {x.describe()}: its axis {self.axis} has length 1 but the "
-                             f"sizes {tuple(sizes.tolist())} add up to {sizes.sum()}")
-        broadcastable = list(x.broadcastable)
-        broadcastable[self.axis] = False
-        outputs = [TensorType(x.dtype, broadcastable)() for _ in range(self.n_splits)]
-        return Apply(self, [x, splits], outputs)
+                             f"len_splits={self.len_splits}; give one size per piece")
+        known = _shape.static_value(axis)
+        broadcastable = [False] * x.ndim
+        if known is not None:
+            value = int(known)
+            if not -x.ndim <= value < x.ndim:
+                raise np.exceptions.AxisError(f"split along axis {value}: {x.describe()} has "
+                                              f"{x.ndim} dimensions; use {-x.ndim} <= axis < {x.ndim}")
+            sizes = _shape.static_value(splits)
+            if sizes is not None and x.broadcastable[value % x.ndim] and sizes.sum() != 1:
+                raise ValueError(f"split of {x.describe()}: its axis {value} has length 1 but the "
+                                 f"sizes {tuple(sizes.tolist())} add up to {sizes.sum()}")
+            broadcastable = list(x.broadcastable)
+            broadcastable[value % x.ndim] = False
+        outputs = [TensorType(x.dtype, broadcastable)() for _ in range(self.len_splits)]
+        return Apply(self, [x, axis, splits], outputs)
+
+    def static_axis(self, node: Apply) -> int | None:
+        """The non-negative split axis of ``node`` when the graph fixes it, else None."""
+        known = _shape.static_value(node.inputs[1])
+        return None if known is None else int(known) % node.inputs[0].ndim
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        x, splits = inputs
-        length = x.shape[self.axis]
-        if len(splits) != self.n_splits or (splits < 0).any() or splits.sum() != length:
+        x, axis, splits = inputs
+        axis = _checked_axis(int(axis), x.ndim)
+        length = x.shape[axis]
+        if len(splits) != self.len_splits or (splits < 0).any() or splits.sum() != length:
             raise ValueError(f"split of {node.inputs[0].describe()} (shape {x.shape}) along axis "
-                             f"{self.axis}: the sizes {tuple(splits.tolist())} must be "
-                             f"{self.n_splits} non-negative lengths adding up to {length}")
-        for cell, piece in zip(output_storage, np.split(x, np.cumsum(splits[:-1]), axis=self.axis)):
+                             f"{axis}: the sizes {tuple(splits.tolist())} must be "
+                             f"{self.len_splits} non-negative lengths adding up to {length}")
+        for cell, piece in zip(output_storage, np.split(x, np.cumsum(splits[:-1]), axis=axis)):
             cell[0] = piece
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
-        shape = list(input_shapes[0])
+        axis = self.static_axis(node)
         out = []
-        for k in range(self.n_splits):
-            shape[self.axis] = _shape.vector_entry(node.inputs[1], k)
-            out.append(tuple(shape))
+        for k in range(self.len_splits):
+            size = _shape.vector_entry(node.inputs[2], k)
+            if axis is None:
+                axis_var = _math.cast(node.inputs[1], "int64") % node.inputs[0].ndim
+                out.append(tuple(_math.switch(_math.eq(axis_var, d), size, s)
+                                 for d, s in enumerate(input_shapes[0])))
+            else:
+                out.append(_replace(input_shapes[0], axis, size))
         return out
 
 
-def split(x: Any, splits_size: Any, n_splits: int, axis: int = 0) -> list[Variable]:
+def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Variable]:
     """Cut ``x`` along ``axis`` into ``n_splits`` pieces whose lengths are ``splits_size``
     (ints or an int vector); returns the list of pieces, each a view of ``x``."""
     x = as_tensor_variable(x)
-    axis = _static_axis(axis, x.ndim, "split")
-    outputs = Split(n_splits, axis).build(x, splits_size).outputs
+    if not isinstance(axis, Variable) or _shape.static_value(axis) is not None:
+        axis = _static_axis(axis, x.ndim, "split")
+    outputs = Split(n_splits).build(x, axis, splits_size).outputs
     return list(outputs)
 
 

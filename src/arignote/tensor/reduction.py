@@ -31,6 +31,7 @@ from arignote.tensor import math as _math
 from arignote.tensor.elemwise import DimShuffle
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
+from arignote.tensor.type_other import NoneTypeT
 from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "sum", "prod", "mean",
@@ -312,16 +313,27 @@ def mean(x: Any, axis: Any = None, dtype: str | None = None, keepdims: bool = Fa
     return _keep(result, axes, keepdims)
 
 
-def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Variable:
+def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False,
+        corrected: bool = False) -> Variable:
     """The variance over ``axis``, dividing by ``N - ddof`` (numpy.var); complex
-    inputs give the real variance of the magnitudes' spread."""
+    inputs give the real variance of the magnitudes' spread. ``corrected`` uses the
+    corrected two-pass algorithm (Theano's flag): the rounding error left in the
+    mean, ``sum(x - mean)**2 / N``, is taken off the sum of squares."""
     x = as_tensor_variable(x)
+    if isinstance(ddof, bool):
+        raise TypeError(f"var of {x.describe()}: ddof is {ddof}, a bool; keepdims is the fourth "
+                        "argument, var(x, axis, ddof, keepdims), so pass keepdims=...")
     axes = _axes(x, axis, "var")
     centered = _math.sub(x, mean(x, axes, keepdims=True))
     squared = (_math.sqr(_math.abs(centered)) if centered.dtype in COMPLEX
                else _math.sqr(centered))
     total = sum(squared, axes)
-    count = _count(x, axes)
+    n = _count(x, axes)
+    if corrected:
+        error = sum(centered, axes)
+        error = _math.sqr(_math.abs(error)) if error.dtype in COMPLEX else _math.sqr(error)
+        total = _math.sub(total, _divide(error, n, total.dtype))
+    count = n
     if isinstance(count, int):
         count -= int(ddof)
     elif ddof:
@@ -330,9 +342,10 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Vari
     return _keep(result, axes, keepdims)
 
 
-def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Variable:
-    """The standard deviation over ``axis``: ``sqrt(var(x, axis, ddof))``."""
-    return _math.sqrt(var(x, axis, ddof=ddof, keepdims=keepdims))
+def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False,
+        corrected: bool = False) -> Variable:
+    """The standard deviation over ``axis``: ``sqrt(var(x, axis, ddof, keepdims, corrected))``."""
+    return _math.sqrt(var(x, axis, ddof=ddof, keepdims=keepdims, corrected=corrected))
 
 
 def norm(x: Any, L: float = 2, axis: Any = None, keepdims: bool = False) -> Variable:
@@ -409,6 +422,13 @@ def _real(dtype: str) -> str:
 
 def _axes(x: Variable, axis: Any, what: str) -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence; negatives count from the end) as sorted axes."""
+    if isinstance(axis, Variable):
+        # Theano took constant variables too: NoneConst, constant(0), as_tensor_variable([0, 1]).
+        if isinstance(axis.type, NoneTypeT):
+            axis = None
+        elif getattr(axis.type, "dtype", None) in DISCRETE and axis.ndim <= 1:
+            known = _shape.static_value(axis)
+            axis = axis if known is None else np.asarray(known)
     if axis is None:
         return tuple(range(x.ndim))
     if isinstance(axis, np.ndarray) and axis.dtype.kind in "iu" and axis.ndim <= 1:

@@ -12,6 +12,7 @@ split sizes); ops use them to type their outputs and to write ``infer_shape``.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 from collections.abc import Sequence
 
@@ -27,7 +28,8 @@ from arignote.tensor.variable import as_tensor_variable, constant
 __all__ = ["Shape", "Shape_i", "Reshape", "SpecifyShape", "Rebroadcast", "shape", "shape_i",
            "transpose", "reshape", "flatten", "squeeze", "shape_padleft", "shape_padright",
            "shape_padaxis", "specify_shape", "get_vector_length", "addbroadcast", "unbroadcast",
-           "patternbroadcast", "get_scalar_constant_value", "NotScalarConstantError", "extract_constant"]
+           "patternbroadcast", "get_scalar_constant_value", "NotScalarConstantError", "EmptyConstantError",
+           "extract_constant"]
 
 _INT64 = TensorType("int64", ())
 
@@ -96,6 +98,10 @@ class NotScalarConstantError(ValueError):
     """``get_scalar_constant_value`` met a variable whose value the graph does not fix."""
 
 
+class EmptyConstantError(NotScalarConstantError):
+    """``get_scalar_constant_value`` met a constant with no entries."""
+
+
 def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_constants: bool = False,
                               max_recur: int = 10) -> np.ndarray:
     """Theano's ``get_scalar_constant_value``: the one value ``v`` holds, as a 0-d array, when
@@ -109,6 +115,8 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
         v = constant(np.asarray(v))
     if not isinstance(v, Variable):
         raise NotScalarConstantError(f"get_scalar_constant_value: {v!r} is not a variable or number")
+    if not only_process_constants:
+        v = _through_value_passing(v)
     if isinstance(v, Constant):
         data = np.asarray(v.data)
     elif only_process_constants or not hasattr(v.type, "ndim"):
@@ -118,10 +126,30 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
     else:
         node = v.owner
         data = static_value(v) if node is not None and isinstance(node.op, (DimShuffle, Shape_i)) else None
-    if data is None or data.size == 0 or not np.all(data == data.flat[0]):
+    if data is not None and data.size == 0:
+        raise EmptyConstantError(f"get_scalar_constant_value: {v.describe()} is empty, so it holds "
+                                 "no value")
+    if data is None or not np.all(data == data.flat[0]):
         raise NotScalarConstantError(f"get_scalar_constant_value: the graph does not fix one value "
                                      f"for {v.describe()}")
     return np.asarray(data.flat[0])
+
+
+def _through_value_passing(v: Variable) -> Variable:
+    """``v`` without the nodes that only spread or pass a value on: ``fill(model, value)``
+    (its value), ``alloc(value, ...)``, DimShuffle, Rebroadcast, SpecifyShape and an Assert
+    whose conditions the graph fixes as true."""
+    while v.owner is not None:
+        op, inputs = v.owner.op, v.owner.inputs
+        if isinstance(op, Elemwise) and getattr(op.scalar_op, "name", None) == "second":
+            v = inputs[1]
+        elif isinstance(op, (Rebroadcast, SpecifyShape, DimShuffle, _alloc.Alloc)) or (
+                isinstance(op, _checks.Assert) and all(
+                    (c := static_value(i)) is not None and bool(c) for i in inputs[1:])):
+            v = inputs[0]
+        else:
+            break
+    return v
 
 
 def extract_constant(x: Any, elemwise: bool = True, only_process_constants: bool = False) -> Any:
@@ -146,8 +174,20 @@ def static_value(var: Any) -> np.ndarray | None:
     if node is None or var.ndim > 1:
         return None
     if isinstance(node.op, Shape_i):
-        return np.asarray(1, "int64") if node.inputs[0].broadcastable[node.op.i] else None
-    if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join, _read.Subtensor)):
+        x = node.inputs[0]
+        if isinstance(x, Constant):
+            return np.asarray(np.shape(x.data)[node.op.i], "int64")
+        return np.asarray(1, "int64") if x.broadcastable[node.op.i] else None
+    if isinstance(node.op, _read.Subtensor) and var.ndim == 0 and node.inputs[0].ndim == 1:
+        # One entry of a vector whose other entries may not be fixed (stack([b, 2, 3])[1]).
+        item = node.op.idx_list[0]
+        k = item if isinstance(item, int) else static_value(node.inputs[1])
+        length = vector_length(node.inputs[0])
+        if k is None or length is None or not -length <= int(k) < length:
+            return None
+        entry = static_entry(node.inputs[0], int(k) % length)
+        return None if entry is None else np.asarray(entry, var.dtype)
+    if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join, _join.MakeVector, _read.Subtensor)):
         return None
     values = [static_value(i) for i in node.inputs]
     if any(v is None for v in values):
@@ -169,8 +209,10 @@ def vector_length(vector: Variable) -> int | None:
         return None
     if isinstance(node.op, Shape):
         return node.inputs[0].ndim
-    if isinstance(node.op, _join.Join) and all(i.broadcastable == (True,) for i in node.inputs):
+    if isinstance(node.op, _join.MakeVector):
         return len(node.inputs)
+    if isinstance(node.op, _join.Join) and all(i.broadcastable == (True,) for i in node.inputs[1:]):
+        return len(node.inputs) - 1
     if isinstance(node.op, _read.Subtensor) and len(node.op.idx_list) == 1:
         # A constant slice of a vector of known length (``x.shape[:2]``).
         item = node.op.idx_list[0]
@@ -207,8 +249,11 @@ def static_entry(vector: Variable, i: int) -> int | None:
         return None
     if isinstance(node.op, Shape):
         return 1 if node.inputs[0].broadcastable[i] else None
-    if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs):
-        return static_entry(node.inputs[i], 0)
+    if isinstance(node.op, _join.MakeVector):
+        value = static_value(node.inputs[i])
+        return None if value is None else int(value)
+    if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs) - 1:
+        return static_entry(node.inputs[1 + i], 0)
     if isinstance(node.op, DimShuffle) and node.op.new_order == ("x",):
         value = static_value(node.inputs[0])
         return None if value is None else int(value)
@@ -224,8 +269,10 @@ def vector_entry(vector: Variable, i: int) -> int | Variable:
     if node is not None:
         if isinstance(node.op, Shape):
             return shape_i(node.inputs[0], i)
-        if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs):
-            return vector_entry(node.inputs[i], 0)
+        if isinstance(node.op, _join.MakeVector):
+            return _math.cast(node.inputs[i], "int64")
+        if isinstance(node.op, _join.Join) and vector_length(vector) == len(node.inputs) - 1:
+            return vector_entry(node.inputs[1 + i], 0)
         if isinstance(node.op, DimShuffle) and node.op.new_order == ("x",):
             return _math.cast(node.inputs[0], "int64")
     return _math.cast(vector[i], "int64")
@@ -378,15 +425,29 @@ def reshape(x: Any, newshape: Any, ndim: int | None = None) -> Variable:
     return Reshape(ndim)(x, shp)
 
 
-def flatten(x: Any, ndim: int = 1) -> Variable:
-    """Keep the first ``ndim - 1`` dimensions of ``x`` and collapse the rest into one."""
+def flatten(x: Any, ndim: int | None = None, outdim: int | None = None) -> Variable:
+    """Keep the first ``ndim - 1`` dimensions of ``x`` and collapse the rest into one
+    (``ndim`` defaults to 1; ``outdim`` is Theano's deprecated name for it)."""
     x = as_tensor_variable(x)
+    ndim = flatten_ndim(ndim, outdim, "flatten")
     if not 1 <= ndim <= max(x.ndim, 1):
         raise ValueError(f"flatten of {x.describe()} ({x.ndim}-d): ndim must be between 1 and "
                          f"{max(x.ndim, 1)}, got {ndim}")
     kept = [_static_or(shape_i(x, i)) for i in range(ndim - 1)]
     rest = product([_static_or(shape_i(x, i)) for i in range(ndim - 1, x.ndim)])
     return reshape(x, kept + [rest], ndim=ndim)
+
+
+def flatten_ndim(ndim: int | None, outdim: int | None, what: str) -> int:
+    """The rank ``flatten``/``is_flat`` are asked for: ``ndim``, or Theano's older ``outdim``
+    (with a DeprecationWarning), default 1."""
+    if outdim is None:
+        return 1 if ndim is None else int(ndim)
+    if ndim is not None:
+        raise ValueError(f"{what}: give ndim only (outdim is its deprecated name), not both")
+    warnings.warn(f"{what}(outdim=...) is deprecated, as in Theano: write ndim=...",
+                  DeprecationWarning, stacklevel=3)
+    return int(outdim)
 
 
 def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
@@ -398,7 +459,10 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     if sorted(normalized) != list(range(x.ndim)):
         raise ValueError(f"transpose of {x.describe()} ({x.ndim}-d): axes {tuple(axes)} are not a "
                          f"permutation of {tuple(range(x.ndim))}")
-    return DimShuffle(x.broadcastable, normalized)(x)
+    out = DimShuffle(x.broadcastable, normalized)(x)
+    if x.name and normalized == list(reversed(range(x.ndim))):
+        out.name = f"{x.name}.T"  # Theano's name for the full transpose
+    return out
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Variable:
@@ -444,8 +508,8 @@ def shape_padaxis(x: Any, axis: int) -> Variable:
 
 # ------------------------------------------------------- run-time shape checks
 class ShapeMismatchError(ValueError, AssertionError):
-    """A value whose shape is not the one ``specify_shape`` declared (Theano raised
-    AssertionError, which code written for it catches)."""
+    """A shape that is not the one ``specify_shape`` declared, or a declared shape of the
+    wrong length (Theano raised AssertionError, which code written for it catches)."""
 
 
 class SpecifyShape(Op):
@@ -463,9 +527,9 @@ class SpecifyShape(Op):
         shp = as_shape_vector(shp, "specify_shape", allow_none=True)
         length = vector_length(shp)
         if length is not None and length != x.ndim:
-            raise ValueError(f"specify_shape: {x.describe()} has {x.ndim} dimensions, but the "
-                             f"shape given has {length} entries: give one per dimension "
-                             "(None for any length)")
+            raise ShapeMismatchError(f"specify_shape: {x.describe()} has {x.ndim} dimensions, but "
+                                     f"the shape given has {length} entries: give one per dimension "
+                                     "(None for any length)")
         entries = [static_entry(shp, i) for i in range(x.ndim)] if length else [None] * x.ndim
         for axis, (b, entry) in enumerate(zip(x.broadcastable, entries)):
             if b and isinstance(entry, int) and entry not in (1, -1):
@@ -537,12 +601,19 @@ class Rebroadcast(Op):
 
 
 def patternbroadcast(x: Any, pattern: Sequence[bool]) -> Variable:
-    """``x`` with broadcastable pattern ``pattern`` (length-1 dimensions checked at run time)."""
+    """``x`` with broadcastable pattern ``pattern`` (length-1 dimensions checked at run time).
+
+    As in Theano, a pattern shorter than ``x.ndim`` sets the leading dimensions only
+    (``patternbroadcast(g, scalar.broadcastable)`` is ``g``), and a Rebroadcast of a
+    Rebroadcast is one node, or none when the flags end where they began."""
     x = as_tensor_variable(x)
-    if len(pattern) != x.ndim:
+    if len(pattern) > x.ndim:
         raise ValueError(f"patternbroadcast: {x.describe()} has {x.ndim} dimensions but the pattern "
-                         f"{tuple(pattern)} has {len(pattern)}: give one flag per dimension")
-    changes = [(i, bool(p)) for i, (p, b) in enumerate(zip(pattern, x.broadcastable)) if bool(p) != b]
+                         f"{tuple(pattern)} has {len(pattern)}: give at most one flag per dimension")
+    wanted = [bool(p) for p in pattern] + list(x.broadcastable[len(pattern):])
+    if x.owner is not None and isinstance(x.owner.op, Rebroadcast):
+        x = x.owner.inputs[0]
+    changes = [(i, p) for i, (p, b) in enumerate(zip(wanted, x.broadcastable)) if p != b]
     return Rebroadcast(*changes)(x) if changes else x
 
 
@@ -584,3 +655,5 @@ def _as_tuple(axis: Any) -> tuple:
 from arignote.tensor import join as _join  # noqa: E402  (join builds on these ops)
 from arignote.tensor.subtensor import read as _read  # noqa: E402  (so does indexing)
 from arignote.tensor.subtensor.index import IndexSlice  # noqa: E402
+from arignote.tensor import checks as _checks  # noqa: E402
+from arignote.tensor import alloc as _alloc  # noqa: E402

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from arignote.config import config
-from arignote.graph.basic import Constant, Variable
+from arignote.graph.basic import Apply, Constant, Variable
 from arignote.scalar.dtypes import smallest_int_dtype
 from arignote.tensor.type import TensorType
 
@@ -52,6 +52,8 @@ class _TensorOperators:
     def __rmul__(self, other): return _math.mul(other, self)
     def __truediv__(self, other): return _math.true_div(self, other)
     def __rtruediv__(self, other): return _math.true_div(other, self)
+    def __divmod__(self, other): return _composed.divmod(self, other)
+    def __rdivmod__(self, other): return _composed.divmod(other, self)
     def __floordiv__(self, other): return _math.int_div(self, other)
     def __rfloordiv__(self, other): return _math.int_div(other, self)
     def __mod__(self, other): return _math.mod(self, other)
@@ -131,13 +133,7 @@ class _TensorOperators:
         """Permute the dimensions (reversed when no axes are given), as a DimShuffle view."""
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
             axes = axes[0]
-        if not axes:
-            axes = range(self.ndim - 1, -1, -1)
-        axes = [int(a) + self.ndim if int(a) < 0 else int(a) for a in axes]
-        if sorted(axes) != list(range(self.ndim)):
-            raise ValueError(f"transpose of {self.describe()} ({self.ndim} dimensions): axes "
-                             f"{tuple(axes)} are not a permutation of {tuple(range(self.ndim))}")
-        return self.dimshuffle(axes)
+        return _shape.transpose(self, [int(a) for a in axes] if axes else None)
 
     # ------------------------------------------------------- shape methods
     def dimshuffle(self, *pattern):
@@ -159,6 +155,28 @@ class _TensorOperators:
 
     def flatten(self, ndim: int = 1):
         return _shape.flatten(self, ndim)
+
+    def ptp(self, axis=None):
+        return _composed.ptp(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int):
+        return _composed.swapaxes(self, axis1, axis2)
+
+    def choose(self, choices, out=None, mode: str = "raise"):
+        return _extra_ops.choose(self, choices, out, mode)
+
+    def conj(self):
+        return _math.conj(self)
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return _math.real(self)
+
+    @property
+    def imag(self):
+        return _math.imag(self)
 
     def ravel(self):
         return _shape.flatten(self)
@@ -244,11 +262,11 @@ class _TensorOperators:
     def mean(self, axis=None, dtype=None, keepdims: bool = False, acc_dtype=None):
         return _reduction.mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
-    def var(self, axis=None, ddof: int = 0, keepdims: bool = False):
-        return _reduction.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis=None, ddof: int = 0, keepdims: bool = False, corrected: bool = False):
+        return _reduction.var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
-    def std(self, axis=None, ddof: int = 0, keepdims: bool = False):
-        return _reduction.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, ddof: int = 0, keepdims: bool = False, corrected: bool = False):
+        return _reduction.std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
     def max(self, axis=None, keepdims: bool = False):
         return _reduction.max(self, axis=axis, keepdims=keepdims)
@@ -289,6 +307,11 @@ class TensorVariable(_TensorOperators, Variable):
 
 class TensorConstant(_TensorOperators, Constant):
     """A fixed array in the graph; equal constants merge."""
+
+    @property
+    def value(self) -> np.ndarray:
+        """The array (Theano's other name for ``data``)."""
+        return self.data
 
     def __str__(self) -> str:
         if self.name is not None:
@@ -348,7 +371,12 @@ TensorType.constant_type = TensorConstant
 
 def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
                        dtype: str | None = None) -> Variable:
-    """Return ``x`` as a tensor Variable: constants are made for Python and numpy values."""
+    """Return ``x`` as a tensor Variable: constants are made for Python and numpy values,
+    an Apply node gives its default output. With ``ndim``, leading broadcastable
+    dimensions are dropped, or broadcastable ones added on the left, to reach it
+    (Theano's rule); other mismatches are a TypeError."""
+    if isinstance(x, Apply):
+        x = _default_output(x)
     if isinstance(x, Variable):
         to_host = getattr(x.type, "host_variable", None)  # device types: their host twin
         if to_host is not None:
@@ -365,9 +393,29 @@ def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
         var = stack([as_tensor_variable(v) for v in x])
     else:
         var = constant(x, name=name, dtype=dtype)
+    if ndim is not None and var.ndim > ndim and all(var.broadcastable[:var.ndim - ndim]):
+        var = var.dimshuffle(list(range(var.ndim - ndim, var.ndim)))
+    elif ndim is not None and var.ndim < ndim:
+        var = _shape.shape_padleft(var, ndim - var.ndim)
     if ndim is not None and var.ndim != ndim:
-        raise TypeError(f"expected {ndim} dimensions, got {var} with {var.ndim} ({var.type})")
+        raise TypeError(f"expected {ndim} dimensions, got {var} with {var.ndim} ({var.type}): only "
+                        "leading broadcastable dimensions can be dropped")
     return var
+
+
+def _default_output(node: Apply) -> Variable:
+    """The output of ``node`` that stands for it: its op's ``default_output``, or its only one."""
+    index = getattr(node.op, "default_output", None)
+    if index is None:
+        if len(node.outputs) != 1:
+            raise ValueError(f"{node.op} has {len(node.outputs)} outputs, so it is ambiguous which "
+                             "one is meant: pass node.outputs[i]")
+        return node.outputs[0]
+    if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < len(
+            node.outputs):
+        raise AttributeError(f"{node.op}.default_output is {index!r}, which is not the index of one "
+                             f"of its {len(node.outputs)} outputs")
+    return node.outputs[index]
 
 
 def constant(x: Any, name: str | None = None, dtype: str | None = None, ndim: int | None = None

@@ -48,12 +48,16 @@ class GpuJoin(GpuOp):
 
 @register_lowering(Join)
 def _join(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
-    _check_dtypes(ctx, node.inputs)
-    if all(t.type.dtype in DISCRETE and not _from_gpu(t) for t in node.inputs):
+    tensors = node.inputs[1:]
+    _check_dtypes(ctx, tensors)
+    if all(t.type.dtype in DISCRETE and not _from_gpu(t) for t in tensors):
         raise StaysOnCpu("it joins integers that are all on the host (shape arithmetic): "
                          "there is nothing on the GPU to join")
-    op = GpuJoin(node.op.axis)
-    return [op.make_node(node.outputs[0].type, *[on_gpu(t) for t in node.inputs]).outputs[0]]
+    axis = node.op.static_axis(node)
+    if axis is None:
+        raise StaysOnCpu("its axis is chosen when the function runs (GpuJoin's is fixed)")
+    op = GpuJoin(axis)
+    return [op.make_node(node.outputs[0].type, *[on_gpu(t) for t in tensors]).outputs[0]]
 
 
 def _from_gpu(var: Variable) -> bool:

@@ -56,6 +56,7 @@ MODULES: dict[str, str] = {
     "theano.tensor.opt": "arignote.compat.theano.optdb",
     "theano.tensor.basic": "theano.tensor",
     "theano.tensor.var": "arignote.compat.theano.tensor_var",
+    "theano.tensor.opt": "arignote.compat.theano.tensor_opt",
     "theano.tensor.sharedvar": "arignote.compat.theano.tensor_sharedvar",
     "theano.tensor.raw_random": "arignote.compat.theano.raw_random",
     "theano.tensor.nnet.nnet": "theano.tensor.nnet",

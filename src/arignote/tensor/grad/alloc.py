@@ -1,5 +1,5 @@
 """Gradients of the allocating ops: Alloc sums back to the value's shape; ARange
-differentiates in its start and step; Eye and Tri have nothing to differentiate.
+differentiates in its start and step; Eye, Tri and AllocEmpty have nothing to differentiate.
 
 ``fill``/``second`` and ``zeros_like`` are Elemwise ops, whose rule is in
 ``elemwise.py``.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from arignote.gradient import register_grad
 from arignote.tensor import math as tm
-from arignote.tensor.alloc import Alloc, ARange, Eye, Tri, arange
+from arignote.tensor.alloc import Alloc, AllocEmpty, ARange, Eye, Tri, arange
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import shape_i
 
@@ -37,3 +37,8 @@ def arange_grad(op, inputs, outputs, output_grads):
 @register_grad(Eye, Tri)
 def eye_grad(op, inputs, outputs, output_grads):
     return [None, None, None]
+
+
+@register_grad(AllocEmpty)
+def alloc_empty_grad(op, inputs, outputs, output_grads):
+    return [None] * len(inputs)

@@ -1,11 +1,11 @@
-"""Gradients of Join, Split, Repeat and Roll."""
+"""Gradients of Join, MakeVector, Split, Repeat and Roll."""
 from __future__ import annotations
 
 from arignote.gradient import register_grad
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import arange, zeros_like
 from arignote.tensor.elemwise import DimShuffle
-from arignote.tensor.join import Join, Repeat, Roll, Split
+from arignote.tensor.join import Join, MakeVector, Repeat, Roll, Split, stack
 from arignote.tensor.shape import flatten, reshape, shape_i
 from arignote.tensor.shape import shape as _shape
 from arignote.tensor.subtensor import AdvancedIncSubtensor1
@@ -13,15 +13,29 @@ from arignote.tensor.subtensor import AdvancedIncSubtensor1
 
 @register_grad(Join)
 def join_grad(op, inputs, outputs, output_grads):
-    """Each input gets its own stretch of the output gradient."""
-    sizes = [shape_i(x, op.axis) for x in inputs]
-    pieces = Split(len(inputs), op.axis)(output_grads[0], sizes)
-    return list(pieces) if len(inputs) > 1 else [pieces]
+    """Each input gets its own stretch of the output gradient (the axis gets none)."""
+    axis, tensors = inputs[0], inputs[1:]
+    known = op.static_axis(outputs[0].owner)
+    if known is None:
+        along = tm.cast(axis, "int64") % outputs[0].ndim
+        sizes = [stack([shape_i(x, d) for d in range(x.ndim)])[along] for x in tensors]
+    else:
+        sizes = [shape_i(x, known) for x in tensors]
+    pieces = Split(len(tensors))(output_grads[0], axis, sizes)
+    return [None] + (list(pieces) if len(tensors) > 1 else [pieces])
 
 
 @register_grad(Split)
 def split_grad(op, inputs, outputs, output_grads):
-    return [Join(op.axis)(*output_grads) if len(output_grads) > 1 else output_grads[0], None]
+    x, axis, _ = inputs
+    gz = Join()(axis, *output_grads) if len(output_grads) > 1 else output_grads[0]
+    return [gz, None, None]
+
+
+@register_grad(MakeVector)
+def make_vector_grad(op, inputs, outputs, output_grads):
+    """Each scalar gets its entry of the output gradient."""
+    return [output_grads[0][k] for k in range(len(inputs))]
 
 
 @register_grad(Repeat)

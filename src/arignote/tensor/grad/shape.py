@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from arignote.gradient import register_grad
+from arignote.tensor.checks import Assert
 from arignote.tensor.shape import (Rebroadcast, Reshape, Shape, Shape_i, SpecifyShape,
                                    patternbroadcast)
 from arignote.tensor.shape import shape as _shape
@@ -16,6 +17,11 @@ def shape_grad(op, inputs, outputs, output_grads):
 def reshape_grad(op, inputs, outputs, output_grads):
     x = inputs[0]
     return [Reshape(x.ndim)(output_grads[0], _shape(x)), None]
+
+
+@register_grad(Assert)
+def assert_grad(op, inputs, outputs, output_grads):
+    return [output_grads[0]] + [None] * (len(inputs) - 1)
 
 
 @register_grad(SpecifyShape)

@@ -19,6 +19,7 @@ from arignote.tensor import math as _math
 from arignote.tensor.alloc import Alloc, alloc
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.gradient_ops import ViewGradOp
+from arignote.tensor.join import Join
 from arignote.tensor.rewrites.shape_feature import shape_feature
 from arignote.tensor.rewrites.utils import (is_scalar_constant, op_name, retype, single_client,
                                             typed_constant)
@@ -358,9 +359,17 @@ def local_useless_subtensor(fgraph: FunctionGraph, node: Apply):
     return [retype(node.inputs[0], node.outputs[0])]
 
 
+@node_rewriter([Join])
+def local_join_1(fgraph: FunctionGraph, node: Apply):
+    """A join of one tensor (``Join()(axis, x)``, which ``join`` never builds) -> ``x``."""
+    if len(node.inputs) != 2:
+        return None
+    return [retype(node.inputs[1], node.outputs[0], same_shape=True)]
+
+
 for _rewriter in (local_remove_gradient_ops, local_mul_one, local_pow_one, local_add_zero, local_double_neg,
                   local_neg_pairs, local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast,
-                  local_useless_subtensor):
+                  local_useless_subtensor, local_join_1):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
 for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
                   local_elemwise_alloc, local_dimshuffle_lift, local_subtensor_of_unary, local_useless_reshape):
