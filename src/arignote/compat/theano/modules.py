@@ -53,7 +53,6 @@ MODULES: dict[str, str] = {
     "theano.gof.opt": "arignote.compat.theano.opt",
     "theano.gof.toolbox": "arignote.compat.theano.opt",
     "theano.gof.optdb": "arignote.compat.theano.optdb",
-    "theano.tensor.opt": "arignote.compat.theano.optdb",
     "theano.tensor.basic": "theano.tensor",
     "theano.tensor.var": "arignote.compat.theano.tensor_var",
     "theano.tensor.opt": "arignote.compat.theano.tensor_opt",
