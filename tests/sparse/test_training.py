@@ -1,6 +1,7 @@
 """End to end: logistic regression on a sparse bag-of-words input trained by SGD matches the
 same model trained on the dense input; compiling sparse graphs under every mode and printer."""
 import pickle
+import shutil
 
 import numpy as np
 import pytest
@@ -52,7 +53,10 @@ def test_the_compiled_sparse_graph_prints_and_pickles(tmp_path):
     np.testing.assert_allclose(again(x, labels), step(x, labels))  # each its own W, the same step
     assert "0 on the device" in str(arignote.explain(step))
     pytest.importorskip("pydot")
-    from arignote.pictures import pydotprint
+    from arignote.pictures import pydot_graph, pydotprint
+    assert "StructuredDot" in pydot_graph(step).to_string()
+    if shutil.which("dot") is None:
+        pytest.skip("drawing needs Graphviz's dot, which is not installed")
     pydotprint(step, outfile=str(tmp_path / "graph.png"), format="png")
     assert (tmp_path / "graph.png").exists()
 
