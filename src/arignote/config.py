@@ -169,6 +169,20 @@ _FLAGS = [
     Flag("conv.assert_shape", False, "Theano's flag: abstract_conv.assert_shape checks the "
          "shapes it is given at run time (off: it returns its input as it is); the convolution "
          "ops check their input_shape/filter_shape always", _boolean),
+    # The defaults of DebugMode(), NanGuardMode() and ProfileStats.summary(), under Theano's names.
+    Flag("DebugMode.patience", 10, "how many times DebugMode rewrites each graph to see that the "
+         "result does not depend on chance", _count),
+    Flag("DebugMode.check_c", True, "DebugMode runs the backends' thunks and compares them with "
+         "perform (False: perform only)", _boolean),
+    Flag("DebugMode.check_py", True, "DebugMode compares each node's result with perform's", _boolean),
+    Flag("DebugMode.check_finite", True, "DebugMode refuses NaN and inf in any node's output", _boolean),
+    Flag("DebugMode.check_strides", 0, "DebugMode on strides differing from perform's: 0 ignore, "
+         "1 warn, 2 raise", _count),
+    Flag("NanGuardMode.nan_is_error", True, "NanGuardMode's default for nan_is_error", _boolean),
+    Flag("NanGuardMode.inf_is_error", True, "NanGuardMode's default for inf_is_error", _boolean),
+    Flag("NanGuardMode.big_is_error", True, "NanGuardMode's default for big_is_error", _boolean),
+    Flag("profiling.n_ops", 20, "rows of the per-Op tables ProfileStats.summary prints", _count),
+    Flag("profiling.n_apply", 20, "rows of the per-node table ProfileStats.summary prints", _count),
     Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
          "runs numpy's path instead of a native kernel (0: always native)", _count),
 ]
@@ -181,7 +195,10 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
                                "compute_test_value", "on_unused_input", "profile", "cxx",
                                "exception_verbosity", "unittests.rseed", "force_device",
                                "contexts", "openmp", "openmp_elemwise_minsize", "compiledir",
-                               "conv.assert_shape")},
+                               "conv.assert_shape", "DebugMode.patience", "DebugMode.check_c",
+                               "DebugMode.check_py", "DebugMode.check_finite", "DebugMode.check_strides",
+                               "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error",
+                               "NanGuardMode.big_is_error", "profiling.n_ops", "profiling.n_apply")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
                      "check_input", "print_test_value", "compute_test_value_opt", "pickle_test_value",
                      "optimizer_excluding", "optimizer_including",
@@ -217,6 +234,10 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "gpuarray.preallocate": 0, "dnn.enabled": "auto", "blas.ldflags": "", "vm.lazy": None,
     "experimental.unpickle_gpu_on_cpu": False, "numpy.seterr_all": "ignore",
     "unpickle_function": True, "reoptimize_unpickled_function": False,
+    "DebugMode.check_preallocated_output": "", "DebugMode.warn_input_not_reused": True,
+    "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "profiling.min_memory_size": 1024,
+    "profiling.min_peak_memory": False, "profiling.destination": "stderr", "profiling.debugprint": False,
+    "profiling.ignore_first_call": False,
 }
 
 

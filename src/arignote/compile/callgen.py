@@ -79,7 +79,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         for i, (ttype, dtype, ndim, plain, strict, downcast, label) in enumerate(fn._specs):
             ns[f"F{i}"] = functools.partial(ttype.filter, strict=strict, allow_downcast=downcast,
                                             name=label)
-            if dtype is not None and plain and not strict:
+            # The fast path skips filter for arrays already of the type, unless filter must look
+            # at the values (TensorType.filter_checks_isfinite, as set when the function is made).
+            if dtype is not None and plain and not strict and not getattr(ttype, "filter_checks_isfinite", False):
                 ns[f"D{i}"] = dtype
                 lines.append(f"    if type(a{i}) is not ndarray or a{i}.dtype is not D{i} "
                              f"or a{i}.ndim != {ndim}:")

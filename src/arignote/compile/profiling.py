@@ -214,11 +214,14 @@ class ProfileStats:
         return peak
 
     # -------------------------------------------------------------- printing
-    def summary(self, file: TextIO | None = None, n_ops_to_print: int = 20,
-                n_apply_to_print: int = 20) -> None:
+    def summary(self, file: TextIO | None = None, n_ops_to_print: int | None = None,
+                n_apply_to_print: int | None = None) -> None:
         """Print the profile in Theano's layout: the function, then time per Op class,
-        per Op and per node, each sorted by time."""
+        per Op and per node, each sorted by time (``config.profiling.n_ops`` and ``n_apply``
+        rows by default)."""
         out = sys.stderr if file is None else file
+        n_ops_to_print = config.profiling.n_ops if n_ops_to_print is None else n_ops_to_print
+        n_apply_to_print = config.profiling.n_apply if n_apply_to_print is None else n_apply_to_print
         out.write(self._summary_function() + "\n")
         total = sum(self.apply_time.values())
         out.write(_table("Class", "<Class name>", self._rows(lambda n: type(n.op).__name__),

@@ -7,10 +7,12 @@ from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import (ancestors, clone, clone_get_equiv, graph_inputs, io_toposort,
                                       is_same_graph)
 from arignote.graph.types import Generic, NullType, generic
+from arignote.compat.theano.optdb import EquilibriumDB, TopoOptimizer, in2out, local_optimizer, out2in
 
 __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph",
            "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph",
            "variables", "ops", "Generic", "generic", "NullType", "MethodNotDefined"]
+__all__ += ["EquilibriumDB", "TopoOptimizer", "in2out", "local_optimizer", "out2in"]
 
 PureOp = Op
 # Theano raised MethodNotDefined for an interface method an op lacks (``grad``, ``perform``);
