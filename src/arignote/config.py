@@ -127,6 +127,12 @@ _FLAGS = [
          _choice("FAST_RUN", "FAST_COMPILE", "Mode", "DebugMode", "DEBUG_MODE", "NanGuardMode")),
     Flag("optimizer", "", "rewrites of the default mode when set: fast_run, fast_compile, merge "
          "or None ('' keeps the mode's own)", _optimizer),
+    Flag("optimizer_excluding", "", "rewrite names or tags, separated by ':', the default mode "
+         "leaves out (as mode.excluding)", str),
+    Flag("optimizer_including", "", "rewrite names or tags, separated by ':', the default mode "
+         "adds (as mode.including)", str),
+    Flag("optimizer_requiring", "", "tags, separated by ':', every rewrite of the default mode "
+         "must carry (as mode.requiring)", str),
     Flag("device", "cpu", "where compiled functions run: cpu, cuda, cudaN, opencl or openclP:D",
          _device),
     Flag("contexts", "", "named GPU devices for several-GPU graphs: name->device;...", _contexts),
@@ -142,6 +148,8 @@ _FLAGS = [
          "so a shape error points at the line that built the node: 'off', 'ignore' (skip "
          "nodes whose inputs lack test values), 'warn' or 'raise' (about such inputs)",
          _choice("off", "ignore", "warn", "raise")),
+    Flag("print_test_value", False, "repr() of a variable adds its test value on a second line",
+         _boolean),
     Flag("exception_verbosity", "low", "'high' adds the failing node's input graph to the note "
          "an error raised while running a node carries", _choice("low", "high")),
     Flag("unittests.rseed", 666, "seed of arignote.testing.fetch_seed ('random': a new one "
@@ -195,14 +203,14 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
                                "compute_test_value", "on_unused_input", "profile", "cxx",
                                "exception_verbosity", "unittests.rseed", "force_device",
                                "contexts", "openmp", "openmp_elemwise_minsize", "compiledir",
-                               "conv.assert_shape", "DebugMode.patience", "DebugMode.check_c",
+                               "conv.assert_shape", "optimizer_excluding", "optimizer_including",
+                               "optimizer_requiring", "print_test_value", "DebugMode.patience", "DebugMode.check_c",
                                "DebugMode.check_py", "DebugMode.check_finite", "DebugMode.check_strides",
                                "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error",
                                "NanGuardMode.big_is_error", "profiling.n_ops", "profiling.n_apply")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
-                     "check_input", "print_test_value", "compute_test_value_opt", "pickle_test_value",
-                     "optimizer_excluding", "optimizer_including",
-                     "optimizer_requiring", "optimizer_verbose", "on_opt_error", "on_shape_error",
+                     "check_input", "compute_test_value_opt", "pickle_test_value",
+                     "optimizer_verbose", "on_opt_error", "on_shape_error",
                      "nocleanup", "base_compiledir", "compiledir_format",
                      "init_gpu_device", "print_active_device", "print_global_stats",
                      "assert_no_cpu_op", "unpickle_function", "reoptimize_unpickled_function",
@@ -217,11 +225,10 @@ THEANO_IGNORED_SECTIONS = ("lib", "gpuarray", "gpu", "gpuelemwise", "dnn", "cuda
 # What a Theano flag reads when nothing set it and no flag of ours stands for it.
 THEANO_DEFAULTS: dict[str, Any] = {
     "linker": "cvm", "cast_policy": "custom", "int_division": "int", "deterministic": "default",
-    "cycle_detection": "regular", "check_input": True, "print_test_value": False,
+    "cycle_detection": "regular", "check_input": True,
     "compute_test_value": "off", "compute_test_value_opt": "off", "pickle_test_value": True,
     "profile": False, "profile_optimizer": False, "profile_memory": False, "cxx": "",
-    "openmp": False, "openmp_elemwise_minsize": 200000, "optimizer_excluding": "",
-    "optimizer_including": "", "optimizer_requiring": "", "optimizer_verbose": False,
+    "openmp": False, "openmp_elemwise_minsize": 200000, "optimizer_verbose": False,
     "on_opt_error": "warn", "on_shape_error": "warn", "nocleanup": False,
     "traceback.limit": 8, "traceback.compile_limit": 0, "warn.ignore_bug_before": "0.9",
     "warn.round": False, "warn.subtensor_merge_bug": False, "warn.sum_div_dimshuffle_bug": False,

@@ -162,3 +162,22 @@ def test_install_refuses_when_another_theano_is_imported(monkeypatch):
     with pytest.raises(RuntimeError, match="already imported"):
         alias.install(environ={})
     assert not alias.installed()
+
+
+def test_theano_logger_receives_the_libraries_warnings(theano):
+    import io
+    import logging
+    pytest.importorskip("pydot")
+    assert theano.theano_logger is logging.getLogger("arignote")
+    assert theano.logging_default_handler in theano.theano_logger.handlers
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    theano.theano_logger.removeHandler(theano.logging_default_handler)
+    theano.theano_logger.addHandler(handler)
+    try:
+        x = theano.tensor.dvector()
+        theano.printing.pydot_graph(theano.function([x], x * 2), cond_highlight=True)
+    finally:
+        theano.theano_logger.addHandler(theano.logging_default_handler)
+        theano.theano_logger.removeHandler(handler)
+    assert stream.getvalue() == "pydotprint: cond_highlight is set but there is no IfElse node in the graph\n"

@@ -260,3 +260,13 @@ def _fused_and_inplace(mode=None):
 def test_theanos_rewrite_names_exclude_our_rewrites(theano_names, left):
     assert _fused_and_inplace() == (True, True)
     assert _fused_and_inplace(get_mode("FAST_RUN").excluding(*theano_names)) == left
+
+
+def test_the_optimizer_flags_adjust_the_default_mode_only():
+    with config.change_flags(optimizer_excluding="local_elemwise_fusion:inplace"):
+        assert _fused_and_inplace() == (False, False)
+        assert _fused_and_inplace("FAST_RUN") == (True, True)  # a mode named is left as it is
+    with config.change_flags(optimizer="fast_compile", optimizer_including="fusion"):
+        assert _fused_and_inplace() == (True, False)
+    with config.change_flags(optimizer_requiring="no_rewrite_has_this_tag"):
+        assert _fused_and_inplace() == (False, False)

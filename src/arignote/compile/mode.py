@@ -160,7 +160,8 @@ predefined_modes = PREDEFINED
 
 def get_mode(mode: Mode | str | None) -> Mode:
     """``None`` means ``config.mode`` (with ``config.optimizer``'s rewrites when that flag
-    is set); strings name the predefined modes."""
+    is set, and ``config.optimizer_excluding``/``including``/``requiring`` applied); strings
+    name the predefined modes."""
     if isinstance(mode, Mode):
         return mode
     name = config.mode if mode is None else mode
@@ -172,6 +173,12 @@ def get_mode(mode: Mode | str | None) -> Mode:
     if mode is None and config.optimizer and name != "Mode":
         found = found.clone(optimizer=config.optimizer)
         found.name = f"{name} with optimizer={config.optimizer}"
+    if mode is None:  # the flags of Theano's name that adjust the default mode's rewrites
+        for flag, derive in (("optimizer_excluding", Mode.excluding), ("optimizer_including", Mode.including),
+                             ("optimizer_requiring", Mode.requiring)):
+            tags = tuple(t for t in getattr(config, flag).split(":") if t)
+            if tags:
+                found = derive(found, *tags)
     return found
 
 
