@@ -181,3 +181,12 @@ def test_theano_logger_receives_the_libraries_warnings(theano):
         theano.theano_logger.addHandler(theano.logging_default_handler)
         theano.theano_logger.removeHandler(handler)
     assert stream.getvalue() == "pydotprint: cond_highlight is set but there is no IfElse node in the graph\n"
+
+
+def test_tensor_basic_allclose_uses_the_less_precise_dtypes_tolerances(theano):
+    from theano.tensor.basic import _allclose
+    zero = np.zeros(3)
+    assert _allclose(zero, zero + 1e-9) and not _allclose(zero, zero + 1e-6)
+    assert _allclose(zero.astype("float32"), zero + 1e-6) and not _allclose(zero.astype("float32"), 1e-4)
+    assert _allclose(zero.astype("float16"), zero + 5e-4) and not _allclose(zero.astype("float16"), 5e-3)
+    assert _allclose(zero, zero + 1e-6, atol=1e-5) and not _allclose(zero, 1e-6, atol=1e-7)
