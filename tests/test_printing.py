@@ -8,6 +8,7 @@ import arignote
 from arignote import debugprint, function, pp, shared
 from arignote import tensor as T
 from arignote.graph.basic import Apply, Op
+from arignote.compile.profiling import ProfileStats
 from arignote.printing import pp_apply
 
 
@@ -324,3 +325,23 @@ def test_print_test_value_adds_the_test_value_to_repr():
     with arignote.config.change_flags(print_test_value=True):
         assert repr(x) == f"x\n{np.asarray(42, x.dtype)!r}" and repr(y) == "y"
     assert repr(x) == "x"
+
+
+def test_debugprint_of_a_profiled_function_shows_each_nodes_time():
+    import re
+    x = T.dvector("x")
+    f = function([x], T.exp(x) * T.log(x) + x, profile=ProfileStats(atexit_print=False),
+                 mode=arignote.Mode(optimizer=None))
+    assert "-->" not in debugprint(f, file="str")  # no call yet: nothing to show
+    f(np.ones(3))
+    text = debugprint(f, file="str")
+    assert text.startswith("\nTiming Info\n")
+    timed = [line for line in text.splitlines() if "' " in line and "[id" in line]
+    pattern = re.compile(r" --> ([\d.e+-]+)s +([\d.]+)% ([\d.e+-]+)s +([\d.]+)%$")
+    found = {line.split(" [id")[0].strip(" |"): pattern.search(line) for line in timed}
+    assert set(found) == {"Elemwise{add,no_inplace}", "Elemwise{mul,no_inplace}", "Elemwise{exp,no_inplace}",
+                          "Elemwise{log,no_inplace}"} and all(found.values())
+    seconds = {k: (float(m.group(1)), float(m.group(3))) for k, m in found.items()}
+    exp, log, mul = (seconds[f"Elemwise{{{n},no_inplace}}"] for n in ("exp", "log", "mul"))
+    assert exp[0] == exp[1] and abs(mul[1] - (mul[0] + exp[1] + log[1])) <= 0.02 * mul[1]  # printed to 3 digits
+    assert "-->" not in debugprint(function([x], x * 2), file="str")

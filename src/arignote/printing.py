@@ -57,7 +57,10 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     has more than one (``('output', '')`` for an output of the function, else a
     node's id and position). ``done`` (and ``used_ids``), a dict passed to several
     calls, makes them share ids, and a node one call expanded is not expanded
-    again.
+    again. A compiled Function with a profile that has been called shows each node's
+    time after ``-->``: its own seconds and share of the calls' time, then the
+    same for it and everything it depends on (a loose upper bound: an ancestor
+    shared by two inputs counts twice), as Theano did.
 
     Ops with an inner graph (``inner_inputs`` -> ``inner_outputs``, as Scan
     has) get it printed after the trees, under ``Inner graphs of the scan
@@ -77,6 +80,9 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
         printer.storage = getattr(obj, "storage_map", None)
     if print_clients and fgraph is not None:
         printer.clients = fgraph.clients
+    profile = getattr(obj, "profile", None) if fgraph is not None else None
+    if profile is not None and profile.fct_callcount:
+        printer.timing(profile)
     for var in outputs:
         printer.tree(var)
     printer.inner_graphs()
@@ -123,6 +129,7 @@ class _TreePrinter:
         self.expanded: set[Apply] = {k for k in self.id_of if isinstance(k, Apply)}
         self.storage: dict | None = None  # print_storage: the function's cells
         self.clients: dict | None = None  # print_clients: the graph's clients
+        self.times: dict[Apply, str] = {}  # a profiled function: each node's timing text
         self.lines: list[str] = []
         # Nodes with an inner graph, in the order they were first shown.
         self.loops: list[Apply] = []
@@ -173,7 +180,26 @@ class _TreePrinter:
             return text
         order = self.order.get(node, "") if self.order is not None else ""
         return (f"{_node_text(var)} {ident}{typ} '{var.name or ''}'   {order}"
-                f"{self.cell(node.outputs[0])}{self.users(var)}")
+                f"{self.cell(node.outputs[0])}{self.users(var)}{self.times.get(node, '')}")
+
+    def timing(self, profile: Any) -> None:
+        """Put the timing legend first and keep each profiled node's ``--> ...`` text."""
+        self.lines += TIMING_LEGEND.splitlines()
+        own = profile.apply_time
+        total_call = profile.fct_call_time or 1.0
+        totals: dict[Apply, float] = {}
+        for node in own:  # each node after the nodes it reads (an explicit stack: deep graphs)
+            stack = [node]
+            while stack:
+                top = stack[-1]
+                pending = [i.owner for i in top.inputs if i.owner in own and i.owner not in totals]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                totals[top] = own[top] + sum(totals[i.owner] for i in top.inputs if i.owner in own)
+        self.times = {node: f" --> {own[node]:8.2e}s {100 * own[node] / total_call:4.1f}% "
+                            f"{totals[node]:8.2e}s {100 * totals[node] / total_call:4.1f}%" for node in own}
 
     def cell(self, var: Variable) -> str:
         if self.storage is None:
@@ -206,6 +232,21 @@ class _TreePrinter:
             n = len(self.id_of)
             self.id_of[obj] = {"CHAR": _letters, "int": str, "id": lambda _: str(id(obj))}[self.ids](n)
         return self.id_of[obj]
+
+
+TIMING_LEGEND = """
+Timing Info
+-----------
+--> <time> <% time> - <total time> <% total time>'
+
+<time>         seconds this node took, over the profiled calls
+<% time>       its share of the calls' time
+<total time>   this node's time plus the total times of the nodes it reads
+<% total time> that total's share of the calls' time
+
+N.B.: the total time counts an ancestor once per path to it, so it is an upper bound: a
+node whose total time is small is not worth rewriting away.
+"""
 
 
 def _inner_graph(op: Op) -> tuple[Sequence[Variable], Sequence[Variable]] | None:
