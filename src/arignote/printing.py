@@ -185,19 +185,8 @@ class _TreePrinter:
     def timing(self, profile: Any) -> None:
         """Put the timing legend first and keep each profiled node's ``--> ...`` text."""
         self.lines += TIMING_LEGEND.splitlines()
-        own = profile.apply_time
+        own, totals = profile.apply_time, profile.compute_total_times()
         total_call = profile.fct_call_time or 1.0
-        totals: dict[Apply, float] = {}
-        for node in own:  # each node after the nodes it reads (an explicit stack: deep graphs)
-            stack = [node]
-            while stack:
-                top = stack[-1]
-                pending = [i.owner for i in top.inputs if i.owner in own and i.owner not in totals]
-                if pending:
-                    stack.extend(pending)
-                    continue
-                stack.pop()
-                totals[top] = own[top] + sum(totals[i.owner] for i in top.inputs if i.owner in own)
         self.times = {node: f" --> {own[node]:8.2e}s {100 * own[node] / total_call:4.1f}% "
                             f"{totals[node]:8.2e}s {100 * totals[node] / total_call:4.1f}%" for node in own}
 

@@ -172,3 +172,32 @@ def test_theanos_call_of_profile_stats(capsys):
     out = io.StringIO()
     f.profile.summary(out)
     assert f.profile is profile and "Time in 1 calls" in out.getvalue() and "Sum{" in out.getvalue()
+
+
+def test_the_per_op_counts_and_the_summarys_parts_as_theano_named_them():
+    x = T.dvector("x")
+    prof = ProfileStats(atexit_print=False)
+    f = function([x], T.exp(x) * T.exp(x * x) + x, profile=prof, mode=Mode(optimizer=None))
+    for _ in range(3):
+        f(np.ones(4))
+    assert prof.op_nodes()["Elemwise{exp,no_inplace}"] == 2
+    assert prof.op_callcount()["Elemwise{exp,no_inplace}"] == 6
+    assert prof.class_nodes() == {"Elemwise": 5} and prof.class_callcount() == {"Elemwise": 15}
+    assert sum(prof.op_time().values()) == pytest.approx(sum(prof.apply_time.values()))
+    totals = prof.compute_total_times()
+    add = f.maker.fgraph.outputs[0].owner
+    mul = add.inputs[0].owner
+    assert totals[add] == pytest.approx(prof.apply_time[add] + totals[mul])
+    assert totals[mul] == pytest.approx(sum(prof.apply_time.values()) - prof.apply_time[add])
+    parts = []
+    for part in (prof.summary_function, prof.summary_class, prof.summary_ops, prof.summary_nodes):
+        out = io.StringIO()
+        part(out)
+        parts.append(out.getvalue())
+    whole = io.StringIO()
+    prof.summary(whole)
+    assert "".join(parts).splitlines()[5:] == whole.getvalue().splitlines()[5:]  # times differ only above
+    assert [p.splitlines()[0] for p in parts] == ["Function profiling", "Class", "Ops", "Apply"]
+    out = io.StringIO()
+    prof.summary_nodes(out, N=1)
+    assert "remaining 4 account for" in out.getvalue()  # 5 nodes, 1 shown

@@ -197,11 +197,42 @@ class ProfileStats:
     def op_time(self) -> dict[str, float]:
         return self._grouped(lambda node: str(node.op))
 
-    def _grouped(self, key: Callable) -> dict[str, float]:
-        groups: dict[str, float] = {}
-        for node, seconds in self.apply_time.items():
-            groups[key(node)] = groups.get(key(node), 0.0) + seconds
+    def class_callcount(self) -> dict[str, int]:
+        return self._grouped(lambda node: type(node.op).__name__, self.apply_callcount)
+
+    def op_callcount(self) -> dict[str, int]:
+        return self._grouped(lambda node: str(node.op), self.apply_callcount)
+
+    def class_nodes(self) -> dict[str, int]:
+        return self._grouped(lambda node: type(node.op).__name__, dict.fromkeys(self.apply_time, 1))
+
+    def op_nodes(self) -> dict[str, int]:
+        return self._grouped(lambda node: str(node.op), dict.fromkeys(self.apply_time, 1))
+
+    def _grouped(self, key: Callable, per_node: dict | None = None) -> dict[str, Any]:
+        """``per_node`` (default: the time) summed over the nodes of each ``key``; Theano keyed
+        the per-Op tables by the op, these by its text (ops that print alike are one row)."""
+        groups: dict[str, Any] = {}
+        for node, amount in (self.apply_time if per_node is None else per_node).items():
+            groups[key(node)] = groups.get(key(node), 0) + amount
         return groups
+
+    def compute_total_times(self) -> dict:
+        """Per node: its time plus the total times of the nodes it reads (a loose upper bound on
+        what removing it and its ancestors would save: an ancestor counts once per path)."""
+        own = self.apply_time
+        totals: dict = {}
+        for node in own:
+            stack = [node]  # an explicit stack: deep graphs
+            while stack:
+                top = stack[-1]
+                pending = [i.owner for i in top.inputs if i.owner in own and i.owner not in totals]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                totals[top] = own[top] + sum(totals[i.owner] for i in top.inputs if i.owner in own)
+        return totals
 
     def peak_memory(self, allow_gc: bool | None = None) -> dict[str, int]:
         """Bytes of intermediate values alive at once during the last call, on the host and
@@ -219,17 +250,26 @@ class ProfileStats:
         """Print the profile in Theano's layout: the function, then time per Op class,
         per Op and per node, each sorted by time (``config.profiling.n_ops`` and ``n_apply``
         rows by default)."""
-        out = sys.stderr if file is None else file
-        n_ops_to_print = config.profiling.n_ops if n_ops_to_print is None else n_ops_to_print
-        n_apply_to_print = config.profiling.n_apply if n_apply_to_print is None else n_apply_to_print
-        out.write(self._summary_function() + "\n")
-        total = sum(self.apply_time.values())
-        out.write(_table("Class", "<Class name>", self._rows(lambda n: type(n.op).__name__),
-                         total, n_ops_to_print, True) + "\n")
-        out.write(_table("Ops", "<Op name>", self._rows(lambda n: str(n.op)), total,
-                         n_ops_to_print, True) + "\n")
-        nodes = self._rows(lambda n: n, by_node=True)
-        out.write(_table("Apply", "<Apply name>", nodes, total, n_apply_to_print, False) + "\n")
+        self.summary_function(file)
+        self.summary_class(file, n_ops_to_print)
+        self.summary_ops(file, n_ops_to_print)
+        self.summary_nodes(file, n_apply_to_print)
+
+    # Theano's parts of the summary, each printable alone (``N``: rows; default the flags').
+    def summary_function(self, file: TextIO | None = None) -> None:
+        _out(file).write(self._summary_function() + "\n")
+
+    def summary_class(self, file: TextIO | None = None, N: int | None = None) -> None:
+        _out(file).write(_table("Class", "<Class name>", self._rows(lambda n: type(n.op).__name__),
+                                sum(self.apply_time.values()), _rows_to_print(N, "n_ops"), True) + "\n")
+
+    def summary_ops(self, file: TextIO | None = None, N: int | None = None) -> None:
+        _out(file).write(_table("Ops", "<Op name>", self._rows(lambda n: str(n.op)),
+                                sum(self.apply_time.values()), _rows_to_print(N, "n_ops"), True) + "\n")
+
+    def summary_nodes(self, file: TextIO | None = None, N: int | None = None) -> None:
+        _out(file).write(_table("Apply", "<Apply name>", self._rows(lambda n: n, by_node=True),
+                                sum(self.apply_time.values()), _rows_to_print(N, "n_apply"), False) + "\n")
 
     def _summary_function(self) -> str:
         calls, call_time = self.fct_callcount, self.fct_call_time
@@ -271,6 +311,14 @@ class ProfileStats:
 
     def __repr__(self) -> str:
         return f"<ProfileStats {self.message!r}: {self.fct_callcount} calls>"
+
+
+def _out(file: TextIO | None) -> TextIO:
+    return sys.stderr if file is None else file
+
+
+def _rows_to_print(n: int | None, flag: str) -> int:
+    return getattr(config.profiling, flag) if n is None else n
 
 
 def _peak(record: FunctionRecord, allow_gc: bool) -> dict[str, int]:
