@@ -225,3 +225,14 @@ def test_a_users_rewrite_registered_as_in_theano_runs_in_the_default_mode(theano
             rewrites.entries.pop(name, None)
         rewrites._queried.clear()
     assert isinstance(hash(theano.tensor.opt.Shape_i(np.int64(1))), int)
+
+
+def test_gof_get_test_value_reads_tags_constants_and_shared_values(theano):
+    T = theano.tensor
+    x = T.dvector("x")
+    x.tag.test_value = np.ones(2)
+    np.testing.assert_array_equal(theano.gof.op.get_test_value(x), np.ones(2))
+    np.testing.assert_array_equal(theano.gof.op.get_test_value(np.arange(3)), np.arange(3))
+    assert theano.gof.op.get_test_value(theano.shared(np.float64(4.0), name="s")) == 4.0
+    with pytest.raises(AttributeError, match="has no test value"):
+        theano.gof.op.get_test_value(T.dvector("y"))

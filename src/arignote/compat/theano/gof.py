@@ -2,6 +2,8 @@
 arignote's graph IR under Theano's names."""
 from __future__ import annotations
 
+from typing import Any
+
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import (ancestors, clone, clone_get_equiv, graph_inputs, io_toposort,
@@ -12,7 +14,7 @@ from arignote.compat.theano.optdb import EquilibriumDB, TopoOptimizer, in2out, l
 __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph",
            "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph",
            "variables", "ops", "Generic", "generic", "NullType", "MethodNotDefined"]
-__all__ += ["EquilibriumDB", "TopoOptimizer", "in2out", "local_optimizer", "out2in"]
+__all__ += ["EquilibriumDB", "TopoOptimizer", "in2out", "local_optimizer", "out2in", "get_test_value"]
 
 PureOp = Op
 # Theano raised MethodNotDefined for an interface method an op lacks (``grad``, ``perform``);
@@ -31,3 +33,13 @@ def variables(i: list, o: list) -> list:
 def ops(i: list, o: list) -> set:
     """The Apply nodes between ``i`` and ``o``."""
     return set(io_toposort(i, o))
+
+
+def get_test_value(v: Any) -> Any:
+    """Theano's ``gof.op.get_test_value``: ``v``'s test value (a constant's data, a shared
+    variable's value, ``tag.test_value``); a number or array is made a constant first.
+    Raises ``TestValueError`` (an AttributeError) when ``v`` has none."""
+    if not isinstance(v, Variable):
+        from arignote.tensor import as_tensor_variable
+        v = as_tensor_variable(v)
+    return v.get_test_value()
