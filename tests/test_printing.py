@@ -178,7 +178,7 @@ def test_debugprint_of_a_compiled_scan_and_of_nested_loops():
 
 def test_debugprint_refuses_other_objects():
     with pytest.raises(TypeError, match="debugprint"):
-        debugprint(3)
+        debugprint("x")
     with pytest.raises(ValueError, match="ids"):
         debugprint(T.vector("x"), ids="hex")
 
@@ -345,3 +345,11 @@ def test_debugprint_of_a_profiled_function_shows_each_nodes_time():
     exp, log, mul = (seconds[f"Elemwise{{{n},no_inplace}}"] for n in ("exp", "log", "mul"))
     assert exp[0] == exp[1] and abs(mul[1] - (mul[0] + exp[1] + log[1])) <= 0.02 * mul[1]  # printed to 3 digits
     assert "-->" not in debugprint(function([x], x * 2), file="str")
+
+
+def test_debugprint_prints_numbers_and_arrays_as_they_are_and_in_out_as_their_variable():
+    from arignote.compile.io import In, Out
+    x = T.dvector("x")
+    assert debugprint([np.arange(2), 3, In(x), Out(x * 2)], file="str").splitlines() == [
+        str(np.arange(2)), "3", "x [id A]", "Elemwise{mul,no_inplace} [id B] ''   ", " |x [id A]",
+        " |InplaceDimShuffle{x} [id C] ''   ", "   |TensorConstant{2} [id D]"]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arignote.compile.io import In, Out
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.tensor.blas import Dot
@@ -73,7 +74,7 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     """
     if ids not in _ID_STYLES:
         raise ValueError(f"debugprint(ids={ids!r}): use one of {', '.join(map(repr, _ID_STYLES))}")
-    outputs, order = _roots(obj)
+    outputs, order, literals = _roots(obj)
     printer = _TreePrinter(print_type, ids, order, depth, stop_on_name, done if done is not None else used_ids)
     fgraph = obj if isinstance(obj, FunctionGraph) else getattr(getattr(obj, "maker", None), "fgraph", None)
     if print_storage:
@@ -83,6 +84,7 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     profile = getattr(obj, "profile", None) if fgraph is not None else None
     if profile is not None and profile.fct_callcount:
         printer.timing(profile)
+    printer.lines += literals
     for var in outputs:
         printer.tree(var)
     printer.inner_graphs()
@@ -96,24 +98,30 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     return file
 
 
-def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None]:
-    """The variables to print and, for a compiled graph, each node's execution position."""
+def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None, list[str]]:
+    """The variables to print, for a compiled graph each node's execution position, and the
+    text of the numbers and arrays among ``obj`` (printed as they are, before the trees)."""
     fgraph = getattr(getattr(obj, "maker", None), "fgraph", None)
     if isinstance(obj, FunctionGraph):
         fgraph = obj
     if fgraph is not None:
-        return list(fgraph.outputs), {node: i for i, node in enumerate(fgraph.toposort())}
+        return list(fgraph.outputs), {node: i for i, node in enumerate(fgraph.toposort())}, []
     items = obj if isinstance(obj, (list, tuple)) else [obj]
     outputs: list[Variable] = []
+    literals: list[str] = []
     for item in items:
+        if isinstance(item, (In, Out)):
+            item = item.variable
         if isinstance(item, Apply):
             outputs.extend(item.outputs)
         elif isinstance(item, Variable):
             outputs.append(item)
+        elif isinstance(item, (int, float, np.ndarray, np.generic)) and not isinstance(item, bool):
+            literals.append(str(item))
         else:
-            raise TypeError(f"debugprint() takes variables, Apply nodes, a FunctionGraph or a "
-                            f"compiled function, got {type(item).__name__} {item!r}")
-    return outputs, None
+            raise TypeError(f"debugprint() takes variables, Apply nodes, In/Out, numbers, arrays, a "
+                            f"FunctionGraph or a compiled function, got {type(item).__name__} {item!r}")
+    return outputs, None, literals
 
 
 class _TreePrinter:
