@@ -138,3 +138,14 @@ def test_cond_highlight_colours_what_only_one_part_of_an_ifelse_needs(caplog):
     with caplog.at_level("WARNING", logger="arignote.printing"):
         pydot_graph(g, cond_highlight=True)
     assert caplog.messages == ["pydotprint: cond_highlight is set but there is no IfElse node in the graph"]
+
+
+def test_a_profiled_functions_nodes_show_their_time():
+    import re
+    from arignote.compile.profiling import ProfileStats
+    x = T.dvector("x")
+    f = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False))
+    assert not any("%" in _label(v) for v in _parts(pydot_graph(f))[0].values())  # not called yet
+    f(np.ones(3))
+    applies = [_label(v) for k, v in _parts(pydot_graph(f))[0].items() if k.startswith("n")]
+    assert applies and all(re.search(r"\\n[\d.e+-]+s, [\d.]+%$", label) for label in applies)

@@ -58,7 +58,8 @@ def pydotprint(fct: Any, outfile: str | None = None, compact: bool = True, forma
     directory. ``colorCodes`` maps op class names to fill colours (over the device
     colours); ``high_contrast=False`` colours outlines instead of fills. ``scan_graphs``
     also draws each loop's inner graph into ``<outfile>_<op>_<position>.<format>``.
-    ``return_image=True`` returns the drawing's bytes instead of writing a file.
+    ``return_image=True`` returns the drawing's bytes instead of writing a file. A
+    profiled function that has been called shows each node's time and share of the calls'.
     ``cond_highlight=True`` colours the nodes that only an ``ifelse`` condition, only its
     true branch or only its false branch needs (a warning on the ``arignote.printing``
     logger, which the alias's ``theano`` logger receives, when the graph has no ifelse).
@@ -117,10 +118,14 @@ def pydot_graph(fct: Any, compact: bool = True, with_ids: bool = False, high_con
     sides = _branch_sides(nodes) if cond_highlight else {}
     if cond_highlight and not any(isinstance(n.op, IfElse) for n in nodes):
         _logger.warning("pydotprint: cond_highlight is set but there is no IfElse node in the graph")
+    profile = getattr(fct, "profile", None)
+    times = profile.apply_time if profile is not None and profile.fct_callcount else {}
     for position, node in enumerate(nodes):
         kind = sides.get(node) or _where(node)
         ids[node] = f"n{position}"
         label = _node_label(node, position if with_ids else None)
+        if node in times:  # a profiled function's node: its seconds and share of the calls' time
+            label += f"\n{times[node]:.3g}s, {100 * times[node] / (profile.fct_call_time or 1):.1f}%"
         attributes = dict(shape="octagon" if kind == "transfer" else
                           "box3d" if getattr(node.op, "inner_function", None) else "ellipse",
                           **style.fill(kind, type(node.op).__name__))
