@@ -191,6 +191,8 @@ _FLAGS = [
     Flag("NanGuardMode.big_is_error", True, "NanGuardMode's default for big_is_error", _boolean),
     Flag("profiling.n_ops", 20, "rows of the per-Op tables ProfileStats.summary prints", _count),
     Flag("profiling.n_apply", 20, "rows of the per-node table ProfileStats.summary prints", _count),
+    Flag("profiling.destination", "stderr", "where the profiles printed at exit go: stderr, stdout "
+         "or a file's path (appended to)", str),
     Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
          "runs numpy's path instead of a native kernel (0: always native)", _count),
 ]
@@ -207,7 +209,8 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
                                "optimizer_requiring", "print_test_value", "DebugMode.patience", "DebugMode.check_c",
                                "DebugMode.check_py", "DebugMode.check_finite", "DebugMode.check_strides",
                                "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error",
-                               "NanGuardMode.big_is_error", "profiling.n_ops", "profiling.n_apply")},
+                               "NanGuardMode.big_is_error", "profiling.n_ops", "profiling.n_apply",
+                               "profiling.destination")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
                      "check_input", "compute_test_value_opt", "pickle_test_value",
                      "optimizer_verbose", "on_opt_error", "on_shape_error",
@@ -243,7 +246,7 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "unpickle_function": True, "reoptimize_unpickled_function": False,
     "DebugMode.check_preallocated_output": "", "DebugMode.warn_input_not_reused": True,
     "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "profiling.min_memory_size": 1024,
-    "profiling.min_peak_memory": False, "profiling.destination": "stderr", "profiling.debugprint": False,
+    "profiling.min_peak_memory": False, "profiling.debugprint": False,
     "profiling.ignore_first_call": False,
 }
 

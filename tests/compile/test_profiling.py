@@ -161,6 +161,22 @@ def test_config_profile_prints_every_profile_at_exit():
     assert "Time in 1 calls to Function.__call__" in result.stderr
 
 
+@pytest.mark.parametrize("destination", ["stdout", "file"])
+def test_profiling_destination_says_where_the_profiles_at_exit_go(destination, tmp_path):
+    code = ("import numpy, arignote\nfrom arignote import tensor as T\n"
+            "x = T.vector('x')\nf = arignote.function([x], T.exp(x), name='seed')\nf(numpy.ones(4))\n")
+    target = tmp_path / "profiles.txt"
+    where = "stdout" if destination == "stdout" else str(target)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARIGNOTE")}
+    env.update(ARIGNOTE_FLAGS=f"profile=True,profiling.destination={where}", PYTHONPATH=SRC)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Function profiling" not in result.stderr
+    text = result.stdout if destination == "stdout" else target.read_text()
+    assert "Function profiling" in text and "Message: seed" in text
+
+
 def test_theanos_call_of_profile_stats(capsys):
     import io
     import arignote.compat.theano.top as top

@@ -390,5 +390,12 @@ def _print_at_exit() -> None:
         return
     with _registry_lock:
         profiles = [p for p in _registry if p.fct_callcount or p.compile_time > 1]
-    for profile in sorted(profiles, key=lambda p: -(p.compile_time + p.fct_call_time)):
-        profile.summary(file=sys.stderr)
+    ordered = sorted(profiles, key=lambda p: -(p.compile_time + p.fct_call_time))
+    where = config.profiling.destination
+    if where in ("stderr", "stdout"):
+        for profile in ordered:
+            profile.summary(file=getattr(sys, where))
+        return
+    with open(where, "a") as out:
+        for profile in ordered:
+            profile.summary(file=out)
