@@ -217,3 +217,18 @@ def test_the_per_op_counts_and_the_summarys_parts_as_theano_named_them():
     out = io.StringIO()
     prof.summary_nodes(out, N=1)
     assert "remaining 4 account for" in out.getvalue()  # 5 nodes, 1 shown
+
+
+def test_ignore_first_call_leaves_each_functions_first_call_out():
+    x = T.dvector("x")
+    with config.change_flags({"profiling.ignore_first_call": True}):
+        f = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False))
+    g = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False))
+    for fn in (f, g):
+        fn(np.ones(3))
+    assert f.profile.fct_callcount == 0 and set(f.profile.apply_callcount.values()) == {0}
+    assert sum(f.profile.apply_time.values()) == 0 and g.profile.fct_callcount == 1
+    for _ in range(2):
+        f(np.ones(3))
+    assert f.profile.fct_callcount == 2 and set(f.profile.apply_callcount.values()) == {2}
+    assert f.profile.fct_call_time > 0

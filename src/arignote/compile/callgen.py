@@ -28,6 +28,7 @@ import numpy as np
 from arignote.backends.kernels import cache
 from arignote.compile.profiling import kernel_builds
 from arignote.compile.sharedvalue import COMMIT_LOCK
+from arignote.config import config
 
 if TYPE_CHECKING:
     from arignote.compile.executor import Function
@@ -136,6 +137,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     if record is not None:
         lines += ["FT[0] += CLOCK() - t_call", "FC[0] += 1", "b_now, n_now = BUILDS()",
                   "KT[0] += b_now - b_call", "KN[0] += n_now - n_call"]
+        if config.profiling.ignore_first_call:  # as the flag was when the function was made
+            ns.update(FIRST=[True], FORGET=record.forget)
+            lines += ["if FIRST[0]:", "    FIRST[0] = False", "    FORGET()"]
     keys = fn.maker.output_keys
     results = [f"r{k}" for k in range(len(fn._output_cells))]
     if keys is None:

@@ -82,6 +82,13 @@ class FunctionRecord:
         self.sizes: list[tuple] = [()] * n  # per node: (bytes, on the device) of each output
         self.moved = {direction: [0, 0] for direction in DIRECTIONS.values()}  # [count, bytes]
 
+    def forget(self) -> None:
+        """Zero what the calls so far wrote (``profiling.ignore_first_call``: the first call's
+        times include one-time work such as kernel builds); the call path keeps these lists."""
+        for numbers in (self.times, self.calls, self.call_time, self.call_count, self.build_time,
+                        self.builds, *self.moved.values()):
+            numbers[:] = [0 * v for v in numbers]
+
     def sync(self, node: Any) -> Callable[[], None] | None:
         for var in node.outputs + node.inputs:
             wait = synchronizer(var.type)
