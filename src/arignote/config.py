@@ -193,6 +193,8 @@ _FLAGS = [
     Flag("profiling.n_apply", 20, "rows of the per-node table ProfileStats.summary prints", _count),
     Flag("profiling.ignore_first_call", False, "profiles leave out each function's first call "
          "(its one-time work: kernel builds, first allocations)", _boolean),
+    Flag("profiling.debugprint", False, "ProfileStats.summary ends with each function's "
+         "debugprint, its nodes' times included", _boolean),
     Flag("profiling.destination", "stderr", "where the profiles printed at exit go: stderr, stdout "
          "or a file's path (appended to)", str),
     Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
@@ -212,7 +214,8 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
                                "DebugMode.check_py", "DebugMode.check_finite", "DebugMode.check_strides",
                                "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error",
                                "NanGuardMode.big_is_error", "profiling.n_ops", "profiling.n_apply",
-                               "profiling.destination", "profiling.ignore_first_call")},
+                               "profiling.destination", "profiling.ignore_first_call",
+                               "profiling.debugprint")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
                      "check_input", "compute_test_value_opt", "pickle_test_value",
                      "optimizer_verbose", "on_opt_error", "on_shape_error",
@@ -248,7 +251,7 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "unpickle_function": True, "reoptimize_unpickled_function": False,
     "DebugMode.check_preallocated_output": "", "DebugMode.warn_input_not_reused": True,
     "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "profiling.min_memory_size": 1024,
-    "profiling.min_peak_memory": False, "profiling.debugprint": False,
+    "profiling.min_peak_memory": False,
 }
 
 

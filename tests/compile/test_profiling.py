@@ -232,3 +232,18 @@ def test_ignore_first_call_leaves_each_functions_first_call_out():
         f(np.ones(3))
     assert f.profile.fct_callcount == 2 and set(f.profile.apply_callcount.values()) == {2}
     assert f.profile.fct_call_time > 0
+
+
+def test_profiling_debugprint_ends_the_summary_with_the_timed_graph():
+    x = T.dvector("x")
+    f = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False), mode=Mode(optimizer=None))
+    f(np.ones(3))
+    plain = io.StringIO()
+    f.profile.summary(plain)
+    assert "Timing Info" not in plain.getvalue()
+    out = io.StringIO()
+    with config.change_flags({"profiling.debugprint": True}):
+        f.profile.summary(out)
+    text = out.getvalue()
+    assert text.startswith(plain.getvalue().split("\n")[0]) and "Timing Info" in text
+    assert "Elemwise{exp,no_inplace} [id B] <TensorType(float64, vector)> ''   0 --> " in text

@@ -256,11 +256,15 @@ class ProfileStats:
                 n_apply_to_print: int | None = None) -> None:
         """Print the profile in Theano's layout: the function, then time per Op class,
         per Op and per node, each sorted by time (``config.profiling.n_ops`` and ``n_apply``
-        rows by default)."""
+        rows by default); with ``config.profiling.debugprint``, then each function's graph."""
         self.summary_function(file)
         self.summary_class(file, n_ops_to_print)
         self.summary_ops(file, n_ops_to_print)
         self.summary_nodes(file, n_apply_to_print)
+        if config.profiling.debugprint:  # each function's graph, with its nodes' times
+            from arignote.printing import debugprint
+            for fn in dict.fromkeys(r.fn for r in self.records):
+                debugprint(fn, print_type=True, file=_out(file))
 
     # Theano's parts of the summary, each printable alone (``N``: rows; default the flags').
     def summary_function(self, file: TextIO | None = None) -> None:
