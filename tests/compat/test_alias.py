@@ -183,50 +183,6 @@ def test_theano_logger_receives_the_libraries_warnings(theano):
     assert stream.getvalue() == "pydotprint: cond_highlight is set but there is no IfElse node in the graph\n"
 
 
-def test_tensor_basic_allclose_uses_the_less_precise_dtypes_tolerances(theano):
-    from theano.tensor.basic import _allclose
-    zero = np.zeros(3)
-    assert _allclose(zero, zero + 1e-9) and not _allclose(zero, zero + 1e-6)
-    assert _allclose(zero.astype("float32"), zero + 1e-6) and not _allclose(zero.astype("float32"), 1e-4)
-    assert _allclose(zero.astype("float16"), zero + 5e-4) and not _allclose(zero.astype("float16"), 5e-3)
-    assert _allclose(zero, zero + 1e-6, atol=1e-5) and not _allclose(zero, 1e-6, atol=1e-7)
-
-
-def test_a_users_rewrite_registered_as_in_theano_runs_in_the_default_mode(theano):
-    from arignote.graph.rewriting.db import rewrites
-    from theano import gof
-    from theano.tensor.opt import register_canonicalize, register_specialize
-    T = theano.tensor
-
-    @register_specialize
-    @gof.local_optimizer([T.exp])
-    def exp_as_a_power_of_e(node):
-        return [np.float64(np.e) ** node.inputs[0]]
-
-    @register_canonicalize("my_tag")
-    @gof.local_optimizer([T.log])
-    def log_marked(node):
-        return False
-
-    try:
-        assert rewrites.entries["exp_as_a_power_of_e"].phase == "specialize"
-        assert {"fast_run", "my_tag", "canonicalize"} <= rewrites.entries["log_marked"].tags
-        x = T.dvector("x")
-        f = theano.function([x], T.exp(x))
-        assert "pow" in str(f.maker.fgraph.toposort()[-1].op)
-        np.testing.assert_allclose(f([0.0, 1.0]), [1.0, np.e])
-        g = theano.function([x], T.exp(x), mode=theano.compile.get_default_mode().excluding(
-            "exp_as_a_power_of_e"))
-        assert "exp" in str(g.maker.fgraph.toposort()[-1].op)
-        with pytest.raises(ValueError, match="already registered"):
-            register_specialize(exp_as_a_power_of_e)
-    finally:
-        for name in ("exp_as_a_power_of_e", "log_marked"):
-            rewrites.entries.pop(name, None)
-        rewrites._queried.clear()
-    assert isinstance(hash(theano.tensor.opt.Shape_i(np.int64(1))), int)
-
-
 def test_gof_get_test_value_reads_tags_constants_and_shared_values(theano):
     T = theano.tensor
     x = T.dvector("x")

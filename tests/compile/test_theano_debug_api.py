@@ -1,6 +1,6 @@
-"""The debugging tools as Theano code drives them: rewrites written with ``gof.local_optimizer``
-and collected in an ``EquilibriumDB``, the attributes of DebugMode's errors, Theano's names of
-rewrites in ``excluding``, the shared predefined modes and the flags their defaults read."""
+"""The debugging tools as Theano code drives them: the attributes of DebugMode's errors (the
+rewrite's name in ``BadOptimization.reason``), Theano's names of rewrites in ``excluding``, the
+shared predefined modes and the flags their defaults read."""
 from __future__ import annotations
 
 import io
@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from arignote import config, function, tensor as T
-from arignote.compat.theano.optdb import EquilibriumDB, local_optimizer
 from arignote.compile.debugmode import (BadDestroyMap, BadOptimization, BadThunkOutput, BadViewMap,
                                         DebugMode, InvalidValueError, StochasticOrder)
 from arignote.compile.mode import Mode, get_mode, predefined_modes
 from arignote.compile.nanguardmode import NanGuardMode
 from arignote.compile.profiling import ProfileStats
 from arignote.graph.basic import Apply, Op
+from arignote.graph.rewriting.basic import in_to_out, node_rewriter
 from arignote.tensor.type import TensorType
 
 
@@ -32,43 +32,16 @@ class AddOffByHalf(Op):
         output_storage[0][0] = inputs[0] + inputs[1] + 0.5
 
 
-@local_optimizer([T.add])
-def add_off_by_half(node):
+@node_rewriter([T.add])
+def add_off_by_half(fgraph, node):
     if node.op == T.add and len(node.inputs) == 2:
         return [AddOffByHalf()(*node.inputs)]
-    return False
-
-
-def _db(*rewriters):
-    db = EquilibriumDB()
-    for rw in rewriters:
-        db.register(rw.name, rw, "all")
-    return db
-
-
-def test_a_local_optimizer_from_a_database_runs_in_a_mode():
-    a, b = T.dvectors("a", "b")
-    f = function([a, b], a + b, mode=Mode(optimizer=_db(add_off_by_half).query("+all")))
-    assert [type(n.op) for n in f.maker.fgraph.toposort()] == [AddOffByHalf]
-    np.testing.assert_allclose(f([1.0, 2.0], [3.0, 4.0]), [4.5, 6.5])
-
-
-def test_queries_include_exclude_and_require_by_tag():
-    db = _db(add_off_by_half)
-    assert db.query("+all").node_rewriters == [add_off_by_half]
-    assert db.query("+all", "-add_off_by_half").node_rewriters == []
-    assert db.query("+all", "&missing").node_rewriters == []
-    with pytest.raises(ValueError, match=r"starts with '\+' \(include\)"):
-        db.query("all")
-    with pytest.raises(ValueError, match="already registered"):
-        db.register("add_off_by_half", add_off_by_half)
-    with pytest.raises(TypeError, match="@local_optimizer"):
-        db.register("other", lambda node: None)
+    return None
 
 
 def test_debug_mode_names_the_wrong_rewrite_in_reason():
     a, b = T.dvectors("a", "b")
-    f = function([a, b], a + b, mode=DebugMode(optimizer=_db(add_off_by_half).query("+all")))
+    f = function([a, b], a + b, mode=DebugMode(optimizer=in_to_out(add_off_by_half)))
     with pytest.raises(BadOptimization, match="rewrite add_off_by_half replaced") as info:
         f([1.0, 2.0], [3.0, 4.0])
     err = info.value
@@ -80,28 +53,26 @@ def test_debug_mode_names_the_wrong_rewrite_in_reason():
 def test_a_rewrite_that_fires_every_other_time_is_a_stochastic_order():
     state = [False]
 
-    @local_optimizer([T.add])
-    def sometimes(node):
+    @node_rewriter([T.add])
+    def sometimes(fgraph, node):
         state[0] = not state[0]
-        return [AddOffByHalf()(*node.inputs)] if state[0] else False
+        return [AddOffByHalf()(*node.inputs)] if state[0] else None
 
     a, b = T.dvectors("a", "b")
     with pytest.raises(StochasticOrder):
-        function([a, b], a + b, mode=DebugMode(optimizer=_db(sometimes).query("+all"),
-                                               stability_patience=2))
+        function([a, b], a + b, mode=DebugMode(optimizer=in_to_out(sometimes), stability_patience=2))
 
 
 def test_an_error_in_a_node_a_rewrite_made_names_the_rewrite():
-    @local_optimizer([T.add])
-    def doubles_b(node):
+    @node_rewriter([T.add])
+    def doubles_b(fgraph, node):
         a, b = node.inputs
         if b.owner is None:
             return [node.op(a, T.concatenate([b, b]))]
-        return False
+        return None
 
     a, b = T.dvectors("a", "b")
-    f = function([a, b], a + b, mode=DebugMode(optimizer=_db(doubles_b).query("+all"),
-                                               stability_patience=1))
+    f = function([a, b], a + b, mode=DebugMode(optimizer=in_to_out(doubles_b), stability_patience=1))
     with pytest.raises(ValueError) as info:
         f([1.0, 2.0], [3.0, 4.0])
     assert "the node was made by the rewrite doubles_b" in "\n".join(info.value.__notes__)

@@ -2,25 +2,34 @@
 arignote's graph IR under Theano's names."""
 from __future__ import annotations
 
-from typing import Any
-
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import (ancestors, clone, clone_get_equiv, graph_inputs, io_toposort,
                                       is_same_graph)
 from arignote.graph.types import Generic, NullType, generic
-from arignote.compat.theano.optdb import EquilibriumDB, TopoOptimizer, in2out, local_optimizer, out2in
 
 __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph",
            "MissingInputError", "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph",
            "variables", "ops", "Generic", "generic", "NullType", "MethodNotDefined"]
-__all__ += ["EquilibriumDB", "TopoOptimizer", "in2out", "local_optimizer", "out2in", "get_test_value"]
 
 PureOp = Op
 # Theano raised MethodNotDefined for an interface method an op lacks (``grad``, ``perform``);
 # arignote raises NotImplementedError there, which this name catches.
 MethodNotDefined = NotImplementedError
 inputs = graph_inputs
+
+
+def get_test_value(v: object) -> object:
+    """Theano's ``gof.op.get_test_value``: ``v``'s test value (a constant's data, a shared
+    variable's value, ``tag.test_value``); a number or array is made a constant first.
+    Raises ``TestValueError`` (an AttributeError) when ``v`` has none."""
+    if not isinstance(v, Variable):
+        from arignote.tensor import as_tensor_variable
+        v = as_tensor_variable(v)
+    return v.get_test_value()
+
+
+__all__.append("get_test_value")
 
 
 def variables(i: list, o: list) -> list:
@@ -33,13 +42,3 @@ def variables(i: list, o: list) -> list:
 def ops(i: list, o: list) -> set:
     """The Apply nodes between ``i`` and ``o``."""
     return set(io_toposort(i, o))
-
-
-def get_test_value(v: Any) -> Any:
-    """Theano's ``gof.op.get_test_value``: ``v``'s test value (a constant's data, a shared
-    variable's value, ``tag.test_value``); a number or array is made a constant first.
-    Raises ``TestValueError`` (an AttributeError) when ``v`` has none."""
-    if not isinstance(v, Variable):
-        from arignote.tensor import as_tensor_variable
-        v = as_tensor_variable(v)
-    return v.get_test_value()
