@@ -121,3 +121,31 @@ def test_missing_pieces_name_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pydot", None)
     with pytest.raises(GraphvizMissing, match=r'pip install "arignote\[graphviz\]"'):
         pydot_graph(f)
+
+
+def test_cond_highlight_colours_what_only_one_part_of_an_ifelse_needs(caplog):
+    from arignote.ifelse import ifelse
+    a, b, x = T.dscalar("a"), T.dscalar("b"), T.dscalar("x")
+    f = function([a, b, x], ifelse(T.lt(a, b), T.exp(x), T.log(x)), mode="FAST_COMPILE")
+    nodes, _ = _parts(pydot_graph(f, cond_highlight=True))
+    fills = {_label(v): v.get("fillcolor") for k, v in nodes.items() if k.startswith("n")}
+    assert fills["Elemwise{lt,no_inplace}"] == COLORS["condition"]
+    assert fills["Elemwise{exp,no_inplace}"] == COLORS["true branch"]
+    assert fills["Elemwise{log,no_inplace}"] == COLORS["false branch"]
+    plain, _ = _parts(pydot_graph(f))
+    assert {v.get("fillcolor") for k, v in plain.items() if k.startswith("n")} == {COLORS["cpu"]}
+    g = function([x], x * 2)
+    with caplog.at_level("WARNING", logger="arignote.printing"):
+        pydot_graph(g, cond_highlight=True)
+    assert caplog.messages == ["pydotprint: cond_highlight is set but there is no IfElse node in the graph"]
+
+
+def test_a_profiled_functions_nodes_show_their_time():
+    import re
+    from arignote.compile.profiling import ProfileStats
+    x = T.dvector("x")
+    f = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False))
+    assert not any("%" in _label(v) for v in _parts(pydot_graph(f))[0].values())  # not called yet
+    f(np.ones(3))
+    applies = [_label(v) for k, v in _parts(pydot_graph(f))[0].items() if k.startswith("n")]
+    assert applies and all(re.search(r"\\n[\d.e+-]+s, [\d.]+%$", label) for label in applies)

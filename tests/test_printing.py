@@ -8,6 +8,7 @@ import arignote
 from arignote import debugprint, function, pp, shared
 from arignote import tensor as T
 from arignote.graph.basic import Apply, Op
+from arignote.compile.profiling import ProfileStats
 from arignote.printing import pp_apply
 
 
@@ -177,7 +178,7 @@ def test_debugprint_of_a_compiled_scan_and_of_nested_loops():
 
 def test_debugprint_refuses_other_objects():
     with pytest.raises(TypeError, match="debugprint"):
-        debugprint(3)
+        debugprint("x")
     with pytest.raises(ValueError, match="ids"):
         debugprint(T.vector("x"), ids="hex")
 
@@ -257,3 +258,98 @@ def test_pprint_is_theanos_notation():
     assert arignote.printing.pprint is pp
     assert pp(prediction) == ("gt((TensorConstant{1} / (TensorConstant{1} + exp(((-(x \\dot w)) - b)))), "
                               "TensorConstant{0.5})")
+
+
+def test_pp_writes_indexing_in_theanos_notation():
+    x, k = T.dvector("x"), T.iscalar("k")
+    m = T.dmatrix("m")
+    with np.printoptions(legacy="1.13"):
+        assert [pp(e) for e in (x[1], x[k], x[1:k], x[0:-1], x[::2], m[k, 1:], x[[1, 2]])] == [
+            "x[Constant{1}]", "x[k]", "x[Constant{1}:k]", "x[:Constant{-1}]", "x[::Constant{2}]",
+            "m[k, Constant{1}:]", "x[TensorConstant{[1 2]}]"]
+        assert pp(T.set_subtensor(x[1:], 0)) == "set_subtensor(x[Constant{1}:], TensorConstant{0.0})"
+        assert pp(T.inc_subtensor(x[T.ivector("i")], x[:1])) == "inc_subtensor(x[i], x[:Constant{1}])"
+        assert pp(T.exp(x[k]) * 2) == "(exp(x[k]) * TensorConstant{2})"
+
+
+def test_min_informative_str_stops_at_names_and_letters_what_it_met_before():
+    a, b, d, e = (T.matrix(name) for name in "ABDE")
+    c = a + b
+    c.name = "C"
+    assert arignote.printing.min_informative_str(c + (d + e)) == (
+        "A. Elemwise{add,no_inplace}\n B. C\n C. Elemwise{add,no_inplace}\n  D. D\n  E. E")
+    twice = T.exp(a)
+    one = T.constant(np.ones((1, 1)))
+    text = arignote.printing.min_informative_str(twice * twice + one, indent_level=1)
+    assert text.splitlines() == [" A. Elemwise{add,no_inplace}", "  B. Elemwise{mul,no_inplace}",
+                                 "   C. Elemwise{exp,no_inplace}", "    D. A", "   <C>", f"  E. {one}"]
+    assert arignote.printing.min_informative_str(np.ones(2)) == "A. <ndarray>"
+
+
+def test_debugprint_shows_the_storage_and_the_clients_of_a_function():
+    a, b, d = T.matrix("A"), T.matrix("B"), T.matrix("D")
+    f = function([a, b, d], [a + b, a + b - d], mode="FAST_COMPILE")
+    assert debugprint(f, file="str", print_clients=True) == "\n".join([
+        "Elemwise{add,no_inplace} [id A] ''   0 clients:[('output', ''), ('[id C]', 1)]",
+        " |A [id D]",
+        " |B [id E]",
+        "Elemwise{sub,no_inplace} [id C] ''   1",
+        " |Elemwise{add,no_inplace} [id A] ''   0 clients:[('output', ''), ('[id C]', 1)]",
+        " |D [id F]"]) + "\n"
+    g = function([a], T.exp(a) * 2, mode="FAST_COMPILE")
+    assert debugprint(g, file="str", ids="", print_storage=True).splitlines()[:3] == [
+        "Elemwise{mul,no_inplace}  ''   1 [None]", " |Elemwise{exp,no_inplace}  ''   0 [None]",
+        " | |A  [None]"]
+    with arignote.config.change_flags(allow_gc=False):
+        h = function([a], T.exp(a) * 2, mode="FAST_COMPILE")
+        h(np.zeros((1, 1)))
+        text = debugprint(h, file="str", ids="", print_storage=True)
+    assert "Elemwise{exp,no_inplace}  ''   0 [array([[ 1.]])]" in text.replace("[[1.]]", "[[ 1.]]")
+
+
+def test_debugprint_calls_sharing_done_share_ids_and_expand_a_node_once():
+    a, b = T.matrix("a"), T.matrix("b")
+    c = a + b
+    done: dict = {}
+    first = debugprint(c, file="str", done=done)
+    second = debugprint(c * b, file="str", done=done)
+    assert first.splitlines() == ["Elemwise{add,no_inplace} [id A] ''   ", " |a [id B]", " |b [id C]"]
+    assert second.splitlines() == ["Elemwise{mul,no_inplace} [id D] ''   ",
+                                   " |Elemwise{add,no_inplace} [id A] ''   ", " |b [id C]"]
+
+
+def test_print_test_value_adds_the_test_value_to_repr():
+    x = T.scalar("x")
+    x.tag.test_value = 42
+    y = T.scalar("y")
+    with arignote.config.change_flags(print_test_value=True):
+        assert repr(x) == f"x\n{np.asarray(42, x.dtype)!r}" and repr(y) == "y"
+    assert repr(x) == "x"
+
+
+def test_debugprint_of_a_profiled_function_shows_each_nodes_time():
+    import re
+    x = T.dvector("x")
+    f = function([x], T.exp(x) * T.log(x) + x, profile=ProfileStats(atexit_print=False),
+                 mode=arignote.Mode(optimizer=None))
+    assert "-->" not in debugprint(f, file="str")  # no call yet: nothing to show
+    f(np.ones(3))
+    text = debugprint(f, file="str")
+    assert text.startswith("\nTiming Info\n")
+    timed = [line for line in text.splitlines() if "' " in line and "[id" in line]
+    pattern = re.compile(r" --> ([\d.e+-]+)s +([\d.]+)% ([\d.e+-]+)s +([\d.]+)%$")
+    found = {line.split(" [id")[0].strip(" |"): pattern.search(line) for line in timed}
+    assert set(found) == {"Elemwise{add,no_inplace}", "Elemwise{mul,no_inplace}", "Elemwise{exp,no_inplace}",
+                          "Elemwise{log,no_inplace}"} and all(found.values())
+    seconds = {k: (float(m.group(1)), float(m.group(3))) for k, m in found.items()}
+    exp, log, mul = (seconds[f"Elemwise{{{n},no_inplace}}"] for n in ("exp", "log", "mul"))
+    assert exp[0] == exp[1] and abs(mul[1] - (mul[0] + exp[1] + log[1])) <= 0.02 * mul[1]  # printed to 3 digits
+    assert "-->" not in debugprint(function([x], x * 2), file="str")
+
+
+def test_debugprint_prints_numbers_and_arrays_as_they_are_and_in_out_as_their_variable():
+    from arignote.compile.io import In, Out
+    x = T.dvector("x")
+    assert debugprint([np.arange(2), 3, In(x), Out(x * 2)], file="str").splitlines() == [
+        str(np.arange(2)), "3", "x [id A]", "Elemwise{mul,no_inplace} [id B] ''   ", " |x [id A]",
+        " |InplaceDimShuffle{x} [id C] ''   ", "   |TensorConstant{2} [id D]"]

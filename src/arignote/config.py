@@ -127,6 +127,12 @@ _FLAGS = [
          _choice("FAST_RUN", "FAST_COMPILE", "Mode", "DebugMode", "DEBUG_MODE", "NanGuardMode")),
     Flag("optimizer", "", "rewrites of the default mode when set: fast_run, fast_compile, merge "
          "or None ('' keeps the mode's own)", _optimizer),
+    Flag("optimizer_excluding", "", "rewrite names or tags, separated by ':', the default mode "
+         "leaves out (as mode.excluding)", str),
+    Flag("optimizer_including", "", "rewrite names or tags, separated by ':', the default mode "
+         "adds (as mode.including)", str),
+    Flag("optimizer_requiring", "", "tags, separated by ':', every rewrite of the default mode "
+         "must carry (as mode.requiring)", str),
     Flag("device", "cpu", "where compiled functions run: cpu, cuda, cudaN, opencl or openclP:D",
          _device),
     Flag("contexts", "", "named GPU devices for several-GPU graphs: name->device;...", _contexts),
@@ -142,6 +148,8 @@ _FLAGS = [
          "so a shape error points at the line that built the node: 'off', 'ignore' (skip "
          "nodes whose inputs lack test values), 'warn' or 'raise' (about such inputs)",
          _choice("off", "ignore", "warn", "raise")),
+    Flag("print_test_value", False, "repr() of a variable adds its test value on a second line",
+         _boolean),
     Flag("exception_verbosity", "low", "'high' adds the failing node's input graph to the note "
          "an error raised while running a node carries", _choice("low", "high")),
     Flag("unittests.rseed", 666, "seed of arignote.testing.fetch_seed ('random': a new one "
@@ -169,6 +177,26 @@ _FLAGS = [
     Flag("conv.assert_shape", False, "Theano's flag: abstract_conv.assert_shape checks the "
          "shapes it is given at run time (off: it returns its input as it is); the convolution "
          "ops check their input_shape/filter_shape always", _boolean),
+    # The defaults of DebugMode(), NanGuardMode() and ProfileStats.summary(), under Theano's names.
+    Flag("DebugMode.patience", 10, "how many times DebugMode rewrites each graph to see that the "
+         "result does not depend on chance", _count),
+    Flag("DebugMode.check_c", True, "DebugMode runs the backends' thunks and compares them with "
+         "perform (False: perform only)", _boolean),
+    Flag("DebugMode.check_py", True, "DebugMode compares each node's result with perform's", _boolean),
+    Flag("DebugMode.check_finite", True, "DebugMode refuses NaN and inf in any node's output", _boolean),
+    Flag("DebugMode.check_strides", 0, "DebugMode on strides differing from perform's: 0 ignore, "
+         "1 warn, 2 raise", _count),
+    Flag("NanGuardMode.nan_is_error", True, "NanGuardMode's default for nan_is_error", _boolean),
+    Flag("NanGuardMode.inf_is_error", True, "NanGuardMode's default for inf_is_error", _boolean),
+    Flag("NanGuardMode.big_is_error", True, "NanGuardMode's default for big_is_error", _boolean),
+    Flag("profiling.n_ops", 20, "rows of the per-Op tables ProfileStats.summary prints", _count),
+    Flag("profiling.n_apply", 20, "rows of the per-node table ProfileStats.summary prints", _count),
+    Flag("profiling.ignore_first_call", False, "profiles leave out each function's first call "
+         "(its one-time work: kernel builds, first allocations)", _boolean),
+    Flag("profiling.debugprint", False, "ProfileStats.summary ends with each function's "
+         "debugprint, its nodes' times included", _boolean),
+    Flag("profiling.destination", "stderr", "where the profiles printed at exit go: stderr, stdout "
+         "or a file's path (appended to)", str),
     Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
          "runs numpy's path instead of a native kernel (0: always native)", _count),
 ]
@@ -181,11 +209,16 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
                                "compute_test_value", "on_unused_input", "profile", "cxx",
                                "exception_verbosity", "unittests.rseed", "force_device",
                                "contexts", "openmp", "openmp_elemwise_minsize", "compiledir",
-                               "conv.assert_shape")},
+                               "conv.assert_shape", "optimizer_excluding", "optimizer_including",
+                               "optimizer_requiring", "print_test_value", "DebugMode.patience", "DebugMode.check_c",
+                               "DebugMode.check_py", "DebugMode.check_finite", "DebugMode.check_strides",
+                               "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error",
+                               "NanGuardMode.big_is_error", "profiling.n_ops", "profiling.n_apply",
+                               "profiling.destination", "profiling.ignore_first_call",
+                               "profiling.debugprint")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
-                     "check_input", "print_test_value", "compute_test_value_opt", "pickle_test_value",
-                     "optimizer_excluding", "optimizer_including",
-                     "optimizer_requiring", "optimizer_verbose", "on_opt_error", "on_shape_error",
+                     "check_input", "compute_test_value_opt", "pickle_test_value",
+                     "optimizer_verbose", "on_opt_error", "on_shape_error",
                      "nocleanup", "base_compiledir", "compiledir_format",
                      "init_gpu_device", "print_active_device", "print_global_stats",
                      "assert_no_cpu_op", "unpickle_function", "reoptimize_unpickled_function",
@@ -200,11 +233,10 @@ THEANO_IGNORED_SECTIONS = ("lib", "gpuarray", "gpu", "gpuelemwise", "dnn", "cuda
 # What a Theano flag reads when nothing set it and no flag of ours stands for it.
 THEANO_DEFAULTS: dict[str, Any] = {
     "linker": "cvm", "cast_policy": "custom", "int_division": "int", "deterministic": "default",
-    "cycle_detection": "regular", "check_input": True, "print_test_value": False,
+    "cycle_detection": "regular", "check_input": True,
     "compute_test_value": "off", "compute_test_value_opt": "off", "pickle_test_value": True,
     "profile": False, "profile_optimizer": False, "profile_memory": False, "cxx": "",
-    "openmp": False, "openmp_elemwise_minsize": 200000, "optimizer_excluding": "",
-    "optimizer_including": "", "optimizer_requiring": "", "optimizer_verbose": False,
+    "openmp": False, "openmp_elemwise_minsize": 200000, "optimizer_verbose": False,
     "on_opt_error": "warn", "on_shape_error": "warn", "nocleanup": False,
     "traceback.limit": 8, "traceback.compile_limit": 0, "warn.ignore_bug_before": "0.9",
     "warn.round": False, "warn.subtensor_merge_bug": False, "warn.sum_div_dimshuffle_bug": False,
@@ -217,6 +249,9 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "gpuarray.preallocate": 0, "dnn.enabled": "auto", "blas.ldflags": "", "vm.lazy": None,
     "experimental.unpickle_gpu_on_cpu": False, "numpy.seterr_all": "ignore",
     "unpickle_function": True, "reoptimize_unpickled_function": False,
+    "DebugMode.check_preallocated_output": "", "DebugMode.warn_input_not_reused": True,
+    "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "profiling.min_memory_size": 1024,
+    "profiling.min_peak_memory": False,
 }
 
 

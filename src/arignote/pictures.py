@@ -14,6 +14,7 @@ drawing needs Graphviz's ``dot`` program.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from typing import Any
@@ -25,11 +26,16 @@ from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.traversal import graph_inputs, io_toposort
+from arignote.ifelse import IfElse
+
+_logger = logging.getLogger("arignote.printing")
 
 # Fill colours: apply nodes by where they run, variables by their role.
 COLORS = {"cpu": "#9ECAE1", "gpu": "#A1D99B", "transfer": "#FC9272", "input": "#FFED6F",
           "shared": "#FDB462", "constant": "#FFFFFF", "output": "#DECBE4",
-          "update": "#DECBE4", "variable": "#D9D9D9"}
+          "update": "#DECBE4", "variable": "#D9D9D9",
+          # cond_highlight: the nodes only one part of an ifelse needs
+          "condition": "#BEBADA", "true branch": "#B3DE69", "false branch": "#FB8072"}
 TRANSFER_EDGE = {"color": "#CB181D", "style": "dashed", "penwidth": "2"}
 LEGEND = ('"blue: runs on the CPU; green: on a GPU; red octagons and dashed edges: transfers '
           'between the two; boxes: inputs (yellow), shared variables (orange), outputs and '
@@ -41,8 +47,8 @@ class GraphvizMissing(RuntimeError):
 
 
 def pydotprint(fct: Any, outfile: str | None = None, compact: bool = True, format: str = "png",
-               with_ids: bool = False, high_contrast: bool = True, colorCodes: dict | None = None,
-               max_label_size: int = 70, scan_graphs: bool = False,
+               with_ids: bool = False, high_contrast: bool = True, cond_highlight: bool | None = None,
+               colorCodes: dict | None = None, max_label_size: int = 70, scan_graphs: bool = False,
                var_with_name_simple: bool = False, print_output_file: bool = True,
                return_image: bool = False) -> Any:
     """Draw ``fct`` (a compiled function, a FunctionGraph, a variable or a list of them)
@@ -52,11 +58,15 @@ def pydotprint(fct: Any, outfile: str | None = None, compact: bool = True, forma
     directory. ``colorCodes`` maps op class names to fill colours (over the device
     colours); ``high_contrast=False`` colours outlines instead of fills. ``scan_graphs``
     also draws each loop's inner graph into ``<outfile>_<op>_<position>.<format>``.
-    ``return_image=True`` returns the drawing's bytes instead of writing a file.
+    ``return_image=True`` returns the drawing's bytes instead of writing a file. A
+    profiled function that has been called shows each node's time and share of the calls'.
+    ``cond_highlight=True`` colours the nodes that only an ``ifelse`` condition, only its
+    true branch or only its false branch needs (a warning on the ``arignote.printing``
+    logger, which the alias's ``theano`` logger receives, when the graph has no ifelse).
     """
     graph = pydot_graph(fct, compact=compact, with_ids=with_ids, high_contrast=high_contrast,
                         colorCodes=colorCodes, max_label_size=max_label_size,
-                        var_with_name_simple=var_with_name_simple)
+                        var_with_name_simple=var_with_name_simple, cond_highlight=cond_highlight)
     if shutil.which("dot") is None:
         raise GraphvizMissing(
             f"pydotprint needs Graphviz's dot program to draw {format!r}, and it is not on the "
@@ -77,14 +87,14 @@ def pydotprint(fct: Any, outfile: str | None = None, compact: bool = True, forma
             inner = getattr(node.op, "inner_function", None)
             if inner is not None:
                 pydotprint(inner(), f"{base}_{type(node.op).__name__}_{position}{ext}", compact,
-                           format, with_ids, high_contrast, colorCodes, max_label_size, True,
-                           var_with_name_simple, print_output_file)
+                           format, with_ids, high_contrast, cond_highlight, colorCodes, max_label_size,
+                           True, var_with_name_simple, print_output_file)
     return None
 
 
 def pydot_graph(fct: Any, compact: bool = True, with_ids: bool = False, high_contrast: bool = True,
                 colorCodes: dict | None = None, max_label_size: int = 70,
-                var_with_name_simple: bool = False) -> Any:
+                var_with_name_simple: bool = False, cond_highlight: bool | None = None) -> Any:
     """The ``pydot.Dot`` that ``pydotprint`` draws, to inspect or to draw yourself."""
     try:
         import pydot  # an optional extra: only drawing needs it
@@ -105,10 +115,17 @@ def pydot_graph(fct: Any, compact: bool = True, with_ids: bool = False, high_con
         return ids[var]
 
     nodes = _nodes(graph)
+    sides = _branch_sides(nodes) if cond_highlight else {}
+    if cond_highlight and not any(isinstance(n.op, IfElse) for n in nodes):
+        _logger.warning("pydotprint: cond_highlight is set but there is no IfElse node in the graph")
+    profile = getattr(fct, "profile", None)
+    times = profile.apply_time if profile is not None and profile.fct_callcount else {}
     for position, node in enumerate(nodes):
-        kind = _where(node)
+        kind = sides.get(node) or _where(node)
         ids[node] = f"n{position}"
         label = _node_label(node, position if with_ids else None)
+        if node in times:  # a profiled function's node: its seconds and share of the calls' time
+            label += f"\n{times[node]:.3g}s, {100 * times[node] / (profile.fct_call_time or 1):.1f}%"
         attributes = dict(shape="octagon" if kind == "transfer" else
                           "box3d" if getattr(node.op, "inner_function", None) else "ellipse",
                           **style.fill(kind, type(node.op).__name__))
@@ -162,6 +179,32 @@ def _nodes(graph: FunctionGraph | Sequence[Variable]) -> list[Apply]:
         return graph.toposort()
     outputs = list(graph)
     return io_toposort(graph_inputs(outputs), outputs)
+
+
+def _branch_sides(nodes: list[Apply]) -> dict[Apply, str]:
+    """Each node that only the condition, only the true or only the false branch of an ifelse
+    needs -> that part's colour name."""
+    def needed(variables: list[Variable]) -> set[Apply]:
+        found: set[Apply] = set()
+        stack = [v.owner for v in variables if v.owner is not None]
+        while stack:
+            node = stack.pop()
+            if node not in found:
+                found.add(node)
+                stack.extend(v.owner for v in node.inputs if v.owner is not None)
+        return found
+
+    sides: dict[Apply, str] = {}
+    for node in nodes:
+        if isinstance(node.op, IfElse):
+            true_side, false_side = node.op.branch_inputs(node)
+            parts = {"condition": needed([node.inputs[0]]),
+                     "true branch": needed([node.inputs[i] for i in true_side]),
+                     "false branch": needed([node.inputs[i] for i in false_side])}
+            for name, found in parts.items():
+                others = set().union(*(f for n, f in parts.items() if n != name))
+                sides.update((n, name) for n in found - others)
+    return sides
 
 
 def _where(node: Apply) -> str:

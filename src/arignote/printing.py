@@ -16,13 +16,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arignote.compile.io import In, Out
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.tensor.blas import Dot
 from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.subtensor.index import ARRAY, SCALAR, IndexSlice
+from arignote.tensor.subtensor.read import AdvancedSubtensor1, IndexOp
+from arignote.tensor.subtensor.write import AdvancedIncSubtensor1
 
 __all__ = ["debugprint", "pp", "pprint", "pp_apply", "pydotprint", "pydot_graph", "Print",
-           "pydot_imported"]
+           "pydot_imported", "min_informative_str"]
 
 # Theano's flag, which scripts test before calling pydotprint (the optional ``pydot`` extra).
 pydot_imported = importlib.util.find_spec("pydot") is not None
@@ -31,7 +35,9 @@ _ID_STYLES = ("CHAR", "int", "id", "")
 
 
 def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO | str | None = None,
-               ids: str = "CHAR", stop_on_name: bool = False) -> Any:
+               ids: str = "CHAR", stop_on_name: bool = False, done: dict | None = None,
+               print_storage: bool = False, print_clients: bool = False,
+               used_ids: dict | None = None) -> Any:
     """Print the graph of ``obj`` as an indented tree, Theano's format.
 
     ``obj`` is a Variable, an Apply node, a list of them, a FunctionGraph or a
@@ -44,7 +50,18 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     variable's type. ``depth`` (-1: all) limits how many levels each tree shows;
     ``stop_on_name`` does not expand a named variable's inputs. The positions of
     the arguments are Theano's (``debugprint(obj, depth, print_type, file, ids,
-    stop_on_name)``).
+    stop_on_name, done, print_storage, print_clients, used_ids)``).
+
+    For a compiled Function, ``print_storage`` adds each variable's storage cell
+    (``[None]`` once a call has freed it; with ``allow_gc=False`` the last call's
+    intermediate values), and ``print_clients`` the users of each variable that
+    has more than one (``('output', '')`` for an output of the function, else a
+    node's id and position). ``done`` (and ``used_ids``), a dict passed to several
+    calls, makes them share ids, and a node one call expanded is not expanded
+    again. A compiled Function with a profile that has been called shows each node's
+    time after ``-->``: its own seconds and share of the calls' time, then the
+    same for it and everything it depends on (a loose upper bound: an ancestor
+    shared by two inputs counts twice), as Theano did.
 
     Ops with an inner graph (``inner_inputs`` -> ``inner_outputs``, as Scan
     has) get it printed after the trees, under ``Inner graphs of the scan
@@ -57,8 +74,17 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     """
     if ids not in _ID_STYLES:
         raise ValueError(f"debugprint(ids={ids!r}): use one of {', '.join(map(repr, _ID_STYLES))}")
-    outputs, order = _roots(obj)
-    printer = _TreePrinter(print_type, ids, order, depth, stop_on_name)
+    outputs, order, literals = _roots(obj)
+    printer = _TreePrinter(print_type, ids, order, depth, stop_on_name, done if done is not None else used_ids)
+    fgraph = obj if isinstance(obj, FunctionGraph) else getattr(getattr(obj, "maker", None), "fgraph", None)
+    if print_storage:
+        printer.storage = getattr(obj, "storage_map", None)
+    if print_clients and fgraph is not None:
+        printer.clients = fgraph.clients
+    profile = getattr(obj, "profile", None) if fgraph is not None else None
+    if profile is not None and profile.fct_callcount:
+        printer.timing(profile)
+    printer.lines += literals
     for var in outputs:
         printer.tree(var)
     printer.inner_graphs()
@@ -72,36 +98,46 @@ def debugprint(obj: Any, depth: int = -1, print_type: bool = False, file: TextIO
     return file
 
 
-def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None]:
-    """The variables to print and, for a compiled graph, each node's execution position."""
+def _roots(obj: Any) -> tuple[list[Variable], dict[Apply, int] | None, list[str]]:
+    """The variables to print, for a compiled graph each node's execution position, and the
+    text of the numbers and arrays among ``obj`` (printed as they are, before the trees)."""
     fgraph = getattr(getattr(obj, "maker", None), "fgraph", None)
     if isinstance(obj, FunctionGraph):
         fgraph = obj
     if fgraph is not None:
-        return list(fgraph.outputs), {node: i for i, node in enumerate(fgraph.toposort())}
+        return list(fgraph.outputs), {node: i for i, node in enumerate(fgraph.toposort())}, []
     items = obj if isinstance(obj, (list, tuple)) else [obj]
     outputs: list[Variable] = []
+    literals: list[str] = []
     for item in items:
+        if isinstance(item, (In, Out)):
+            item = item.variable
         if isinstance(item, Apply):
             outputs.extend(item.outputs)
         elif isinstance(item, Variable):
             outputs.append(item)
+        elif isinstance(item, (int, float, np.ndarray, np.generic)) and not isinstance(item, bool):
+            literals.append(str(item))
         else:
-            raise TypeError(f"debugprint() takes variables, Apply nodes, a FunctionGraph or a "
-                            f"compiled function, got {type(item).__name__} {item!r}")
-    return outputs, None
+            raise TypeError(f"debugprint() takes variables, Apply nodes, In/Out, numbers, arrays, a "
+                            f"FunctionGraph or a compiled function, got {type(item).__name__} {item!r}")
+    return outputs, None, literals
 
 
 class _TreePrinter:
     """The lines of one ``debugprint`` call; ids and expanded nodes are shared by all its trees."""
 
     def __init__(self, print_type: bool, ids: str, order: dict[Apply, int] | None,
-                 depth: int = -1, stop_on_name: bool = False):
+                 depth: int = -1, stop_on_name: bool = False, done: dict | None = None):
         self.print_type, self.depth, self.stop_on_name = print_type, depth, stop_on_name
         self.ids = ids
         self.order = order
-        self.id_of: dict[Any, str] = {}
-        self.expanded: set[Apply] = set()
+        # ``done`` is shared with the caller's other calls: their ids, and their expanded nodes.
+        self.id_of: dict[Any, str] = {} if done is None else done
+        self.expanded: set[Apply] = {k for k in self.id_of if isinstance(k, Apply)}
+        self.storage: dict | None = None  # print_storage: the function's cells
+        self.clients: dict | None = None  # print_clients: the graph's clients
+        self.times: dict[Apply, str] = {}  # a profiled function: each node's timing text
         self.lines: list[str] = []
         # Nodes with an inner graph, in the order they were first shown.
         self.loops: list[Apply] = []
@@ -146,12 +182,43 @@ class _TreePrinter:
         typ = f" <{var.type}>" if self.print_type else ""
         node = var.owner
         if node is None:
-            text = f"{_variable_text(var)} {ident}{typ}"
+            text = f"{_variable_text(var)} {ident}{typ}{self.cell(var)}"
             if self.ids and var in self.sources:
                 text += f" -> [id {self.key_id(self.sources[var])}]"
             return text
         order = self.order.get(node, "") if self.order is not None else ""
-        return f"{_node_text(var)} {ident}{typ} '{var.name or ''}'   {order}"
+        return (f"{_node_text(var)} {ident}{typ} '{var.name or ''}'   {order}"
+                f"{self.cell(node.outputs[0])}{self.users(var)}{self.times.get(node, '')}")
+
+    def timing(self, profile: Any) -> None:
+        """Put the timing legend first and keep each profiled node's ``--> ...`` text."""
+        self.lines += TIMING_LEGEND.splitlines()
+        own, totals = profile.apply_time, profile.compute_total_times()
+        total_call = profile.fct_call_time or 1.0
+        self.times = {node: f" --> {own[node]:8.2e}s {100 * own[node] / total_call:4.1f}% "
+                            f"{totals[node]:8.2e}s {100 * totals[node] / total_call:4.1f}%" for node in own}
+
+    def cell(self, var: Variable) -> str:
+        if self.storage is None:
+            return ""
+        found = self.storage.get(var)
+        return f" {found}" if found is not None else " "
+
+    def users(self, var: Variable) -> str:
+        """`` clients:[...]`` for a variable with several clients, as Theano wrote them (an
+        output of the function takes an id, as in Theano, but shows none)."""
+        found = self.clients.get(var, ()) if self.clients is not None else ()
+        if len(found) < 2:
+            return ""
+        shown = []
+        for client, _ in found:
+            if client == "output":
+                self.identify("output")
+                shown.append(("output", ""))
+            else:
+                where = self.order.get(client, "") if self.order is not None else ""
+                shown.append((f"[id {self.identify(client)}]" if self.ids else "", where))
+        return f" clients:{shown}"
 
     def key_id(self, var: Variable) -> str:
         """The id of ``var``'s line: its node's for a computed variable (all outputs share it)."""
@@ -162,6 +229,21 @@ class _TreePrinter:
             n = len(self.id_of)
             self.id_of[obj] = {"CHAR": _letters, "int": str, "id": lambda _: str(id(obj))}[self.ids](n)
         return self.id_of[obj]
+
+
+TIMING_LEGEND = """
+Timing Info
+-----------
+--> <time> <% time> - <total time> <% total time>'
+
+<time>         seconds this node took, over the profiled calls
+<% time>       its share of the calls' time
+<total time>   this node's time plus the total times of the nodes it reads
+<% total time> that total's share of the calls' time
+
+N.B.: the total time counts an ancestor once per path to it, so it is an upper bound: a
+node whose total time is small is not worth rewriting away.
+"""
 
 
 def _inner_graph(op: Op) -> tuple[Sequence[Variable], Sequence[Variable]] | None:
@@ -218,6 +300,39 @@ def _constant_text(var: Constant) -> str:
     if len(body) > 30:
         body = body[:15] + "..." + body[-10:]
     return f"{type(var).__name__}{{{body}}}"
+
+
+def min_informative_str(obj: Any, indent_level: int = 0) -> str:
+    """The shortest tree that says what ``obj`` is: its graph down to named variables and
+    constants, each line ``A. what`` (Theano's function, for error messages).
+
+    A named variable is its name (its inputs are not shown: the name says what it is); a
+    computed one is its op, its inputs on the lines below, one space further in; a variable
+    met before is its letter in angle brackets (``<B>``); an array is ``<ndarray>``. Letters
+    follow the order lines appear in (A, B, ..., Z, BA, ...).
+    """
+    tags: dict[int, str] = {}
+    lines: list[str] = []
+    stack = [(obj, indent_level)]
+    while stack:  # depth first, inputs in order, without recursion
+        item, level = stack.pop()
+        indent = " " * level
+        if id(item) in tags:
+            lines.append(f"{indent}<{tags[id(item)]}>")
+            continue
+        tag = tags[id(item)] = _letters(len(tags))
+        owner = getattr(item, "owner", None)
+        if hasattr(item, "__array__") and not isinstance(item, Variable):
+            text = "<ndarray>"
+        elif getattr(item, "name", None) is not None:
+            text = item.name
+        elif owner is not None:
+            text = str(owner.op)
+            stack.extend((i, level + 1) for i in reversed(owner.inputs))
+        else:
+            text = str(item)
+        lines.append(f"{indent}{tag}. {text}")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------- pp
@@ -299,6 +414,47 @@ def _pp_dimshuffle(op: DimShuffle, node: Apply, args: list[str]) -> str:
     if order == list(reversed(range(ndim))):
         return f"{args[0]}.T"
     return f"{args[0]}.dimshuffle({', '.join(repr(i) if i == 'x' else str(i) for i in op.new_order)})"
+
+
+@pp_apply.register(IndexOp)
+def _pp_index(op: IndexOp, node: Apply, args: list[str]) -> str:
+    """``x[Constant{1}, i:]``: an indexing as written, Theano's notation (a constant index
+    shows as the constant it was, a symbolic one as its expression, a start of 0 as nothing).
+    Writing ops (``set_subtensor``, ``inc_subtensor``) print as calls with the index so written."""
+    if not hasattr(op, "idx_list"):
+        return f"{op}({', '.join(args)})"
+    entries = iter(args[2:] if _writes(op) else args[1:])  # after x (and the value written)
+
+    def one(item: Any, in_slice: bool = False) -> str:
+        if item is None:
+            return "" if in_slice else "None"
+        if item in (SCALAR, ARRAY):
+            return next(entries)
+        if isinstance(item, IndexSlice):
+            start, stop, step = item
+            text = ("" if start in (None, 0) else one(start, True)) + ":" + one(stop, True)
+            return text + (f":{one(step, True)}" if step is not None else "")
+        return f"Constant{{{item}}}"
+
+    index = ", ".join(one(item) for item in op.idx_list)
+    if _writes(op):
+        name = "set_subtensor" if op.set_instead_of_inc else "inc_subtensor"
+        return f"{name}({args[0]}[{index}], {args[1]})"
+    return f"{args[0]}[{index}]"
+
+
+@pp_apply.register(AdvancedSubtensor1)
+@pp_apply.register(AdvancedIncSubtensor1)
+def _pp_take(op: Op, node: Apply, args: list[str]) -> str:
+    """``x[ilist]`` (and its writing form): one integer vector indexing the first axis."""
+    if _writes(op):
+        name = "set_subtensor" if op.set_instead_of_inc else "inc_subtensor"
+        return f"{name}({args[0]}[{args[2]}], {args[1]})"
+    return f"{args[0]}[{args[1]}]"
+
+
+def _writes(op: Op) -> bool:
+    return hasattr(op, "set_instead_of_inc")
 
 
 # ---------------------------------------------------------------------- Print

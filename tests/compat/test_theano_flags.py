@@ -94,3 +94,13 @@ def test_optimizer_flag_sets_the_default_modes_rewrites():
         assert get_mode(None).optimizer is None and get_mode("FAST_RUN").optimizer == "fast_run"
     with config.change_flags(optimizer="fast_compile", mode="Mode"):
         assert get_mode(None).optimizer == "fast_compile"
+
+
+def test_the_debugging_flags_act_and_are_not_listed_as_without_effect():
+    c, notices = theano_config(THEANO_FLAGS="DebugMode.check_py=False,DebugMode.patience=3,"
+                               "NanGuardMode.big_is_error=False,profiling.n_ops=5,print_test_value=True,"
+                               "optimizer_excluding=fusion:inplace,optimizer_including=alloc_empty_to_zeros")
+    assert (c.DebugMode.check_py, c.DebugMode.patience, c.NanGuardMode.big_is_error) == (False, 3, False)
+    assert (c.profiling.n_ops, c.print_test_value) == (5, True)
+    assert c.optimizer_excluding == "fusion:inplace" and c.optimizer_including == "alloc_empty_to_zeros"
+    assert notices == []

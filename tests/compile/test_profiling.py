@@ -161,6 +161,22 @@ def test_config_profile_prints_every_profile_at_exit():
     assert "Time in 1 calls to Function.__call__" in result.stderr
 
 
+@pytest.mark.parametrize("destination", ["stdout", "file"])
+def test_profiling_destination_says_where_the_profiles_at_exit_go(destination, tmp_path):
+    code = ("import numpy, arignote\nfrom arignote import tensor as T\n"
+            "x = T.vector('x')\nf = arignote.function([x], T.exp(x), name='seed')\nf(numpy.ones(4))\n")
+    target = tmp_path / "profiles.txt"
+    where = "stdout" if destination == "stdout" else str(target)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARIGNOTE")}
+    env.update(ARIGNOTE_FLAGS=f"profile=True,profiling.destination={where}", PYTHONPATH=SRC)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Function profiling" not in result.stderr
+    text = result.stdout if destination == "stdout" else target.read_text()
+    assert "Function profiling" in text and "Message: seed" in text
+
+
 def test_theanos_call_of_profile_stats(capsys):
     import io
     import arignote.compat.theano.top as top
@@ -172,3 +188,62 @@ def test_theanos_call_of_profile_stats(capsys):
     out = io.StringIO()
     f.profile.summary(out)
     assert f.profile is profile and "Time in 1 calls" in out.getvalue() and "Sum{" in out.getvalue()
+
+
+def test_the_per_op_counts_and_the_summarys_parts_as_theano_named_them():
+    x = T.dvector("x")
+    prof = ProfileStats(atexit_print=False)
+    f = function([x], T.exp(x) * T.exp(x * x) + x, profile=prof, mode=Mode(optimizer=None))
+    for _ in range(3):
+        f(np.ones(4))
+    assert prof.op_nodes()["Elemwise{exp,no_inplace}"] == 2
+    assert prof.op_callcount()["Elemwise{exp,no_inplace}"] == 6
+    assert prof.class_nodes() == {"Elemwise": 5} and prof.class_callcount() == {"Elemwise": 15}
+    assert sum(prof.op_time().values()) == pytest.approx(sum(prof.apply_time.values()))
+    totals = prof.compute_total_times()
+    add = f.maker.fgraph.outputs[0].owner
+    mul = add.inputs[0].owner
+    assert totals[add] == pytest.approx(prof.apply_time[add] + totals[mul])
+    assert totals[mul] == pytest.approx(sum(prof.apply_time.values()) - prof.apply_time[add])
+    parts = []
+    for part in (prof.summary_function, prof.summary_class, prof.summary_ops, prof.summary_nodes):
+        out = io.StringIO()
+        part(out)
+        parts.append(out.getvalue())
+    whole = io.StringIO()
+    prof.summary(whole)
+    assert "".join(parts).splitlines()[5:] == whole.getvalue().splitlines()[5:]  # times differ only above
+    assert [p.splitlines()[0] for p in parts] == ["Function profiling", "Class", "Ops", "Apply"]
+    out = io.StringIO()
+    prof.summary_nodes(out, N=1)
+    assert "remaining 4 account for" in out.getvalue()  # 5 nodes, 1 shown
+
+
+def test_ignore_first_call_leaves_each_functions_first_call_out():
+    x = T.dvector("x")
+    with config.change_flags({"profiling.ignore_first_call": True}):
+        f = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False))
+    g = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False))
+    for fn in (f, g):
+        fn(np.ones(3))
+    assert f.profile.fct_callcount == 0 and set(f.profile.apply_callcount.values()) == {0}
+    assert sum(f.profile.apply_time.values()) == 0 and g.profile.fct_callcount == 1
+    for _ in range(2):
+        f(np.ones(3))
+    assert f.profile.fct_callcount == 2 and set(f.profile.apply_callcount.values()) == {2}
+    assert f.profile.fct_call_time > 0
+
+
+def test_profiling_debugprint_ends_the_summary_with_the_timed_graph():
+    x = T.dvector("x")
+    f = function([x], T.exp(x) * 2, profile=ProfileStats(atexit_print=False), mode=Mode(optimizer=None))
+    f(np.ones(3))
+    plain = io.StringIO()
+    f.profile.summary(plain)
+    assert "Timing Info" not in plain.getvalue()
+    out = io.StringIO()
+    with config.change_flags({"profiling.debugprint": True}):
+        f.profile.summary(out)
+    text = out.getvalue()
+    assert text.startswith(plain.getvalue().split("\n")[0]) and "Timing Info" in text
+    assert "Elemwise{exp,no_inplace} [id B] <TensorType(float64, vector)> ''   0 --> " in text

@@ -28,6 +28,7 @@ import numpy as np
 from arignote.backends.kernels import cache
 from arignote.compile.profiling import kernel_builds
 from arignote.compile.sharedvalue import COMMIT_LOCK
+from arignote.config import config
 
 if TYPE_CHECKING:
     from arignote.compile.executor import Function
@@ -82,7 +83,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         for i, (ttype, dtype, ndim, plain, strict, downcast, label) in enumerate(fn._specs):
             ns[f"F{i}"] = functools.partial(ttype.filter, strict=strict, allow_downcast=downcast,
                                             name=label)
-            if dtype is not None and plain and not strict:
+            # The fast path skips filter for arrays already of the type, unless filter must look
+            # at the values (TensorType.filter_checks_isfinite, as set when the function is made).
+            if dtype is not None and plain and not strict and not getattr(ttype, "filter_checks_isfinite", False):
                 ns[f"D{i}"] = dtype
                 lines.append(f"    if type(a{i}) is not ndarray or a{i}.dtype is not D{i} "
                              f"or a{i}.ndim != {ndim}:")
@@ -137,6 +140,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     if record is not None:
         lines += ["FT[0] += CLOCK() - t_call", "FC[0] += 1", "b_now, n_now = BUILDS()",
                   "KT[0] += b_now - b_call", "KN[0] += n_now - n_call"]
+        if config.profiling.ignore_first_call:  # as the flag was when the function was made
+            ns.update(FIRST=[True], FORGET=record.forget)
+            lines += ["if FIRST[0]:", "    FIRST[0] = False", "    FORGET()"]
     keys = fn.maker.output_keys
     results = [f"r{k}" for k in range(len(fn._output_cells))]
     if keys is None:

@@ -33,7 +33,8 @@ import numpy as np
 
 from arignote.backends.cpu.thunks import perform_thunk
 from arignote.compile import reference
-from arignote.compile.mode import PREDEFINED, Mode
+from arignote.compile.mode import PREDEFINED, Mode, SharedMode
+from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.history import RewriteHistory, describe_node, history_of
@@ -43,29 +44,40 @@ _INFER_FAILURES = (NotImplementedError, TypeError, ValueError, IndexError, Attri
 
 
 class DebugModeError(Exception):
-    """Any error DebugMode finds; the subclasses say which check failed."""
+    """Any error DebugMode finds; the subclasses say which check failed. The keyword
+    arguments become attributes under Theano's names (``BadOptimization.reason``,
+    ``BadThunkOutput.r``, ``BadDestroyMap.node``...), for code that inspects them."""
 
     names_its_node = True  # the message names the node and its inputs (the executor adds nothing)
 
+    def __init__(self, message: str = "", **details: Any):
+        super().__init__(message)
+        vars(self).update(details)
+
 
 class BadThunkOutput(DebugModeError):
-    """The backend's result (a generated CPU thunk, a GPU kernel) differs from ``perform``'s."""
+    """The backend's result (a generated CPU thunk, a GPU kernel) differs from ``perform``'s:
+    ``r`` the output variable, ``val1`` the reference value, ``val2`` the backend's."""
 
 
 class BadOptimization(DebugModeError):
-    """A rewrite replaced a variable by one whose value differs."""
+    """A rewrite replaced a variable by one whose value differs: ``reason`` (the rewrite's
+    name), ``old_r``/``new_r`` (the variables), ``old_r_val``/``new_r_val`` (their values)."""
 
 
 class BadDestroyMap(DebugModeError):
-    """A node changed an input its ``destroy_map`` does not name."""
+    """A node changed an input its ``destroy_map`` does not name: ``node``, ``idx`` (the input),
+    ``old_val``/``new_val``."""
 
 
 class BadViewMap(DebugModeError):
-    """A node returned memory of an input its ``view_map`` does not name."""
+    """A node returned memory of an input its ``view_map`` does not name: ``node``,
+    ``output_idx``, ``in_alias_idx`` (the input's index, or the other output's)."""
 
 
 class InvalidValueError(DebugModeError):
-    """A node returned a value that is not of its output's type, or NaN/inf under check_isfinite."""
+    """A node returned a value that is not of its output's type, or NaN/inf under check_isfinite:
+    ``r`` the output variable, ``v`` the value."""
 
 
 class BadInferShape(DebugModeError):
@@ -94,14 +106,15 @@ class DebugMode(Mode):
                  check_isfinite: bool | None = None, check_preallocated_output: Any = None,
                  require_matching_strides: int | None = None, linker: Any = None):
         super().__init__("cpu", optimizer, name="DebugMode")
-        self.stability_patience = 10 if stability_patience is None else int(stability_patience)
+        flags = config.DebugMode  # each default is its flag (Theano's config.DebugMode.*)
+        self.stability_patience = flags.patience if stability_patience is None else int(stability_patience)
         if self.stability_patience < 1:
             raise ValueError(f"DebugMode(stability_patience={stability_patience}): rewrite at "
                              "least once (1 or more)")
-        self.check_c_code = True if check_c_code is None else bool(check_c_code)
-        self.check_py_code = True if check_py_code is None else bool(check_py_code)
-        self.check_isfinite = True if check_isfinite is None else bool(check_isfinite)
-        self.require_matching_strides = 0 if require_matching_strides is None \
+        self.check_c_code = flags.check_c if check_c_code is None else bool(check_c_code)
+        self.check_py_code = flags.check_py if check_py_code is None else bool(check_py_code)
+        self.check_isfinite = flags.check_finite if check_isfinite is None else bool(check_isfinite)
+        self.require_matching_strides = flags.check_strides if require_matching_strides is None \
             else int(require_matching_strides)
         if self.require_matching_strides not in (0, 1, 2):
             raise ValueError(f"DebugMode(require_matching_strides={require_matching_strides}): "
@@ -133,7 +146,7 @@ class DebugMode(Mode):
         return [checker.wrap(k, node, thunk) for k, (node, thunk) in enumerate(zip(nodes, thunks))]
 
 
-PREDEFINED["DebugMode"] = PREDEFINED["DEBUG_MODE"] = DebugMode
+PREDEFINED["DebugMode"] = PREDEFINED["DEBUG_MODE"] = SharedMode(DebugMode)
 
 
 def _structure(fgraph: FunctionGraph) -> list[tuple]:
@@ -162,6 +175,11 @@ class _Checker:
         self.storage = fn.storage_map
         self.last = len(fn._nodes) - 1
         self.history = history_of(self.fgraph)
+        # A graph no rewrite changed needs no comparison with itself (that would only compare
+        # perform with the thunks again, which check_py_code governs).
+        if self.history is not None and not self.history.replacements and \
+                _structure(self.history.original) == _structure(self.fgraph):
+            self.history = None
         self.local = threading.local()
         # infer_shape, asked once with placeholder lengths filled in on each call.
         self.shapes = {node: _symbolic_shapes(self.fgraph, node) for node in fn._nodes}
@@ -190,7 +208,8 @@ class _Checker:
             if i not in destroyed and reference.difference(old, now) is not None:
                 raise BadDestroyMap(self._message(
                     node, before, f"it changed input {i} ({node.inputs[i].describe()}), which its "
-                    f"destroy_map {node.op.destroy_map} does not name: {reference.difference(old, now)}"))
+                    f"destroy_map {node.op.destroy_map} does not name: {reference.difference(old, now)}"),
+                    node=node, idx=i, old_val=old, new_val=now)
         for k, result in enumerate(results):
             allowed = set(node.op.view_map.get(k, [])) | set(node.op.destroy_map.get(k, []))
             for i, now in enumerate(after):
@@ -199,7 +218,7 @@ class _Checker:
                     raise BadViewMap(self._message(
                         node, before, f"output {k} shares memory with input {i} "
                         f"({node.inputs[i].describe()}), which its view_map {node.op.view_map} "
-                        "does not name"))
+                        "does not name"), node=node, output_idx=k, in_alias_idx=[i])
             self._check_value(node, k, result, before)
         self._check_outputs_apart(node, before, results)
         if self.mode.check_py_code:
@@ -221,7 +240,8 @@ class _Checker:
                 if read[k] and read[j] and not declared and _shares_memory(results[k], results[j]):
                     raise BadViewMap(self._message(
                         node, before, f"outputs {k} and {j} share memory, which its view_map "
-                        f"{views} does not declare (as views of one input)"))
+                        f"{views} does not declare (as views of one input)"), node=node, output_idx=k,
+                        out_alias_idx=[j])
 
     def _value_of(self, var: Variable, values: dict) -> Any:
         if var not in values:
@@ -238,7 +258,7 @@ class _Checker:
                 problem = ("it holds NaN" if np.isnan(array).any() else "it holds inf") + \
                     " (DebugMode(check_isfinite=False) allows NaN and inf)"
         if problem is not None:
-            raise InvalidValueError(self._message(node, before, f"output {k}: {problem}"))
+            raise InvalidValueError(self._message(node, before, f"output {k}: {problem}"), r=var, v=result)
 
     def _check_perform(self, node: Apply, before: list, results: list) -> None:
         storage: list[list] = [[None] for _ in node.outputs]
@@ -248,7 +268,8 @@ class _Checker:
             if wrong is not None:
                 raise BadThunkOutput(self._message(
                     node, before, f"output {k} of the backend's thunk differs from perform's "
-                    f"(the reference, run on the same inputs into fresh storage): {wrong}"))
+                    f"(the reference, run on the same inputs into fresh storage): {wrong}"),
+                    r=node.outputs[k], val1=cell[0], val2=result)
             strides = getattr(cell[0], "strides", None), getattr(result, "strides", None)
             if self.mode.require_matching_strides and strides[0] != strides[1]:
                 text = self._message(node, before, f"output {k} has strides {strides[1]}; "
@@ -287,7 +308,7 @@ class _Checker:
             old, new = reference.evaluate([rep.old, rep.new], values)
             wrong = reference.difference(old, new, allow_nonfinite_change=True)
             if wrong is not None:
-                raise self._bad_rewrite(rep, wrong)
+                raise self._bad_rewrite(rep, wrong, old, new)
         before = self.history.original
         memo = {b: values[a] for a, b in zip(self.fgraph.inputs, before.inputs)}
         expected = reference.evaluate(before.outputs, memo)
@@ -296,9 +317,10 @@ class _Checker:
                                          allow_nonfinite_change=True)
             if wrong is not None:
                 raise BadOptimization(f"output {k} of the rewritten graph ({out}) differs from the "
-                                      f"graph before rewriting ({before.outputs[k]}): {wrong}")
+                                      f"graph before rewriting ({before.outputs[k]}): {wrong}",
+                                      reason="the rewrites as a whole", old_r=before.outputs[k], new_r=out)
 
-    def _bad_rewrite(self, rep: Any, wrong: str) -> DebugModeError:
+    def _bad_rewrite(self, rep: Any, wrong: str, old_val: Any, new_val: Any) -> DebugModeError:
         new_node = rep.new.owner
         old = rep.old.owner
         shapes = "" if old is None else "\n" + _inputs_text(old.inputs, None)
@@ -309,11 +331,12 @@ class _Checker:
             return BadThunkOutput(
                 f"the GPU node {new_node} (placed by the rewrite {rep.reason}) gives a different "
                 f"result from the CPU op it replaced, {old}, whose perform is the reference "
-                f"(computing {user}): {wrong}{shapes}")
+                f"(computing {user}): {wrong}{shapes}", r=rep.new, val1=old_val, val2=new_val)
         return BadOptimization(
             f"the rewrite {rep.reason} replaced {rep.old} (computed by {old}) with {rep.new} "
             f"(computed by {new_node}), computing {user}, and the two differ on this call: "
-            f"{wrong}{shapes}")
+            f"{wrong}{shapes}", reason=rep.reason, old_r=rep.old, new_r=rep.new, old_r_val=old_val,
+            new_r_val=new_val)
 
     def _message(self, node: Apply, inputs: list, problem: str) -> str:
         return (f"DebugMode: node {describe_node(self.fgraph, node)}: {problem}\n"

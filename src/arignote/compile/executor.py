@@ -32,6 +32,7 @@ from arignote.compile.state import InputState
 from arignote.compile.turn import Turn
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
+from arignote.graph.history import history_of
 
 if TYPE_CHECKING:
     from arignote.compile.function import FunctionMaker
@@ -243,7 +244,7 @@ class Function(InputState):
         the node it found at fault as ``err.failed_node``), then forget this call's arrays."""
         if not getattr(err, "names_its_node", False):  # DebugMode's errors say more themselves
             node = getattr(err, "failed_node", None) or self._nodes[index]
-            _describe_failure(err, node, self.storage_map)
+            _describe_failure(err, node, self.storage_map, history_of(self.maker.fgraph))
         for discard in self._discards:
             discard()
         self._clear()
@@ -492,7 +493,7 @@ def _alias_roots() -> Any:
     return roots
 
 
-def _describe_failure(err: BaseException, node: Any, storage: dict) -> None:
+def _describe_failure(err: BaseException, node: Any, storage: dict, history: Any = None) -> None:
     shapes = [getattr(storage[v][0], "shape", None) for v in node.inputs]
     dtypes = [getattr(storage[v][0], "dtype", None) for v in node.inputs]
     lines = [f"while running node {node}", f"  input shapes: {shapes}",
@@ -500,6 +501,9 @@ def _describe_failure(err: BaseException, node: Any, storage: dict) -> None:
     trace = getattr(node.outputs[0].tag, "trace", None)
     if trace:
         lines.append(f"  the node was built at {trace}")
+    reason = history.introduced_by(node) if history is not None else None
+    if reason:  # known where a mode records the rewrites (DebugMode, NanGuardMode)
+        lines.append(f"  the node was made by the rewrite {reason}")
     if config.exception_verbosity == "high":
         from arignote.printing import debugprint
         lines.append("  the graph of its inputs (exception_verbosity=high):")

@@ -20,6 +20,21 @@ from arignote.graph.rewriting.db import rewrites
 _PRESETS = {"fast_run": ("fast_run",), "fast_compile": ("fast_compile",), "merge": ()}
 # Theano's linker names: arignote has one linker, so each of them means it.
 LINKERS = ("cpu", "py", "c", "c|py", "c|py_nogc", "cvm", "vm", "cvm_nogc", "vm_nogc")
+# Theano's names of rewrites and rewrite groups -> the tag of ours that does that work, so that
+# ``mode.excluding('local_elemwise_fusion', 'inplace_elemwise_optimizer')`` (as Theano's debugging
+# FAQ advises) turns off our fusion and in-place passes. Names Theano and we share need no entry.
+THEANO_TAGS = {
+    "local_elemwise_fusion": "elemwise_fusion", "composite_elemwise_fusion": "elemwise_fusion",
+    "FusionOptimizer": "elemwise_fusion", "inplace_elemwise_optimizer": "inplace_elemwise",
+    "inplace_elemwise_opt": "inplace_elemwise", "inplace_opt": "inplace",
+    "gemm_optimizer": "local_gemm", "BlasOpt": "local_gemm", "ShapeOpt": "shape",
+    "local_shape_to_shape_i": "local_shape_to_lengths", "topo_constant_folding": "constant_folding",
+    "local_log_sum_exp": "local_logsumexp", "gpuarray": "gpu", "gpuarray_opt": "gpu", "gpu_opt": "gpu",
+}
+
+
+def _tags(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(THEANO_TAGS.get(n, n) for n in names)
 
 
 class Mode:
@@ -71,7 +86,8 @@ class Mode:
                             self.require)
 
     def excluding(self, *tags: str) -> Mode:
-        """This mode without the rewrites carrying any of ``tags`` (a phase, a name, or a tag)."""
+        """This mode without the rewrites carrying any of ``tags`` (a phase, a name, or a tag;
+        Theano's names of rewrites, such as ``local_elemwise_fusion``, name ours)."""
         return self._derive(tuple(t for t in self.include if t not in tags), self.exclude + tags,
                             self.require)
 
@@ -99,7 +115,7 @@ class Mode:
             if not self.include:
                 return
         preset = _PRESETS.get(self.optimizer, ()) if isinstance(self.optimizer, str) else ()
-        rewrites.query(preset + self.include, self.exclude, self.require).apply(fgraph)
+        rewrites.query(preset + _tags(self.include), _tags(self.exclude), _tags(self.require)).apply(fgraph)
 
     def __repr__(self) -> str:
         if self.name and not self.include and not self.exclude and not self.require:
@@ -112,14 +128,40 @@ class Mode:
 FAST_RUN = Mode("cpu", "fast_run", name="FAST_RUN")
 FAST_COMPILE = Mode("cpu", "fast_compile", name="FAST_COMPILE")
 
-# Mode names -> the mode (or a function making it); modules defining modes add theirs.
-PREDEFINED: dict[str, Mode | Callable[[], Mode]] = {
-    "FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "Mode": Mode}
+class SharedMode:
+    """A predefined mode made on its first use (after the flags its defaults read are loaded),
+    then the same instance every time, as Theano's ``predefined_modes`` held instances: setting
+    ``predefined_modes['DEBUG_MODE'].check_isfinite = False`` changes what that name gives."""
+
+    def __init__(self, make: Callable[[], Mode]):
+        self.make = make
+        self.mode: Mode | None = None
+
+    def __call__(self) -> Mode:
+        if self.mode is None:
+            self.mode = self.make()
+        return self.mode
+
+
+class _Predefined(dict):
+    """``predefined_modes[name]`` is the mode itself (a shared mode is made on first use)."""
+
+    def __getitem__(self, name: str) -> Any:
+        found = super().__getitem__(name)
+        return found() if isinstance(found, SharedMode) else found
+
+
+# Mode names -> the mode (or a function making a new one each time, or a SharedMode); modules
+# defining modes add theirs. ``predefined_modes`` is Theano's name.
+PREDEFINED: dict[str, Mode | Callable[[], Mode]] = _Predefined({
+    "FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "Mode": Mode})
+predefined_modes = PREDEFINED
 
 
 def get_mode(mode: Mode | str | None) -> Mode:
     """``None`` means ``config.mode`` (with ``config.optimizer``'s rewrites when that flag
-    is set); strings name the predefined modes."""
+    is set, and ``config.optimizer_excluding``/``including``/``requiring`` applied); strings
+    name the predefined modes."""
     if isinstance(mode, Mode):
         return mode
     name = config.mode if mode is None else mode
@@ -131,6 +173,12 @@ def get_mode(mode: Mode | str | None) -> Mode:
     if mode is None and config.optimizer and name != "Mode":
         found = found.clone(optimizer=config.optimizer)
         found.name = f"{name} with optimizer={config.optimizer}"
+    if mode is None:  # the flags of Theano's name that adjust the default mode's rewrites
+        for flag, derive in (("optimizer_excluding", Mode.excluding), ("optimizer_including", Mode.including),
+                             ("optimizer_requiring", Mode.requiring)):
+            tags = tuple(t for t in getattr(config, flag).split(":") if t)
+            if tags:
+                found = derive(found, *tags)
     return found
 
 

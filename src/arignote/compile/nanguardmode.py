@@ -19,7 +19,8 @@ from collections.abc import Callable
 import numpy as np
 
 from arignote.compile import reference
-from arignote.compile.mode import PREDEFINED, Mode
+from arignote.compile.mode import PREDEFINED, Mode, SharedMode
+from arignote.config import config
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.history import RewriteHistory, describe_node, history_of
@@ -76,8 +77,10 @@ class NanGuardMode(Mode):
     def __init__(self, nan_is_error: bool | None = None, inf_is_error: bool | None = None,
                  big_is_error: bool | None = None, optimizer: Any = "default", linker: Any = None):
         super().__init__("cpu", optimizer, name="NanGuardMode")
-        self.errors = tuple(True if flag is None else bool(flag)
-                            for flag in (nan_is_error, inf_is_error, big_is_error))
+        flags = config.NanGuardMode  # the defaults are Theano's flags NanGuardMode.*
+        self.errors = tuple(default if flag is None else bool(flag) for flag, default in (
+            (nan_is_error, flags.nan_is_error), (inf_is_error, flags.inf_is_error),
+            (big_is_error, flags.big_is_error)))
         if not any(self.errors):
             raise ValueError("NanGuardMode: with nan_is_error, inf_is_error and big_is_error all "
                              "False there is nothing to guard against; set at least one")
@@ -103,7 +106,7 @@ class NanGuardMode(Mode):
         return [guard.wrap(k, node, thunk) for k, (node, thunk) in enumerate(zip(nodes, thunks))]
 
 
-PREDEFINED["NanGuardMode"] = NanGuardMode
+PREDEFINED["NanGuardMode"] = SharedMode(NanGuardMode)
 
 
 class _Guard:

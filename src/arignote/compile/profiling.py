@@ -82,6 +82,13 @@ class FunctionRecord:
         self.sizes: list[tuple] = [()] * n  # per node: (bytes, on the device) of each output
         self.moved = {direction: [0, 0] for direction in DIRECTIONS.values()}  # [count, bytes]
 
+    def forget(self) -> None:
+        """Zero what the calls so far wrote (``profiling.ignore_first_call``: the first call's
+        times include one-time work such as kernel builds); the call path keeps these lists."""
+        for numbers in (self.times, self.calls, self.call_time, self.call_count, self.build_time,
+                        self.builds, *self.moved.values()):
+            numbers[:] = [0 * v for v in numbers]
+
     def sync(self, node: Any) -> Callable[[], None] | None:
         for var in node.outputs + node.inputs:
             wait = synchronizer(var.type)
@@ -197,11 +204,42 @@ class ProfileStats:
     def op_time(self) -> dict[str, float]:
         return self._grouped(lambda node: str(node.op))
 
-    def _grouped(self, key: Callable) -> dict[str, float]:
-        groups: dict[str, float] = {}
-        for node, seconds in self.apply_time.items():
-            groups[key(node)] = groups.get(key(node), 0.0) + seconds
+    def class_callcount(self) -> dict[str, int]:
+        return self._grouped(lambda node: type(node.op).__name__, self.apply_callcount)
+
+    def op_callcount(self) -> dict[str, int]:
+        return self._grouped(lambda node: str(node.op), self.apply_callcount)
+
+    def class_nodes(self) -> dict[str, int]:
+        return self._grouped(lambda node: type(node.op).__name__, dict.fromkeys(self.apply_time, 1))
+
+    def op_nodes(self) -> dict[str, int]:
+        return self._grouped(lambda node: str(node.op), dict.fromkeys(self.apply_time, 1))
+
+    def _grouped(self, key: Callable, per_node: dict | None = None) -> dict[str, Any]:
+        """``per_node`` (default: the time) summed over the nodes of each ``key``; Theano keyed
+        the per-Op tables by the op, these by its text (ops that print alike are one row)."""
+        groups: dict[str, Any] = {}
+        for node, amount in (self.apply_time if per_node is None else per_node).items():
+            groups[key(node)] = groups.get(key(node), 0) + amount
         return groups
+
+    def compute_total_times(self) -> dict:
+        """Per node: its time plus the total times of the nodes it reads (a loose upper bound on
+        what removing it and its ancestors would save: an ancestor counts once per path)."""
+        own = self.apply_time
+        totals: dict = {}
+        for node in own:
+            stack = [node]  # an explicit stack: deep graphs
+            while stack:
+                top = stack[-1]
+                pending = [i.owner for i in top.inputs if i.owner in own and i.owner not in totals]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                totals[top] = own[top] + sum(totals[i.owner] for i in top.inputs if i.owner in own)
+        return totals
 
     def peak_memory(self, allow_gc: bool | None = None) -> dict[str, int]:
         """Bytes of intermediate values alive at once during the last call, on the host and
@@ -214,19 +252,35 @@ class ProfileStats:
         return peak
 
     # -------------------------------------------------------------- printing
-    def summary(self, file: TextIO | None = None, n_ops_to_print: int = 20,
-                n_apply_to_print: int = 20) -> None:
+    def summary(self, file: TextIO | None = None, n_ops_to_print: int | None = None,
+                n_apply_to_print: int | None = None) -> None:
         """Print the profile in Theano's layout: the function, then time per Op class,
-        per Op and per node, each sorted by time."""
-        out = sys.stderr if file is None else file
-        out.write(self._summary_function() + "\n")
-        total = sum(self.apply_time.values())
-        out.write(_table("Class", "<Class name>", self._rows(lambda n: type(n.op).__name__),
-                         total, n_ops_to_print, True) + "\n")
-        out.write(_table("Ops", "<Op name>", self._rows(lambda n: str(n.op)), total,
-                         n_ops_to_print, True) + "\n")
-        nodes = self._rows(lambda n: n, by_node=True)
-        out.write(_table("Apply", "<Apply name>", nodes, total, n_apply_to_print, False) + "\n")
+        per Op and per node, each sorted by time (``config.profiling.n_ops`` and ``n_apply``
+        rows by default); with ``config.profiling.debugprint``, then each function's graph."""
+        self.summary_function(file)
+        self.summary_class(file, n_ops_to_print)
+        self.summary_ops(file, n_ops_to_print)
+        self.summary_nodes(file, n_apply_to_print)
+        if config.profiling.debugprint:  # each function's graph, with its nodes' times
+            from arignote.printing import debugprint
+            for fn in dict.fromkeys(r.fn for r in self.records):
+                debugprint(fn, print_type=True, file=_out(file))
+
+    # Theano's parts of the summary, each printable alone (``N``: rows; default the flags').
+    def summary_function(self, file: TextIO | None = None) -> None:
+        _out(file).write(self._summary_function() + "\n")
+
+    def summary_class(self, file: TextIO | None = None, N: int | None = None) -> None:
+        _out(file).write(_table("Class", "<Class name>", self._rows(lambda n: type(n.op).__name__),
+                                sum(self.apply_time.values()), _rows_to_print(N, "n_ops"), True) + "\n")
+
+    def summary_ops(self, file: TextIO | None = None, N: int | None = None) -> None:
+        _out(file).write(_table("Ops", "<Op name>", self._rows(lambda n: str(n.op)),
+                                sum(self.apply_time.values()), _rows_to_print(N, "n_ops"), True) + "\n")
+
+    def summary_nodes(self, file: TextIO | None = None, N: int | None = None) -> None:
+        _out(file).write(_table("Apply", "<Apply name>", self._rows(lambda n: n, by_node=True),
+                                sum(self.apply_time.values()), _rows_to_print(N, "n_apply"), False) + "\n")
 
     def _summary_function(self) -> str:
         calls, call_time = self.fct_callcount, self.fct_call_time
@@ -268,6 +322,14 @@ class ProfileStats:
 
     def __repr__(self) -> str:
         return f"<ProfileStats {self.message!r}: {self.fct_callcount} calls>"
+
+
+def _out(file: TextIO | None) -> TextIO:
+    return sys.stderr if file is None else file
+
+
+def _rows_to_print(n: int | None, flag: str) -> int:
+    return getattr(config.profiling, flag) if n is None else n
 
 
 def _peak(record: FunctionRecord, allow_gc: bool) -> dict[str, int]:
@@ -339,5 +401,12 @@ def _print_at_exit() -> None:
         return
     with _registry_lock:
         profiles = [p for p in _registry if p.fct_callcount or p.compile_time > 1]
-    for profile in sorted(profiles, key=lambda p: -(p.compile_time + p.fct_call_time)):
-        profile.summary(file=sys.stderr)
+    ordered = sorted(profiles, key=lambda p: -(p.compile_time + p.fct_call_time))
+    where = config.profiling.destination
+    if where in ("stderr", "stdout"):
+        for profile in ordered:
+            profile.summary(file=getattr(sys, where))
+        return
+    with open(where, "a") as out:
+        for profile in ordered:
+            profile.summary(file=out)

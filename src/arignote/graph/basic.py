@@ -83,6 +83,12 @@ class Variable:
         return f"<{self.type}>"
 
     def __repr__(self) -> str:
+        """``str(self)``; with ``config.print_test_value``, the test value's repr on a second line."""
+        if config.print_test_value:
+            try:
+                return f"{self}\n{self.get_test_value()!r}"
+            except testvalue.TestValueError:
+                pass
         return str(self)
 
     def describe(self) -> str:

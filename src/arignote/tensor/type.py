@@ -22,6 +22,9 @@ class TensorType(Type):
     (it then broadcasts against any length); False means any length.
     """
 
+    # Theano's switch: True makes filter() refuse arrays holding NaN or inf (a ValueError).
+    filter_checks_isfinite = False
+
     def __init__(self, dtype: str, broadcastable: Sequence[bool], name: str | None = None):
         dtype = str(dtype)
         if dtype == "floatX":
@@ -113,6 +116,9 @@ class TensorType(Type):
             if b and n != 1:
                 raise TypeError(f"{name} expects {self.describe()} whose dimension {axis} has "
                                 f"length 1 (it is broadcastable), got shape {data.shape}")
+        if self.filter_checks_isfinite and data.dtype.kind in "fc" and not np.isfinite(data).all():
+            raise ValueError(f"{name} holds NaN or inf, which TensorType.filter_checks_isfinite=True "
+                             "refuses: fix the value, or set TensorType.filter_checks_isfinite = False")
         return data
 
     def _convert(self, value: Any, allow_downcast: bool | None, name: str, relax: str) -> np.ndarray:

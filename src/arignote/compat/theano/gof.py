@@ -30,6 +30,19 @@ MethodNotDefined = NotImplementedError
 inputs = graph_inputs
 
 
+def get_test_value(v: object) -> object:
+    """Theano's ``gof.op.get_test_value``: ``v``'s test value (a constant's data, a shared
+    variable's value, ``tag.test_value``); a number or array is made a constant first.
+    Raises ``TestValueError`` (an AttributeError) when ``v`` has none."""
+    if not isinstance(v, Variable):
+        from arignote.tensor import as_tensor_variable
+        v = as_tensor_variable(v)
+    return v.get_test_value()
+
+
+__all__.append("get_test_value")
+
+
 def variables(i: list, o: list) -> list:
     """Every variable between inputs ``i`` and outputs ``o`` (Theano's ``gof.graph.variables``)."""
     nodes = io_toposort(i, o)

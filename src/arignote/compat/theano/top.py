@@ -1,6 +1,7 @@
 """Names the ``theano`` package had at its top level that arignote keeps out of its own."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,15 @@ from arignote.compile.profiling import ProfileStats
 from arignote.graph.types import Generic, generic
 
 __all__ = ["_asarray", "Generic", "generic", "ProfileStats", "sparse_grad"]
+
+# Theano's logger and its handler: arignote's modules log under ``arignote.*``, so the alias's
+# ``theano_logger`` is that logger, with Theano's handler and format (``WARNING (name): text``).
+theano_logger = logging.getLogger("arignote")
+logging_default_handler = logging.StreamHandler()
+logging_default_handler.setFormatter(logging.Formatter(fmt="%(levelname)s (%(name)s): %(message)s"))
+if not theano_logger.handlers:
+    theano_logger.addHandler(logging_default_handler)
+__all__ += ["theano_logger", "logging_default_handler"]
 
 
 def _asarray(a: Any, dtype: Any, order: str | None = None) -> np.ndarray:
