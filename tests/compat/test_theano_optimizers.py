@@ -224,3 +224,18 @@ def test_the_alias_maps_theanos_optimizer_modules(theano):
     assert toolbox.ReplaceValidate is opt.ReplaceValidate and local_optimizer is opt.local_optimizer
     assert TopoOptimizer is opt.TopoOptimizer and PatternSub is opt.PatternSub
     assert optdb is db.optdb and register_canonicalize is db.register_canonicalize
+
+
+def test_a_private_equilibrium_db_gives_an_optimizer_for_a_mode():
+    edb = db.EquilibriumDB()
+    sin_to_cos = opt.local_optimizer([T.sin])(lambda node: [T.cos(node.inputs[0])])
+    edb.register("sin_to_cos", sin_to_cos, "all")
+    edb.register("never", opt.local_optimizer([T.exp])(lambda node: [T.log(node.inputs[0])]), "other")
+    assert "sin_to_cos" in edb and "sin_to_cos" not in db.optdb
+    x = T.dscalar("x")
+    f = function([x], T.sin(x) + T.exp(x), mode=Mode(optimizer=edb.query("+all")))
+    assert f(0.0) == 2.0  # cos(0) + exp(0): only the tagged optimizer ran
+    assert function([x], T.sin(x), mode=Mode(optimizer=edb.query("+all", "-sin_to_cos")))(0.0) == 0.0
+    assert function([x], T.sin(x), mode=Mode(optimizer=edb.query("+all", "&other")))(0.0) == 0.0
+    with pytest.raises(ValueError, match="already registered"):
+        edb.register("sin_to_cos", sin_to_cos)

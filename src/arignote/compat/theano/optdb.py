@@ -13,7 +13,7 @@ import math
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from arignote.compat.theano.opt import Optimizer, as_rewriter
+from arignote.compat.theano.opt import EquilibriumOptimizer, Optimizer, as_rewriter
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.db import rewrites
 
@@ -32,7 +32,8 @@ PHASE_BY_DB = {"canonicalize": "canonicalize", "stabilize": "stabilize", "specia
 
 class Query:
     """Which optimizers to take: every one with an ``include`` tag, all the ``require`` tags
-    and no ``exclude`` tag (``subquery`` and ``position_cutoff`` are Theano's and accepted)."""
+    and no ``exclude`` tag (``subquery`` and ``position_cutoff`` are Theano's and accepted).
+    As strings: ``'tag'``/``'+tag'`` includes, ``'-tag'`` excludes, ``'&tag'`` requires."""
 
     def __init__(self, include: Iterable[str], require: Iterable[str] | None = None,
                  exclude: Iterable[str] | None = None, subquery: dict | None = None,
@@ -62,7 +63,8 @@ def _as_query(tags: tuple) -> Query:
     bad = [t for t in tags if not isinstance(t, str)]
     if bad:
         raise TypeError(f"optdb.query takes a Query or tag strings, got {bad[0]!r}")
-    return Query([t.lstrip("+") for t in tags if not t.startswith("-")],
+    return Query([t.lstrip("+") for t in tags if not t.startswith(("-", "&"))],
+                 require=[t[1:] for t in tags if t.startswith("&")],
                  exclude=[t[1:] for t in tags if t.startswith("-")])
 
 
@@ -99,8 +101,8 @@ class _DB:
         rewrites.remove(name)
 
 
-class EquilibriumDB(_DB):
-    """One phase (Theano's sub-databases ``optdb['canonicalize']`` and the like)."""
+class _PhaseDB(_DB):
+    """One phase of ``optdb`` (Theano's sub-databases ``optdb['canonicalize']`` and the like)."""
 
     def __init__(self, phase: str):
         self.phase = phase
@@ -111,6 +113,33 @@ class EquilibriumDB(_DB):
 
     def __repr__(self) -> str:
         return f"optdb[{self.phase!r}]"
+
+
+class EquilibriumDB:
+    """A database of one's own (Theano's ``gof.EquilibriumDB()``): optimizers registered by
+    name and tags; a query gives those it selects, repeated until none changes the graph
+    (an optimizer a mode or ``DebugMode`` takes)."""
+
+    def __init__(self, ignore_newtrees: bool = True, tracks_on_change_inputs: bool = False):
+        self._entries: dict[str, tuple[Any, frozenset]] = {}
+
+    def register(self, name: str, obj: Any, *tags: str, **kwargs: Any) -> Any:
+        if not isinstance(name, str):
+            raise TypeError(f"register: the first argument is the optimizer's name (a string), got {name!r}")
+        if name in self._entries:
+            raise ValueError(f"an optimizer named {name!r} is already registered")
+        self._entries[name] = (obj, frozenset(tags) | {name})
+        return obj
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def query(self, *tags: Any) -> EquilibriumOptimizer:
+        q = _as_query(tags)
+        include, exclude, require = set(q.include), set(q.exclude), set(q.require)
+        chosen = [obj for obj, found in self._entries.values()
+                  if found & include and not found & exclude and require <= found]
+        return EquilibriumOptimizer(chosen, max_use_ratio=8.0)  # Theano's config.optdb.max_use_ratio
 
 
 class SequenceDB(_DB):
@@ -125,7 +154,7 @@ class SequenceDB(_DB):
 
     def __getitem__(self, name: str) -> Any:
         if name in PHASE_BY_DB:
-            return EquilibriumDB(PHASE_BY_DB[name])
+            return _PhaseDB(PHASE_BY_DB[name])
         if name in rewrites.entries:
             return rewrites.entries[name].rewriter
         raise KeyError(f"optdb has no {name!r}: its sub-databases are {', '.join(PHASE_BY_DB)}")
