@@ -135,6 +135,16 @@ def test_join_and_stack(device):
         f(va, np.ones((3, 2), "float32"), vc)
 
 
+def test_join_along_a_variable_axis_stays_on_the_host(device):
+    """GpuJoin's axis is fixed, so a join whose axis is a variable runs on the host, correctly."""
+    a, b, axis = T.fmatrix("a"), T.fmatrix("b"), T.lscalar("axis")
+    va, vb = np.arange(6, dtype="float32").reshape(2, 3), np.ones((2, 3), "float32")
+    f = function([a, b, axis], T.exp(T.join(axis, a, b)))
+    for k in (0, 1, -1):
+        assert_matches(f(va, vb, k), np.exp(np.concatenate([va, vb], axis=k)))
+    assert not any("GpuJoin" in str(node.op) for node in f.maker.fgraph.toposort())
+
+
 @pytest.mark.parametrize("sa, sb", [((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)),
                                     ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((2, 0, 3), (3, 2))])
 def test_matmul_batched(device, sa, sb):

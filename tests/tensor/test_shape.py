@@ -297,6 +297,8 @@ def test_get_scalar_constant_value_sees_through_vectors_shapes_fills_and_asserts
     with pytest.raises(T.NotScalarConstantError):
         value(v[0])
     assert value(T.row().shape[0]) == 1
+    floats = T.constant(np.array([0.25, 0.5, 0.75]))
+    assert value(floats[1]) == 0.5 and value(floats[-1]) == 0.75
     c = T.constant(np.arange(12.0).reshape(3, 4))
     assert value(T.Shape_i(0)(c)) == 3 and value(T.Shape_i(1)(c)) == 4 and value(c[1, 2]) == 6
     two = T.constant(2)

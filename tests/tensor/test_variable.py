@@ -277,7 +277,7 @@ def test_as_tensor_variable():
     x = tensor.vector("x")
     assert as_tensor_variable(x) is x
     assert isinstance(as_tensor_variable(3), TensorConstant)
-    with pytest.raises(TypeError, match="expected 0 dimensions"):
+    with pytest.raises(ValueError, match="expected 0 dimensions"):  # Theano's class
         as_tensor_variable(x, ndim=0)
 
 
@@ -364,5 +364,13 @@ def test_as_tensor_variable_ndim_drops_or_adds_broadcastable_dimensions():
     padded = as_tensor_variable(tensor.vector("v"), ndim=3)
     assert padded.broadcastable == (True, True, False)
     assert as_tensor_variable(5, ndim=1).broadcastable == (True,)
-    with pytest.raises(TypeError, match="only leading broadcastable dimensions can be dropped"):
+    with pytest.raises(ValueError, match="only leading broadcastable dimensions can be dropped"):
         as_tensor_variable(tensor.matrix("m"), ndim=1)
+
+
+@pytest.mark.parametrize("floatx", ["float16", "float32", "float64"])
+def test_an_empty_list_is_a_floatx_constant(floatx):
+    with config.change_flags(floatX=floatx):
+        assert as_tensor_variable([]).dtype == floatx and as_tensor_variable(()).dtype == floatx
+        assert as_tensor_variable([[]]).shape.ndim == 1 and as_tensor_variable([[]]).ndim == 2
+    assert as_tensor_variable(np.array([])).dtype == "float64"  # numpy's own dtype stands

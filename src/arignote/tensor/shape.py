@@ -178,8 +178,9 @@ def static_value(var: Any) -> np.ndarray | None:
         if isinstance(x, Constant):
             return np.asarray(np.shape(x.data)[node.op.i], "int64")
         return np.asarray(1, "int64") if x.broadcastable[node.op.i] else None
-    if isinstance(node.op, _read.Subtensor) and var.ndim == 0 and node.inputs[0].ndim == 1:
-        # One entry of a vector whose other entries may not be fixed (stack([b, 2, 3])[1]).
+    if (isinstance(node.op, _read.Subtensor) and var.ndim == 0 and node.inputs[0].ndim == 1
+            and var.dtype in DISCRETE and static_value(node.inputs[0]) is None):
+        # One entry of an int vector whose other entries may not be fixed (stack([b, 2, 3])[1]).
         item = node.op.idx_list[0]
         k = item if isinstance(item, int) else static_value(node.inputs[1])
         length = vector_length(node.inputs[0])

@@ -398,8 +398,8 @@ def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
     elif ndim is not None and var.ndim < ndim:
         var = _shape.shape_padleft(var, ndim - var.ndim)
     if ndim is not None and var.ndim != ndim:
-        raise TypeError(f"expected {ndim} dimensions, got {var} with {var.ndim} ({var.type}): only "
-                        "leading broadcastable dimensions can be dropped")
+        raise ValueError(f"expected {ndim} dimensions, got {var} with {var.ndim} ({var.type}): only "
+                         "leading broadcastable dimensions can be dropped")
     return var
 
 
@@ -461,6 +461,8 @@ def _python_scalar_dtype(x: Any) -> str | None:
         return "float32" if exact else "float64"
     if kind is complex:
         return "complex128"
+    if kind in (list, tuple) and np.size(x) == 0 and np.asarray(x).dtype == np.float64:
+        return config.floatX  # an empty list holds no value to take a dtype from (Theano: floatX)
     return None
 
 
