@@ -69,3 +69,61 @@ def smallest_int_dtype(value: int) -> str:
     if 0 <= value <= np.iinfo("uint64").max:
         return "uint64"
     raise OverflowError(f"integer {value} does not fit in 64 bits")
+
+
+class NumpyAutocaster:
+    """Theano's dtype for a Python number: the first of ``dtypes`` that holds it exactly.
+
+    A numpy value whose dtype is one of ``dtypes`` keeps it. A Python float takes
+    floatX when floatX is narrower than float64 and one of ``dtypes``; float16 is
+    tried only under floatX=float16; NaN and infinities fit every float. When no
+    dtype holds the number exactly it takes the last one. ``autocast_float_as``
+    changes ``dtypes`` for a ``with`` block.
+    """
+
+    def __init__(self, dtypes: tuple[str, ...]):
+        self.dtypes = tuple(dtypes)
+
+    def dtype_of(self, x: object) -> str:
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and str(dtype) in self.dtypes:
+            return str(dtype)
+        floatx = config.floatX
+        if isinstance(x, float) and floatx in self.dtypes and floatx != "float64":
+            return floatx
+        tries = [d for d in self.dtypes if floatx == "float16" or d != "float16"] or list(self.dtypes)
+        for dtype in tries:
+            if _holds(dtype, x):
+                return dtype
+        return tries[-1]
+
+    def __call__(self, x: object) -> np.ndarray:
+        return np.asarray(x, dtype=self.dtype_of(x))
+
+
+def _holds(dtype: str, x: object) -> bool:
+    """Whether ``dtype`` represents the number ``x`` exactly (NaN: any float does)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            value = np.asarray(x, dtype=dtype).item()
+        except (OverflowError, ValueError):
+            return False
+    return value == x or (x != x and value != value)
+
+
+autocast_int = NumpyAutocaster(("int8", "int16", "int32", "int64"))
+autocast_float = NumpyAutocaster(("float16", "float32", "float64"))
+
+
+class autocast_float_as:  # Theano's name, a class used as a context manager
+    """``with autocast_float_as('float32'):`` Python floats become float32 constants within."""
+
+    def __init__(self, *dtypes: str):
+        self.dtypes = dtypes
+
+    def __enter__(self) -> None:
+        self.old_dtypes = autocast_float.dtypes
+        autocast_float.dtypes = self.dtypes
+
+    def __exit__(self, *exc: object) -> None:
+        autocast_float.dtypes = self.old_dtypes

@@ -30,6 +30,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.misc": ("arignote.misc", None),
     "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
     "theano.sparse.sandbox": (None, None),
+    "theano.scalar": ("arignote.scalar", "arignote.compat.theano.scalar"),
     "theano.tests": (None, None),
 }
 
@@ -50,6 +51,8 @@ MODULES: dict[str, str] = {
     "theano.gof.type": "arignote.compat.theano.gof",
     "theano.gof.null_type": "arignote.graph.types",
     "theano.tensor.basic": "theano.tensor",
+    "theano.scalar.basic": "theano.scalar",
+    "theano.scalar.basic_scipy": "theano.scalar",
     "theano.tensor.var": "arignote.compat.theano.tensor_var",
     "theano.tensor.sharedvar": "arignote.compat.theano.tensor_sharedvar",
     "theano.tensor.raw_random": "arignote.compat.theano.raw_random",
