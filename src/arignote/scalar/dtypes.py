@@ -77,8 +77,10 @@ class NumpyAutocaster:
     A numpy value whose dtype is one of ``dtypes`` keeps it. A Python float takes
     floatX when floatX is narrower than float64 and one of ``dtypes``; float16 is
     tried only under floatX=float16; NaN and infinities fit every float. When no
-    dtype holds the number exactly it takes the last one. ``autocast_float_as``
-    changes ``dtypes`` for a ``with`` block.
+    dtype holds the number exactly it takes the last one (an int past int64:
+    uint64). ``autocast_float_as`` changes ``dtypes`` for a ``with`` block. Under
+    ``config.cast_policy='numpy'`` a number takes numpy's dtype, and under
+    'numpy+floatX' numpy's except that a Python float takes floatX.
     """
 
     def __init__(self, dtypes: tuple[str, ...]):
@@ -86,15 +88,23 @@ class NumpyAutocaster:
 
     def dtype_of(self, x: object) -> str:
         dtype = getattr(x, "dtype", None)
+        floatx = config.floatX
+        # Theano's flag, there only under the theano alias (read without building an error).
+        policy = config._values.get("cast_policy", "custom")
+        if policy != "custom":  # numpy's dtype; 'numpy+floatX': a Python float is floatX
+            numpy_dtype = np.asarray(x).dtype.name
+            keep = dtype is not None or policy == "numpy" or numpy_dtype not in FLOAT
+            return numpy_dtype if keep else floatx
         if dtype is not None and str(dtype) in self.dtypes:
             return str(dtype)
-        floatx = config.floatX
         if isinstance(x, float) and floatx in self.dtypes and floatx != "float64":
             return floatx
         tries = [d for d in self.dtypes if floatx == "float16" or d != "float16"] or list(self.dtypes)
         for dtype in tries:
             if _holds(dtype, x):
                 return dtype
+        if type(x) is int:  # past int64: uint64 up to its limit, as numpy (OverflowError beyond)
+            return smallest_int_dtype(x)
         return tries[-1]
 
     def __call__(self, x: object) -> np.ndarray:

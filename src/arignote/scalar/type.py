@@ -104,7 +104,7 @@ _NAMES = frozenset(ALL) | {np.dtype(d) for d in ALL} | {np.dtype(d).type for d i
                                                                                           complex}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_scalar_type(dtype: str) -> ScalarType:
     """The one ScalarType of ``dtype`` (types compare by dtype; this only saves the objects)."""
     return ScalarType(dtype)

@@ -81,3 +81,46 @@ def scalar_gradients(op: Any, inputs: list, output_grads: list) -> list:
     node = Elemwise(op).make_node(*[tensor_from_scalar(i) for i in inputs])
     grads = input_grads(node, [as_tensor_variable(g) for g in output_grads])
     return [g if g is None or isinstance(g.type, NullType) else scalar_from_tensor(g) for g in grads]
+
+
+def elemwise_grads_from_scalar_rule(op: Any, inputs: list, gz: Variable) -> list:
+    """The input gradients of ``Elemwise(op)`` where ``op`` has a ``grad`` of its own written on
+    scalar variables (Theano's user scalar ops): that rule applied to scalar stand-ins, and the
+    scalar graph it gives rebuilt over the tensors, each scalar op an Elemwise."""
+    from arignote.graph.types import DisconnectedType, NullType
+
+    stand_ins = [get_scalar_type(x.dtype)() for x in inputs]
+    g_stand_in = get_scalar_type(gz.dtype)()
+    grads = op.grad(stand_ins, [g_stand_in])
+    mapping: dict[Variable, Variable] = dict(zip(stand_ins, inputs))
+    mapping[g_stand_in] = gz
+    return [g if g is None or isinstance(g.type, (NullType, DisconnectedType)) else _over_tensors(g, mapping)
+            for g in grads]
+
+
+def _over_tensors(var: Variable, mapping: dict[Variable, Variable]) -> Variable:
+    """``var`` (a scalar graph over the keys of ``mapping``) computed over their tensors."""
+    from arignote.graph.basic import Constant
+    from arignote.graph.traversal import io_toposort
+    from arignote.scalar.ops import ScalarOp
+    from arignote.tensor.elemwise import Elemwise
+    from arignote.tensor.variable import constant
+
+    def tensor_of(v: Variable) -> Variable:
+        if v not in mapping:
+            if not isinstance(v, Constant):
+                raise ValueError(f"the scalar gradient rule used {v.describe()}, which is not one of "
+                                 "its inputs: build the gradient from the inputs and output gradients")
+            mapping[v] = constant(np.asarray(v.data))
+        return mapping[v]
+
+    for node in io_toposort(list(mapping), [var]):
+        args = [tensor_of(i) for i in node.inputs]
+        if isinstance(node.op, ScalarOp):
+            out = Elemwise(node.op)(*args)
+        elif isinstance(node.op, (TensorFromScalar, ScalarFromTensor)):
+            out = args[0]  # tensors throughout: the conversions drop out
+        else:
+            out = node.op(*args)
+        mapping[node.outputs[0]] = out
+    return tensor_of(var)

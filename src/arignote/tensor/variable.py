@@ -8,7 +8,7 @@ import numpy as np
 
 from arignote.config import config
 from arignote.graph.basic import Constant, Variable
-from arignote.scalar.dtypes import autocast_float, smallest_int_dtype
+from arignote.scalar.dtypes import autocast_float, autocast_int
 from arignote.tensor.type import TensorType
 
 
@@ -400,9 +400,9 @@ def _python_scalar_dtype(x: Any) -> str | None:
     kind = type(x)
     if kind is bool:
         return "bool"
-    if kind is int:
-        return smallest_int_dtype(x)
-    if kind is float:  # scalar.autocast_float's rule (autocast_float_as changes it for a while)
+    if kind is int:  # scalar.autocast_int's and autocast_float's rules (config.cast_policy)
+        return autocast_int.dtype_of(x)
+    if kind is float:  # (autocast_float_as changes the float one for a while)
         return autocast_float.dtype_of(x)
     if kind is complex:
         return "complex128"

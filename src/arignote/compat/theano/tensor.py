@@ -9,3 +9,17 @@ float16_atol, float16_rtol = 1e-3, 1e-3
 float32_atol, float32_rtol = 1e-5, 1e-5
 float64_atol, float64_rtol = 1e-8, 1e-5
 __all__ += ["float16_atol", "float16_rtol", "float32_atol", "float32_rtol", "float64_atol", "float64_rtol"]
+
+# The tensor <-> scalar conversions, and Theano's name of the scalar module in tensor.basic.
+from arignote.tensor.scalar_conversion import (ScalarFromTensor, TensorFromScalar,  # noqa: E402
+                                               scalar_from_tensor, tensor_from_scalar)
+
+__all__ += ["ScalarFromTensor", "TensorFromScalar", "scalar_from_tensor", "tensor_from_scalar"]
+__all__.append("scal")  # from __getattr__ below
+
+
+def __getattr__(name: str) -> object:
+    if name == "scal":  # the theano.scalar view, imported when first asked for
+        import importlib
+        return importlib.import_module("theano.scalar")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
