@@ -19,18 +19,6 @@ MethodNotDefined = NotImplementedError
 inputs = graph_inputs
 
 
-def variables(i: list, o: list) -> list:
-    """Every variable between inputs ``i`` and outputs ``o`` (Theano's ``gof.graph.variables``)."""
-    nodes = io_toposort(i, o)
-    found = list(i) + [v for node in nodes for v in node.inputs + node.outputs]
-    return list(dict.fromkeys(found))
-
-
-def ops(i: list, o: list) -> set:
-    """The Apply nodes between ``i`` and ``o``."""
-    return set(io_toposort(i, o))
-
-
 class PerformLinker:
     """Theano's linkers of a FunctionGraph (``PerformLinker``, ``DualLinker``, ...):
     ``linker.accept(fgraph).make_function()`` compiles the graph with ``function``. arignote
@@ -59,3 +47,16 @@ class PerformLinker:
 
 DualLinker = OpWiseCLinker = CLinker = PerformLinker
 __all__ += ["PerformLinker", "DualLinker", "OpWiseCLinker", "CLinker"]
+
+
+def variables(i: list, o: list) -> list:
+    """Every variable between inputs ``i`` and outputs ``o`` (Theano's ``gof.graph.variables``)."""
+    nodes = io_toposort(i, o)
+    found = list(i) + [v for node in nodes for v in node.inputs + node.outputs]
+    return list(dict.fromkeys(found))
+
+
+def ops(i: list, o: list) -> set:
+    """The Apply nodes between ``i`` and ``o``."""
+    return set(io_toposort(i, o))
+

@@ -150,6 +150,11 @@ class specific_out:  # Theano's name
         return hash((specific_out, self.spec))
 
 
+# Theano's numpy reference of round_half_away_from_zero, which its tests compare against.
+round_half_away_from_zero_vec = TABLE["round_half_away_from_zero"].impl
+__all__ += ["round_half_away_from_zero_vec"]
+
+
 def div_proxy(x: Any, y: Any) -> Any:
     """Theano's ``x / y`` on scalars: true division (integers give floatX, as under Python 3)."""
     return TABLE["true_div"](x, y)
