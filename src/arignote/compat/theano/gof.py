@@ -59,4 +59,3 @@ def variables(i: list, o: list) -> list:
 def ops(i: list, o: list) -> set:
     """The Apply nodes between ``i`` and ``o``."""
     return set(io_toposort(i, o))
-
