@@ -79,3 +79,15 @@ def test_composite_errors():
     t = tensor.dscalar("t")
     with pytest.raises(TypeError, match="not a scalar op"):
         Composite.from_graph([t], [scalar.as_scalar(tensor.sum(t * 2))])
+
+
+def test_clone_float32_widens_every_float16():
+    h, w = scalar.float16("h"), scalar.int8("w")
+    c = Composite.from_graph([h, w], [scalar.tanh(h) + scalar.cast(w, "float16") - scalar.constant(np.float16(1))])
+    assert c.out_dtype == "float16" and any(v.type == scalar.float16 for v in c.fgraph.variables)
+    wide = c.clone_float32()
+    assert wide.input_dtypes == ("float32", "int8") and wide.out_dtype == "float32"
+    assert not any(v.type == scalar.float16 for v in wide.fgraph.variables)
+    assert function([h, w], c(h, w))(0.5, 3) == pytest.approx(np.tanh(0.5) + 2, rel=1e-3)
+    f32 = scalar.float32("f")
+    assert function([f32, w], wide(f32, w))(0.5, 3) == pytest.approx(np.tanh(np.float32(0.5)) + 2, rel=1e-6)

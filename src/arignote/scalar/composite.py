@@ -83,6 +83,20 @@ class Composite(ScalarOp):
                 refs[node.outputs[0]] = len(inputs) + len(steps) - 1
         return cls(len(inputs), [v.type.dtype for v in inputs], steps, ref(outputs[0]))
 
+    def clone_float32(self) -> Composite:
+        """This chain with every float16 (inputs, casts, constants) made float32, as Theano's
+        GPU code asked of a Composite for devices without float16 arithmetic."""
+        from arignote.scalar.ops import Cast
+
+        def widened(op: ScalarOp) -> ScalarOp:
+            if isinstance(op, Cast) and op.dtype == "float16":
+                return Cast("float32")
+            if isinstance(op, ScalarConstantOp) and op.value.dtype == "float16":
+                return ScalarConstantOp(np.float32(op.value))
+            return op
+        dtypes = ["float32" if d == "float16" else d for d in self.input_dtypes]
+        return Composite(self.n_inputs, dtypes, [(widened(op), args) for op, args in self.steps], self.output)
+
     # ------------------------------------------------ the chain as a scalar graph
     @functools.cached_property
     def _graph(self) -> tuple[list[Variable], list[Variable]]:
