@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from arignote import config, function, scalar, tensor
+from arignote.backends.cpu import native
 from arignote.scalar.composite import Composite, ScalarConstantOp
 from arignote.tensor.elemwise import Elemwise
 
@@ -24,8 +25,11 @@ def test_composite_of_a_scalar_graph(cpu_path):
     assert function([x, y], c(x, y))(1.0, 2.0) == pytest.approx(36.0 - np.exp(-1.0), rel=1e-15)
     a, b = tensor.dvector("a"), tensor.dvector("b")
     av, bv = np.linspace(0.5, 3.0, 4000), np.linspace(1.0, 2.0, 4000)
-    got = function([a, b], Elemwise(c)(a, b))(av, bv)
+    f = function([a, b], Elemwise(c)(a, b))
+    got = f(av, bv)
     np.testing.assert_allclose(got, (70.0 + bv) * (av / bv) - np.exp(-av), rtol=1e-14)
+    if cpu_path == "native" and native.available():  # the constants' C literals compiled
+        assert f.native_status == "native"
 
 
 def test_mixed_dtypes_cast_as_the_graph_says(cpu_path):
