@@ -26,7 +26,10 @@ class ScalarType(Type):
     def __init__(self, dtype: str):
         if dtype == "floatX":
             dtype = config.floatX
-        name = np.dtype(dtype).name if isinstance(dtype, (str, type, np.dtype)) and dtype in _NAMES else None
+        try:
+            name = np.dtype(dtype).name if dtype is not None else None
+        except TypeError:
+            name = None
         if name not in ALL:
             raise TypeError(f"ScalarType: {dtype!r} is not a scalar dtype; use one of {', '.join(ALL)}")
         self.dtype = name
@@ -98,10 +101,6 @@ class ScalarType(Type):
         from arignote.tensor.scalar_conversion import tensor_from_scalar
 
         return tensor_from_scalar(var)
-
-
-_NAMES = frozenset(ALL) | {np.dtype(d) for d in ALL} | {np.dtype(d).type for d in ALL} | {bool, int, float,
-                                                                                          complex}
 
 
 @functools.cache

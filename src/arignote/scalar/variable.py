@@ -107,7 +107,7 @@ def constant(x: Any, name: str | None = None, dtype: str | None = None) -> Scala
 
 def _dtype_of(x: Any) -> str | None:
     kind = type(x)
-    if kind is bool or isinstance(x, np.bool_):
+    if kind is bool:
         return "bool"
     if kind is int:
         return smallest_int_dtype(x)
@@ -129,9 +129,10 @@ def as_scalar(x: Any, name: str | None = None) -> Variable:
     if isinstance(x, Variable):
         if isinstance(x.type, ScalarType):
             return x
-        if getattr(x.type, "ndim", None) == 0 and hasattr(x.type, "broadcastable"):
-            from arignote.tensor.scalar_conversion import scalar_from_tensor
+        from arignote.tensor.scalar_conversion import scalar_from_tensor
+        from arignote.tensor.type import TensorType
 
+        if isinstance(x.type, TensorType) and x.type.ndim == 0:
             return scalar_from_tensor(x)
         raise TypeError(f"as_scalar: {x.describe()} is {x.type}, not a scalar: only scalar variables "
                         "and 0-d tensors convert (index or reduce the tensor to one value first)")
