@@ -3,15 +3,8 @@ from arignote.compile.sharedvalue import tensor_constructor as _shared
 
 __all__ = ["_shared"]
 
-# The comparison tolerances of Theano's tensor.basic (its defaults, cmp_sloppy=0), which
-# Theano's tests read as theano.tensor.float32_atol and so on.
-float16_atol, float16_rtol = 1e-3, 1e-3
-float32_atol, float32_rtol = 1e-5, 1e-5
-float64_atol, float64_rtol = 1e-8, 1e-5
-__all__ += ["float16_atol", "float16_rtol", "float32_atol", "float32_rtol", "float64_atol", "float64_rtol"]
-
 # The tensor <-> scalar conversions, and Theano's name of the scalar module in tensor.basic.
-from arignote.tensor.scalar_conversion import (ScalarFromTensor, TensorFromScalar,  # noqa: E402
+from arignote.tensor.scalar_conversion import (ScalarFromTensor, TensorFromScalar,
                                                scalar_from_tensor, tensor_from_scalar)
 
 __all__ += ["ScalarFromTensor", "TensorFromScalar", "scalar_from_tensor", "tensor_from_scalar"]
@@ -23,3 +16,11 @@ def __getattr__(name: str) -> object:
         import importlib
         return importlib.import_module("theano.scalar")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The comparison tolerances of Theano's tensor.basic (its defaults, cmp_sloppy=0), which
+# Theano's tests read as theano.tensor.float32_atol and so on.
+float16_atol, float16_rtol = 1e-3, 1e-3
+float32_atol, float32_rtol = 1e-5, 1e-5
+float64_atol, float64_rtol = 1e-8, 1e-5
+__all__ += ["float16_atol", "float16_rtol", "float32_atol", "float32_rtol", "float64_atol", "float64_rtol"]
