@@ -27,9 +27,11 @@ from arignote.graph.basic import Op, Variable
 from arignote.graph.types import DisconnectedType, NullType, disconnected_type, null_type
 from arignote.graph.traversal import ancestors, clone_get_equiv, graph_inputs, io_toposort
 from arignote.scalar.dtypes import DISCRETE, upcast
+from arignote.scalar.type import ScalarType
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import ones_like, zeros_like
 from arignote.tensor.reduction import sum as _sum
+from arignote.tensor.scalar_conversion import scalar_from_tensor
 from arignote.tensor.shape import patternbroadcast
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
@@ -149,8 +151,8 @@ def _grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
     seeds = _seeds(cost, known_grads)
     for var in wrt_list:
         # Tensors, arrays on a device (their type has a host twin) and sparse matrices.
-        if not isinstance(var, Variable) or not (isinstance(var.type, TensorType) or is_sparse(var)
-                                                 or hasattr(var.type, "host_type")):
+        if not isinstance(var, Variable) or not (isinstance(var.type, (TensorType, ScalarType))
+                                                 or is_sparse(var) or hasattr(var.type, "host_type")):
             raise TypeError(f"grad: wrt must hold symbolic tensor variables, got "
                             f"{type(var).__name__} {var!r}")
     blocked = list(consider_constant or [])
@@ -175,6 +177,8 @@ def _grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
             g = var.zeros_like() if is_sparse(var) else _float_zeros_like(var)
         elif g is None:
             g = _disconnected(var, disconnected_inputs, return_disconnected)
+        if isinstance(var.type, ScalarType) and isinstance(getattr(g, "type", None), TensorType):
+            g = scalar_from_tensor(g)  # a scalar variable's gradient is a scalar
         if name and var.name and g is not None and var not in seeds:
             g.name = f"(d{name}/d{var.name})"
         result.append(g)

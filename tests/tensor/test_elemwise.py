@@ -426,7 +426,7 @@ def test_dimshuffle_views_and_errors():
 
 
 def test_theano_scalar_names():
-    """theano.scalar's ops by name build Elemwise ops; its dtype groups list dtype names."""
+    """theano.scalar's ops by name build Elemwise ops; its dtype groups list scalar types."""
     from arignote import scalar
     assert scalar.add is TABLE["add"] and scalar.or_ is TABLE["or_"]
     x, y = tensor.dvector("x"), tensor.dvector("y")
@@ -435,7 +435,7 @@ def test_theano_scalar_names():
     np.testing.assert_array_equal(out[0], np.maximum(xv, yv))
     np.testing.assert_array_equal(out[1], xv * yv)
     assert set(scalar.all_types) == set(scalar.discrete_types) | set(scalar.continuous_types)
-    assert "bool" in scalar.discrete_types and "bool" not in scalar.integer_types
+    assert scalar.bool in scalar.discrete_types and scalar.bool not in scalar.integer_types
     assert list(map(str, scalar.float_types)) == ["float16", "float32", "float64"]
     c = scalar.constant(3, dtype="int16")
     assert c.ndim == 0 and c.dtype == "int16" and c.astype("int32").dtype == "int32"

@@ -3,6 +3,11 @@
 The CPU evaluates it tile by tile: each step writes into a tile-sized scratch
 buffer, so the intermediates of a long chain stay in cache instead of becoming
 full-size temporaries. GPU kernel renderers call ``c_block``.
+
+The fusion rewrite builds one from its steps; ``Composite.from_graph([x, y], [z])``
+(Theano's ``Composite([x, y], [z])``) builds one from a graph of scalar variables,
+inlining the Composites it contains and keeping its constants as steps. Either
+way ``inputs``, ``outputs`` and ``fgraph`` show the chain as a scalar graph.
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from arignote.backends.kernels import cache
+from arignote.graph.basic import Constant, Variable
 from arignote.scalar.ops import ScalarOp, c_convert
 
 # A step is (scalar op, argument refs); a ref < n_inputs is an input, otherwise
@@ -39,6 +45,82 @@ class Composite(ScalarOp):
         name = "Composite{" + self.expression() + "}"
         super().__init__(name, n_inputs, self._evaluate, lambda *d: self.out_dtype)
 
+    @classmethod
+    def from_graph(cls, inputs: Sequence[Variable], outputs: Sequence[Variable]) -> Composite:
+        """The Composite computing ``outputs`` (one scalar variable) from the scalar
+        variables ``inputs``: each node of the graph between them a step."""
+        from arignote.graph.traversal import io_toposort
+
+        outputs = list(outputs)
+        if len(outputs) != 1:
+            raise ValueError(f"Composite of {len(outputs)} outputs: arignote's Composite computes one; "
+                             "build one Composite per output (fusion shares their inputs)")
+        inputs = list(inputs)
+        refs: dict[Variable, int] = {v: k for k, v in enumerate(inputs)}
+        steps: list[Step] = []
+
+        def ref(var: Variable) -> int:
+            if var not in refs:
+                if not isinstance(var, Constant):
+                    raise ValueError(f"Composite: {var.describe()} is neither one of the inputs nor "
+                                     "computed from them: list it among the inputs")
+                steps.append((ScalarConstantOp(var.data), ()))
+                refs[var] = len(inputs) + len(steps) - 1
+            return refs[var]
+
+        for node in io_toposort(inputs, outputs):
+            if not isinstance(node.op, ScalarOp):
+                raise TypeError(f"Composite: {node} applies {node.op}, which is not a scalar op")
+            args = [ref(v) for v in node.inputs]
+            if isinstance(node.op, Composite):  # inlined: its steps become ours
+                inner = list(args)
+                for op, inner_args in node.op.steps:
+                    steps.append((op, tuple(inner[a] for a in inner_args)))
+                    inner.append(len(inputs) + len(steps) - 1)
+                refs[node.outputs[0]] = inner[node.op.output]
+            else:
+                steps.append((node.op, tuple(args)))
+                refs[node.outputs[0]] = len(inputs) + len(steps) - 1
+        return cls(len(inputs), [v.type.dtype for v in inputs], steps, ref(outputs[0]))
+
+    def clone_float32(self) -> Composite:
+        """This chain with every float16 (inputs, casts, constants) made float32, as Theano's
+        GPU code asked of a Composite for devices without float16 arithmetic."""
+        from arignote.scalar.ops import Cast
+
+        def widened(op: ScalarOp) -> ScalarOp:
+            if isinstance(op, Cast) and op.dtype == "float16":
+                return Cast("float32")
+            if isinstance(op, ScalarConstantOp) and op.value.dtype == "float16":
+                return ScalarConstantOp(np.float32(op.value))
+            return op
+        dtypes = ["float32" if d == "float16" else d for d in self.input_dtypes]
+        return Composite(self.n_inputs, dtypes, [(widened(op), args) for op, args in self.steps], self.output)
+
+    # ------------------------------------------------ the chain as a scalar graph
+    @functools.cached_property
+    def _graph(self) -> tuple[list[Variable], list[Variable]]:
+        from arignote.scalar.type import get_scalar_type
+
+        values = [get_scalar_type(d)(f"i{k}") for k, d in enumerate(self.input_dtypes)]
+        for op, args in self.steps:
+            values.append(op(*[values[a] for a in args]))
+        return values[:self.n_inputs], [values[self.output]]
+
+    @property
+    def inputs(self) -> list[Variable]:
+        return self._graph[0]
+
+    @property
+    def outputs(self) -> list[Variable]:
+        return self._graph[1]
+
+    @functools.cached_property
+    def fgraph(self) -> object:
+        from arignote.graph.fg import FunctionGraph
+
+        return FunctionGraph(self.inputs, self.outputs, clone=False)
+
     def key(self) -> tuple:
         return (self.n_inputs, self.input_dtypes, self.steps, self.output)
 
@@ -52,7 +134,7 @@ class Composite(ScalarOp):
     def expression(self) -> str:
         names = [f"i{k}" for k in range(self.n_inputs)]
         for op, args in self.steps:
-            names.append(f"{op.name}({', '.join(names[a] for a in args)})")
+            names.append(f"{op.name}({', '.join(names[a] for a in args)})" if op.nin else op.name)
         return names[self.output]
 
     def c_block(self, args: Sequence[str], dtypes: Sequence[str], out_dtype: str,
@@ -124,6 +206,40 @@ class Composite(ScalarOp):
         kernel = ns["kernel"]
         kernel.source = source
         return kernel
+
+
+class ScalarConstantOp(ScalarOp):
+    """A constant of a Composite built from a graph: a step of no inputs giving ``value``."""
+
+    def __init__(self, value: object):
+        self.value = np.asarray(value)[()]
+        dtype = self.value.dtype.name
+        super().__init__(f"Constant{{{self.value}}}", 0, self._value, lambda: dtype,
+                         c_expr=_c_literal(self.value), cast_inputs=False)
+
+    def _value(self) -> np.ndarray:
+        return np.asarray(self.value)
+
+    def key(self) -> tuple:
+        return (self.value.dtype.name, self.value.item())
+
+    def __reduce__(self) -> tuple:
+        return ScalarConstantOp, (self.value,)
+
+
+def _c_literal(value: np.generic) -> str | None:
+    """``value`` as a C literal (the kernel converts it to its dtype); None for complex."""
+    kind = value.dtype.kind
+    if kind == "c":
+        return None
+    if kind == "f":
+        number = float(value)
+        if number != number:
+            return "NAN"
+        if number in (float("inf"), float("-inf")):
+            return "INFINITY" if number > 0 else "(-INFINITY)"
+        return f"({number!r})"
+    return f"({int(value)})"
 
 
 @functools.lru_cache(maxsize=4096)

@@ -69,3 +69,71 @@ def smallest_int_dtype(value: int) -> str:
     if 0 <= value <= np.iinfo("uint64").max:
         return "uint64"
     raise OverflowError(f"integer {value} does not fit in 64 bits")
+
+
+class NumpyAutocaster:
+    """Theano's dtype for a Python number: the first of ``dtypes`` that holds it exactly.
+
+    A numpy value whose dtype is one of ``dtypes`` keeps it. A Python float takes
+    floatX when floatX is narrower than float64 and one of ``dtypes``; float16 is
+    tried only under floatX=float16; NaN and infinities fit every float. When no
+    dtype holds the number exactly it takes the last one (an int past int64:
+    uint64). ``autocast_float_as`` changes ``dtypes`` for a ``with`` block. Under
+    ``config.cast_policy='numpy'`` a number takes numpy's dtype, and under
+    'numpy+floatX' numpy's except that a Python float takes floatX.
+    """
+
+    def __init__(self, dtypes: tuple[str, ...]):
+        self.dtypes = tuple(dtypes)
+
+    def dtype_of(self, x: object) -> str:
+        dtype = getattr(x, "dtype", None)
+        floatx = config.floatX
+        # Theano's flag, there only under the theano alias (read without building an error).
+        policy = config._values.get("cast_policy", "custom")
+        if policy != "custom":  # numpy's dtype; 'numpy+floatX': a Python float is floatX
+            numpy_dtype = np.asarray(x).dtype.name
+            keep = dtype is not None or policy == "numpy" or numpy_dtype not in FLOAT
+            return numpy_dtype if keep else floatx
+        if dtype is not None and str(dtype) in self.dtypes:
+            return str(dtype)
+        if isinstance(x, float) and floatx in self.dtypes and floatx != "float64":
+            return floatx
+        tries = [d for d in self.dtypes if floatx == "float16" or d != "float16"] or list(self.dtypes)
+        for dtype in tries:
+            if _holds(dtype, x):
+                return dtype
+        if type(x) is int:  # past int64: uint64 up to its limit, as numpy (OverflowError beyond)
+            return smallest_int_dtype(x)
+        return tries[-1]
+
+    def __call__(self, x: object) -> np.ndarray:
+        return np.asarray(x, dtype=self.dtype_of(x))
+
+
+def _holds(dtype: str, x: object) -> bool:
+    """Whether ``dtype`` represents the number ``x`` exactly (NaN: any float does)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            value = np.asarray(x, dtype=dtype).item()
+        except (OverflowError, ValueError):
+            return False
+    return value == x or (x != x and value != value)
+
+
+autocast_int = NumpyAutocaster(("int8", "int16", "int32", "int64"))
+autocast_float = NumpyAutocaster(("float16", "float32", "float64"))
+
+
+class autocast_float_as:  # Theano's name, a class used as a context manager
+    """``with autocast_float_as('float32'):`` Python floats become float32 constants within."""
+
+    def __init__(self, *dtypes: str):
+        self.dtypes = dtypes
+
+    def __enter__(self) -> None:
+        self.old_dtypes = autocast_float.dtypes
+        autocast_float.dtypes = self.dtypes
+
+    def __exit__(self, *exc: object) -> None:
+        autocast_float.dtypes = self.old_dtypes

@@ -4,6 +4,11 @@ One record per operation holds what each layer needs of it: the numpy
 implementation (the reference, and the CPU backend), the C expression the GPU
 kernel renderer uses, and the dtype rule. Gradients live in their own table in
 the tensor layer, keyed by the op's name, so this table stays free of tensors.
+
+Each op is also a graph Op on scalar-typed variables (scalar/type.py):
+``add(x, y)`` builds an Apply whose ``perform`` runs the same numpy
+implementation on numpy scalars, and whose gradient is the tensor rule's, taken
+through ``tensor_from_scalar``.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import importlib
 import numpy as np
 
 from arignote.config import config
+from arignote.graph.basic import Apply, Op
 from arignote.scalar.dtypes import ALL, COMPLEX, DISCRETE, FLOAT, upcast, upgrade_to_float
 
 
@@ -37,7 +43,11 @@ def _chi2sf(x: np.ndarray, k: np.ndarray) -> np.ndarray:
     return importlib.import_module("scipy.stats").chi2.sf(x, k)
 
 
-class ScalarOp:
+class ComplexError(TypeError):
+    """A complex input to an op defined only for real numbers (``%`` of a complex)."""
+
+
+class ScalarOp(Op):
     """An elementwise operation on scalars; hashable, so Elemwise ops built on it merge.
 
     ``dtype_rule`` maps input dtypes to the output dtype. ``accepts`` lists the
@@ -50,7 +60,12 @@ class ScalarOp:
     (``{0}``, ``{1}``...), which the kernel renderer has already converted to
     the compute dtype, and with ``{T}``, the C type of that dtype (for constants
     numpy computes in it); None means no kernel expression yet.
+
+    Called on scalar variables (or numbers) it builds a node of a scalar graph;
+    an associative op (add, mul, ...) takes any number of inputs, folded from the left.
     """
+
+    nout = 1
 
     def __init__(self, name: str, nin: int, impl: Callable, dtype_rule: Callable[..., str],
                  c_expr: str | None = None, accepts: tuple[str, ...] | None = None,
@@ -110,7 +125,8 @@ class ScalarOp:
             for k, dtype in enumerate(dtypes):
                 if dtype not in self.accepts:
                     who = names[k] if names else f"input {k}"
-                    raise TypeError(f"{self.name}: {who} is {dtype}, but {self.name} is only "
+                    error = ComplexError if dtype in COMPLEX else TypeError
+                    raise error(f"{self.name}: {who} is {dtype}, but {self.name} is only "
                                     f"defined for {_describe_dtypes(self.accepts)}: cast it first, "
                                     f"e.g. with .astype({_suggest_cast(dtype, self.accepts)!r})")
         if not self.bool_result and all(d == "bool" for d in dtypes):
@@ -161,6 +177,46 @@ class ScalarOp:
         expr = self.c_code(args, dtypes, out_dtype, ctype)
         return None if expr is None else ([], expr)
 
+    # ------------------------------------------------ as an op of scalar graphs
+    def make_node(self, *inputs: object) -> Apply:
+        from arignote.scalar.variable import as_scalar
+        from arignote.scalar.type import get_scalar_type
+
+        if len(inputs) != self.nin:
+            if self.associative and len(inputs) > self.nin:
+                return self.make_node(self(*inputs[:-1]), inputs[-1])
+            raise TypeError(f"{self.name} takes {self.nin} inputs, got {len(inputs)}")
+        inputs = [as_scalar(i) for i in inputs]
+        dtypes = [i.type.dtype for i in inputs]
+        try:
+            dtype = self.output_dtype(*dtypes)
+        except TypeError:  # again, naming the inputs (describing them costs, so only now)
+            names = [f"input {k} ({i.describe()})" for k, i in enumerate(inputs)]
+            raise self._refusal(dtypes, names) from None
+        return Apply(self, inputs, [get_scalar_type(dtype)()])
+
+    def _refusal(self, dtypes: Sequence[str], names: Sequence[str]) -> TypeError:
+        try:
+            self.output_dtype(*dtypes, names=names)
+        except TypeError as err:
+            return err
+        raise AssertionError("output_dtype refused these dtypes once")
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        out = node.outputs[0].type.numpy_dtype
+        values = [np.asarray(v) for v in inputs]
+        compute = self.compute_dtype(out.name, *[i.type.dtype for i in node.inputs])
+        if compute is not None:
+            values = [v.astype(compute) for v in values]
+        output_storage[0][0] = np.asarray(self.impl(*values)).astype(out)[()]
+
+    def grad(self, inputs: list, output_grads: list) -> list:
+        """The tensor rule of this op (the Elemwise rule), on the inputs as 0-d tensors;
+        the gradients come back as scalars."""
+        from arignote.tensor.scalar_conversion import scalar_gradients
+
+        return scalar_gradients(self, inputs, output_grads)
+
 
 def c_convert(expr: str, dtype: str, ctype: Callable[[str], str]) -> str:
     """``expr`` converted to ``dtype`` as numpy's astype does (bool: nonzero)."""
@@ -190,7 +246,7 @@ class Cast(ScalarOp):
     """Conversion to a fixed dtype; the dtype is part of its identity."""
 
     def __init__(self, dtype: str):
-        self.dtype = np.dtype(dtype).name
+        self.dtype = np.dtype(getattr(dtype, "dtype", dtype)).name  # a dtype, or a ScalarType
         super().__init__(f"convert_to_{self.dtype}", 1, self._cast, lambda d: self.dtype,
                          c_expr="{0}", cast_inputs=False)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Variable
-from arignote.scalar.dtypes import smallest_int_dtype
+from arignote.scalar.dtypes import autocast_float, autocast_int
 from arignote.tensor.type import TensorType
 
 
@@ -443,22 +443,15 @@ def constant(x: Any, name: str | None = None, dtype: str | None = None, ndim: in
     return TensorConstant(ttype, data, name=name)
 
 
-_INF = float("inf")
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
 def _python_scalar_dtype(x: Any) -> str | None:
     """Theano's dtype for a Python number (None: let numpy decide)."""
     kind = type(x)
     if kind is bool:
         return "bool"
-    if kind is int:
-        return smallest_int_dtype(x)
-    if kind is float:
-        if config.floatX != "float64":
-            return config.floatX
-        exact = x != x or abs(x) == _INF or (abs(x) <= _FLOAT32_MAX and float(np.float32(x)) == x)
-        return "float32" if exact else "float64"
+    if kind is int:  # scalar.autocast_int's and autocast_float's rules (config.cast_policy)
+        return autocast_int.dtype_of(x)
+    if kind is float:  # (autocast_float_as changes the float one for a while)
+        return autocast_float.dtype_of(x)
     if kind is complex:
         return "complex128"
     if kind in (list, tuple) and np.size(x) == 0 and np.asarray(x).dtype == np.float64:

@@ -43,6 +43,36 @@ def get_test_value(v: object) -> object:
 __all__.append("get_test_value")
 
 
+class PerformLinker:
+    """Theano's linkers of a FunctionGraph (``PerformLinker``, ``DualLinker``, ...):
+    ``linker.accept(fgraph).make_function()`` compiles the graph with ``function``. arignote
+    has one implementation of each op, so DualLinker (Theano's C-versus-Python check) has
+    nothing to compare, and all of them run the same compiled function."""
+
+    def __init__(self, *args: object, **kwargs: object):
+        self.fgraph: FunctionGraph | None = None
+
+    def accept(self, fgraph: FunctionGraph, no_recycling: object = None) -> PerformLinker:
+        self.fgraph = fgraph
+        return self
+
+    def make_function(self, unpack_single: bool = True, **kwargs: object) -> object:
+        from arignote.compile.function import function
+
+        if self.fgraph is None:
+            raise TypeError("make_function before accept(fgraph): give the linker its graph first")
+        fn = function(list(self.fgraph.inputs), list(self.fgraph.outputs), on_unused_input="ignore")
+
+        def run(*args: object) -> object:
+            out = fn(*args)
+            return out[0] if unpack_single and len(out) == 1 else out
+        return run
+
+
+DualLinker = OpWiseCLinker = CLinker = PerformLinker
+__all__ += ["PerformLinker", "DualLinker", "OpWiseCLinker", "CLinker"]
+
+
 def variables(i: list, o: list) -> list:
     """Every variable between inputs ``i`` and outputs ``o`` (Theano's ``gof.graph.variables``)."""
     nodes = io_toposort(i, o)

@@ -30,6 +30,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.misc": ("arignote.misc", None),
     "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
     "theano.sparse.sandbox": (None, None),
+    "theano.scalar": ("arignote.scalar", "arignote.compat.theano.scalar"),
     "theano.tests": (None, None),
     "theano.typed_list": ("arignote.typed_list", None),
 }
@@ -54,6 +55,8 @@ MODULES: dict[str, str] = {
     "theano.gof.toolbox": "arignote.compat.theano.opt",
     "theano.gof.optdb": "arignote.compat.theano.optdb",
     "theano.tensor.basic": "theano.tensor",
+    "theano.scalar.basic": "theano.scalar",
+    "theano.scalar.basic_scipy": "theano.scalar",
     "theano.tensor.var": "arignote.compat.theano.tensor_var",
     "theano.tensor.opt": "arignote.compat.theano.tensor_opt",
     "theano.tensor.sharedvar": "arignote.compat.theano.tensor_sharedvar",

@@ -5,6 +5,21 @@ from arignote.compile.sharedvalue import tensor_constructor as _shared
 
 __all__ = ["_shared"]
 
+# The tensor <-> scalar conversions, and Theano's name of the scalar module in tensor.basic.
+from arignote.tensor.scalar_conversion import (ScalarFromTensor, TensorFromScalar,
+                                               scalar_from_tensor, tensor_from_scalar)
+
+__all__ += ["ScalarFromTensor", "TensorFromScalar", "scalar_from_tensor", "tensor_from_scalar"]
+__all__.append("scal")  # from __getattr__ below
+
+
+def __getattr__(name: str) -> object:
+    if name == "scal":  # the theano.scalar view, imported when first asked for
+        import importlib
+        return importlib.import_module("theano.scalar")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # The comparison tolerances of Theano's tensor.basic (its defaults, cmp_sloppy=0), which
 # Theano's tests read as theano.tensor.float32_atol and so on.
 float16_atol, float16_rtol = 1e-3, 1e-3

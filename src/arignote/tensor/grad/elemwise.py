@@ -20,10 +20,11 @@ from arignote.gradient import backpropagate, grad_not_implemented, register_grad
 from arignote.graph.types import NullType
 from arignote.scalar.composite import Composite
 from arignote.scalar.dtypes import DISCRETE
-from arignote.scalar.ops import Cast
+from arignote.scalar.ops import Cast, ScalarOp
 from arignote.tensor import math as tm
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.reduction import sum as _sum
+from arignote.tensor.scalar_conversion import elemwise_grads_from_scalar_rule
 from arignote.tensor.variable import constant
 
 Rule = Callable[[list, object, object], list]
@@ -432,6 +433,8 @@ def elemwise_grad(op, inputs, outputs, output_grads):
         grads = _composite(scalar, inputs, out, gz)
     elif scalar.name in RULES:
         grads = RULES[scalar.name](inputs, out, gz)
+    elif type(scalar).grad is not ScalarOp.grad:  # a user op's rule, written on scalar variables
+        grads = elemwise_grads_from_scalar_rule(scalar, inputs, gz)
     else:
         raise NotImplementedError(f"no gradient is defined for the elementwise op {scalar.name} "
                                   f"(computing {out.describe()}); add a rule to "

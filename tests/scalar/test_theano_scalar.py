@@ -1,0 +1,107 @@
+"""``theano.scalar`` under the alias: Theano's forms of user ops, op classes, Composite, linkers."""
+import numpy as np
+import pytest
+
+
+
+
+def test_module_names(theano):
+    import theano.scalar as ts
+    from theano.scalar.basic import Composite, IntDiv, TrueDiv, float32, int8
+
+    assert ts.float64 is ts.get_scalar_type("float64") and [t.dtype for t in ts.float_types][-1] == "float64"
+    a, b, f = int8(), ts.int32(), float32()
+    assert isinstance((a // b).owner.op, IntDiv) and isinstance((b / f).owner.op, TrueDiv)
+    assert not isinstance((a // b).owner.op, TrueDiv) and ts.Add(ts.upcast_out) is ts.add
+    x, y = ts.floats("xy")
+    c = Composite([x, y], [x * y + 1])
+    assert isinstance(c, Composite) and isinstance(c, ts.Composite)
+    assert theano.tensor.scal is ts and theano.tensor.scalar_from_tensor is not None
+
+
+def test_type_level_output_rules(theano):
+    import theano.scalar as ts
+
+    assert ts.upgrade_to_float(ts.int8) == (ts.float32,) and ts.upgrade_to_float(ts.int32) == (ts.float64,)
+    assert ts.upcast_out(ts.int8, ts.float32) == (ts.float32,) and ts.same_out(ts.int16) == (ts.int16,)
+    assert ts.upcast_out_min8(ts.bool, ts.bool) == (ts.int8,)
+    assert ts.transfer_type(1, None)(ts.int8, ts.float32) == [ts.float32, ts.float32]
+    with pytest.raises(TypeError, match="complex inputs are not supported"):
+        ts.upgrade_to_float_no_complex(ts.complex64)
+
+
+def _user_ops(ts):
+    class Cube(ts.UnaryScalarOp):
+        """x ** 3, written on one number, with its gradient on scalar variables."""
+
+        def impl(self, x):
+            return x * x * x
+
+        def grad(self, inputs, output_grads):
+            (x,), (gz,) = inputs, output_grads
+            return [gz * 3 * x * x]
+
+    class Hypot(ts.ScalarOp):
+        nin = 2
+
+        def impl(self, x, y):
+            return (x * x + y * y) ** 0.5
+
+    return Cube(ts.same_out, name="cube"), Hypot(ts.upgrade_to_float, name="hypot")
+
+
+def test_user_scalar_ops(theano):
+    import theano.scalar as ts
+    from theano.tensor.elemwise import Elemwise
+
+    cube, hypot = _user_ops(ts)
+    x, i = ts.float64("x"), ts.int8("i")
+    assert cube(x).dtype == "float64" and hypot(i, i).dtype == "float32" and cube(i).dtype == "int8"
+    f = theano.function([x], [cube(x), theano.grad(cube(x), x)])
+    assert f(2.0) == [8.0, 12.0]
+    v = theano.tensor.dvector("v")
+    g = theano.grad(Elemwise(cube)(v).sum(), v)
+    out = theano.function([v], [Elemwise(cube)(v), g, Elemwise(hypot)(v, v)])(np.array([1.0, -2.0]))
+    np.testing.assert_array_equal(out[0], [1.0, -8.0])
+    np.testing.assert_array_equal(out[1], [3.0, 12.0])
+    np.testing.assert_allclose(out[2], np.hypot([1.0, -2.0], [1.0, -2.0]))
+    assert cube == type(cube)(ts.same_out, name="cube") and cube != type(cube)(ts.upcast_out, name="cube")
+
+
+def test_user_op_without_a_rule_says_so(theano):
+    import theano.scalar as ts
+
+    class NoRule(ts.UnaryScalarOp):
+        def impl(self, x):
+            return x
+
+    with pytest.raises(NotImplementedError, match="give output_types_preference"):
+        NoRule()(ts.float64())
+
+    class NoArity(ts.ScalarOp):
+        pass
+
+    with pytest.raises(TypeError, match="set the class attribute nin"):
+        NoArity(ts.same_out)
+
+
+def test_linkers_compile_a_function_graph(theano):
+    from theano import gof
+    import theano.scalar as ts
+
+    x, y = ts.floats("xy")
+    g = gof.FunctionGraph([x, y], [ts.mul(ts.add(x, y), ts.div_proxy(x, y))])
+    assert gof.DualLinker().accept(g).make_function()(1.0, 2.0) == 1.5
+    two = gof.FunctionGraph([x, y], [x + y, x - y])
+    assert gof.PerformLinker().accept(two).make_function()(3.0, 1.0) == [4.0, 2.0]
+    with pytest.raises(TypeError, match="before accept"):
+        gof.DualLinker().make_function()
+
+
+def test_cast_policy_numpy_floatx(theano):
+    theano.config.cast_policy = "numpy+floatX"
+    theano.config.floatX = "float32"
+    assert theano.tensor.constant(1.1).dtype == "float32" and theano.tensor.constant(2).dtype == "int64"
+    assert theano.tensor.constant(np.float64(1.1)).dtype == "float64"
+    theano.config.cast_policy = "numpy"
+    assert theano.tensor.constant(1.1).dtype == "float64"
