@@ -101,3 +101,10 @@ def test_infer_shape_tester(op, error):
     _ShapelessOuter_ok.setUp()
     _ShapelessOuter_ok._compile_and_check([u, v], [_ShapelessOuter()(u, v)], [np.ones(3), np.ones(4)],
                                           _ShapelessOuter, check_topo=False)
+
+
+def test_assert_failure_fast_leaves_the_test_as_it_is():
+    def test():
+        return 42
+
+    assert testing.assertFailure_fast(test) is test
