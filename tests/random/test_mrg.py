@@ -409,3 +409,14 @@ def test_mrg_uniform_new_draws_a_stream_serially_and_in_parallel():
         rng_mrg.mrg_uniform.new(state, None, "float64", size)
     draw = rng_mrg.mrg_uniform.new(state, 2, "float32", size)[1]
     assert draw.dtype == "float32" and draw.broadcastable == (False, False)
+
+
+def test_mrg_next_value_is_one_step_of_one_stream():
+    row = np.array([12345] * 6, np.int32)
+    new = np.empty(6, np.int32)
+    value = rng_mrg.mrg_next_value(row, new, 2.0 ** -31, 0x7FFFFFFF, 0)
+    want_row, z = ref_step([12345] * 6)
+    np.testing.assert_array_equal(new, want_row)
+    assert value == z * 2.0 ** -31 == SSJ_FIRST[0]
+    np.testing.assert_array_equal(row, [12345] * 6)  # the old row is left alone
+    assert rng_mrg.mrg_next_value(row, new, 1, 0x7FFF, 1) == (z & 0x7FFF) + 1

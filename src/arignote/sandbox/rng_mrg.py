@@ -31,7 +31,7 @@ Theano's module-level names for the generator itself: ``mrg_uniform`` (the op,
 with ``mrg_uniform.new(rstate, ndim, dtype, size)``), ``ff_2p72``/``ff_2p134``
 (a state row advanced to its next substream or stream), ``matVecModM``,
 ``multMatVect`` and the op ``DotModulo`` (the modular matrix-vector products the
-jumps are made of).
+jumps are made of), ``mrg_next_value`` (one step of one stream, in Python).
 
 ``target=`` (Theano's keyword of every draw): ``'cpu'`` keeps the draw where
 placement puts it (the same numbers everywhere), a context name moves it there.
@@ -60,7 +60,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["MRG_RandomStreams", "guess_n_streams", "mrg_uniform", "mrg_uniform_base", "ff_2p72",
-           "ff_2p134", "matVecModM", "multMatVect", "DotModulo"]
+           "ff_2p134", "matVecModM", "multMatVect", "mrg_next_value", "DotModulo"]
 
 _MAX_STREAMS = 60 * 256
 
@@ -100,6 +100,16 @@ def ff_2p72(rstate: Any) -> np.ndarray:
 def ff_2p134(rstate: Any) -> np.ndarray:
     """The state row ``rstate`` advanced ``2**134`` steps: the start of the next stream."""
     return _jumped(rstate, mrg31k3p.A1P134, mrg31k3p.A2P134)
+
+
+def mrg_next_value(rstate: Any, new_rstate: np.ndarray, NORM: Any, mask: int, offset: int) -> Any:
+    """One MRG31k3p step of the state row ``rstate`` (6 int32), written into ``new_rstate``;
+    returns ``((z & mask) + offset) * NORM`` for the step's ``z`` in ``[1, 2**31 - 1]``
+    (Theano's scalar reference of the uniform draw)."""
+    row = np.array(rstate, dtype=np.int32).reshape(1, 6)
+    z = mrg31k3p.step(row)[0]
+    new_rstate[...] = row[0]
+    return ((z & mask) + offset) * NORM
 
 
 class DotModulo(Op):
