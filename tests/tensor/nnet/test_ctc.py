@@ -109,3 +109,12 @@ def test_compute_grad_false_and_bad_inputs():
     f = function([a, lab, n], ctc(a, lab, n))
     with pytest.raises(ValueError, match=r"input_lengths \[4\] must be in \[0, 3\]"):
         f(np.zeros((3, 1, 2), a.dtype), np.ones((1, 1), np.int32), np.array([4], np.int32))
+
+
+def test_an_impossible_label_costs_inf_with_a_zero_gradient():
+    a = T.dtensor3("a")
+    labels, lengths = np.array([[1, 1], [1, -1]], np.int32), np.array([2, 2], np.int32)
+    cost = ctc(a, labels, lengths)
+    got, g = function([a], [cost, grad(cost[0], a)])(np.random.default_rng(2).normal(size=(2, 2, 3)))
+    assert got[0] == np.inf and np.isfinite(got[1])
+    np.testing.assert_array_equal(g, 0)
