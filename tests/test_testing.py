@@ -120,3 +120,10 @@ def test_optimization_mixin_counts_the_nodes_a_function_runs():
         case.assertFunctionContains0(f, IfElse(1))
     with pytest.raises(AssertionError, match="expected between 2 and"):
         case.assertFunctionContainsClass(f, IfElse, min=2)
+
+
+def test_assert_failure_fast_leaves_the_test_as_it_is():
+    def test():
+        return 42
+
+    assert testing.assertFailure_fast(test) is test

@@ -18,7 +18,7 @@ from arignote.compile.ops import as_op
 from arignote.printing import debugprint, pp
 from arignote.backends.gpu import explain
 from arignote import scan_module
-from arignote.scan_module import foldl, foldr, map, reduce, scan  # noqa: A004 - Theano's names
+from arignote.scan_module import foldl, foldr, map, reduce, scan, scan_checkpoints  # noqa: A004 - Theano's names
 from arignote.serialization import load, save
 from arignote import misc
 
@@ -30,4 +30,4 @@ __all__ = ["config", "function", "shared", "tensor", "sandbox", "In", "Out", "Mo
            "MissingInputError", "UnusedInputError", "debugprint", "pp", "scan_module", "scan", "map",
            "reduce", "foldl", "foldr", "explain", "gradient", "grad", "verify_grad", "Lop", "Rop",
            "jacobian", "hessian", "subgraph_grad", "change_flags", "clone", "dot", "function_dump",
-           "OrderedUpdates", "OpFromGraph", "as_op", "save", "load", "misc"]
+           "OrderedUpdates", "OpFromGraph", "as_op", "save", "load", "misc", "scan_checkpoints"]

@@ -38,6 +38,9 @@ def test_theano_layout_where_ours_differs(theano):
     from theano.compile.function_module import Function
     assert TensorVariable is arignote.tensor.TensorVariable and Function is arignote.compile.Function
     assert theano.scan_module.scan_op.Scan is arignote.scan_module.Scan
+    from theano.scan_module.scan_checkpoints import scan_checkpoints
+    assert scan_checkpoints is theano.scan_checkpoints is theano.scan_module.scan_checkpoints
+    assert scan_checkpoints is arignote.scan_checkpoints
     assert theano.gof.Op is arignote.Op and theano.gof.graph.inputs is arignote.graph.graph_inputs
     # Importing Theano's module theano.tensor.var leaves the function var in place, as in Theano,
     # and writes nothing onto arignote's own package.

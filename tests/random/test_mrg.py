@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from arignote import function, tensor as T
+from arignote import shared
+from arignote.sandbox import rng_mrg
 from arignote.sandbox.rng_mrg import MRG_RandomStreams, guess_n_streams
 from arignote.tensor.random import mrg31k3p
 
@@ -332,3 +334,89 @@ def test_one_choice_per_row_is_a_broadcastable_column():
     assert one.broadcastable == (False, True) and function([], one)().shape == (4, 1)
     assert srng.choice(size=2, p=p, replace=False).broadcastable == (False, False)
     assert srng.multinomial(pvals=np.full((4, 1), 1.0)).broadcastable == (False, True)
+
+
+def test_ff_jumps_and_matvecmodm_against_the_reference():
+    rng = np.random.default_rng(3)
+    row = np.concatenate([rng.integers(1, M1, 3), rng.integers(1, M2, 3)]).astype(np.int32)
+    as_ints = [int(v) for v in row]
+    np.testing.assert_array_equal(rng_mrg.ff_2p72(row), ref_advance(as_ints, 2 ** 72))
+    np.testing.assert_array_equal(rng_mrg.ff_2p134(row), ref_advance(as_ints, 2 ** 134))
+    assert rng_mrg.ff_2p72(row).dtype == np.int32
+    A = rng.integers(0, 2 ** 31 - 1, (3, 3))
+    s = rng.integers(0, 2 ** 31 - 1, 3).astype(np.int32)
+    m = 2 ** 31 - 5
+    want = [sum(int(A[i, j]) * int(s[j]) for j in range(3)) % m for i in range(3)]
+    got = rng_mrg.matVecModM(A, s, np.int32(m))
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(rng_mrg.multMatVect(np.concatenate([s, s]), A, m, A, m), want + want)
+    with pytest.raises(TypeError, match="int64"):
+        rng_mrg.matVecModM(A.astype(np.int32), s, m)
+    with pytest.raises(ValueError, match="6 int32 values"):
+        rng_mrg.ff_2p72(row[:5])
+
+
+def test_dot_modulo_op_is_two_modular_products():
+    rng = np.random.default_rng(4)
+    A, A2 = T.lmatrix("A"), T.lmatrix("A2")
+    s, s2 = T.ivector("s"), T.ivector("s2")
+    m, m2 = T.iscalar("m"), T.iscalar("m2")
+    out = rng_mrg.DotModulo()(A, s, m, A2, s2, m2)
+    assert out.type == T.ivector().type
+    f = function([A, s, m, A2, s2, m2], [out, out.shape])
+    for rows in (3, 1, 4):
+        a = rng.integers(0, 2 ** 31 - 1, (rows, 3))
+        a2 = rng.integers(0, 2 ** 31 - 1, (2, 2))
+        v = rng.integers(0, 2 ** 31 - 1, 3).astype(np.int32)
+        v2 = rng.integers(0, 2 ** 31 - 1, 2).astype(np.int32)
+        got, shape = f(a, v, 2 ** 31 - 1, a2, v2, 2 ** 31 - 21069)
+        want = ([sum(int(a[i, j]) * int(v[j]) for j in range(3)) % (2 ** 31 - 1) for i in range(rows)]
+                + [sum(int(a2[i, j]) * int(v2[j]) for j in range(2)) % (2 ** 31 - 21069)
+                   for i in range(2)])
+        np.testing.assert_array_equal(got, want)
+        assert tuple(shape) == (rows + 2,)
+    with pytest.raises(ValueError, match="A needs as many columns"):
+        f(np.zeros((3, 2), np.int64), np.zeros(3, np.int32), 7, np.zeros((1, 1), np.int64),
+          np.zeros(1, np.int32), 7)
+    with pytest.raises(TypeError, match="s must be an integer tensor with 1 dimensions"):
+        rng_mrg.DotModulo()(A, T.dvector("s"), m, A2, s2, m2)
+
+
+def test_mrg_uniform_new_draws_a_stream_serially_and_in_parallel():
+    """Theano's low-level recipe: a state row, ``mrg_uniform.new``, ``ff_2p72`` to the next
+    substream; both orders give the SSJ reference numbers."""
+    assert rng_mrg.mrg_uniform is rng_mrg.mrg_uniform_base
+    row = np.full(6, 12345, np.int32)
+    serial = []
+    for _ in range(7):
+        state = shared(row.reshape(1, 6).copy())
+        new_state, sample = rng_mrg.mrg_uniform.new(state, ndim=None, dtype="float64", size=(1,))
+        assert isinstance(sample.owner.op, rng_mrg.mrg_uniform) and sample.broadcastable == (True,)
+        f = function([], sample, updates=[(state, new_state)])
+        serial.extend(f()[0] for _ in range(5))
+        row = rng_mrg.ff_2p72(row)
+    np.testing.assert_array_equal(serial, SSJ_FIRST)
+    rows = [np.full(6, 12345, np.int32)]
+    for _ in range(6):
+        rows.append(rng_mrg.ff_2p72(rows[-1]))
+    state = shared(np.array(rows))
+    new_state, sample = rng_mrg.mrg_uniform.new(state, ndim=1, dtype="float64", size=(7,))
+    f = function([], sample, updates=[(state, new_state)])
+    np.testing.assert_array_equal(np.array([f() for _ in range(5)]).T.ravel(), SSJ_FIRST)
+    size = T.lvector("size")
+    with pytest.raises(ValueError, match="pass ndim="):
+        rng_mrg.mrg_uniform.new(state, None, "float64", size)
+    draw = rng_mrg.mrg_uniform.new(state, 2, "float32", size)[1]
+    assert draw.dtype == "float32" and draw.broadcastable == (False, False)
+
+
+def test_mrg_next_value_is_one_step_of_one_stream():
+    row = np.array([12345] * 6, np.int32)
+    new = np.empty(6, np.int32)
+    value = rng_mrg.mrg_next_value(row, new, 2.0 ** -31, 0x7FFFFFFF, 0)
+    want_row, z = ref_step([12345] * 6)
+    np.testing.assert_array_equal(new, want_row)
+    assert value == z * 2.0 ** -31 == SSJ_FIRST[0]
+    np.testing.assert_array_equal(row, [12345] * 6)  # the old row is left alone
+    assert rng_mrg.mrg_next_value(row, new, 1, 0x7FFF, 1) == (z & 0x7FFF) + 1

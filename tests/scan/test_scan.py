@@ -294,3 +294,32 @@ def test_a_literal_initial_value_takes_the_steps_dtype(dtype):
     # A symbolic initial value keeps its dtype: a mismatch is still an error.
     with pytest.raises(TypeError, match="output 0 of the step function"):
         arignote.scan(lambda s, prev: prev + s, sequences=seq, outputs_info=T.bscalar("b"))
+
+
+def test_profile_and_allow_gc_reach_the_step_function():
+    """Theano's scan(profile=, allow_gc=): the step's inner function is profiled (named
+    after the loop for True) and linked with the loop's allow_gc (None: the flag)."""
+    x = T.dmatrix("x")
+    W = np.linspace(-1, 1, 9).reshape(3, 3)
+    data = np.linspace(0, 1, 18).reshape(6, 3)
+    want, acc = [], np.zeros(3)
+    for row in data:
+        acc = np.tanh(np.exp(acc) @ W + row)
+        want.append(acc)
+    fns = {}
+    for gc in (True, False, None):
+        out, _ = arignote.scan(lambda xt, acc: T.tanh(T.dot(T.exp(acc), W) + xt), sequences=x,
+                               outputs_info=np.zeros(3), name="loop", profile=True, allow_gc=gc)
+        op = out.owner.inputs[0].owner.op
+        assert isinstance(op, Scan) and op.allow_gc is gc
+        np.testing.assert_allclose(function([x], out)(data), want)
+        fns[gc] = op.inner_function()
+        assert fns[gc].profile.message == "loop" and fns[gc].profile.fct_callcount == 6
+    # Without gc the step keeps its intermediate buffers for the next step.
+    assert len(fns[False]._release_cells) < len(fns[True]._release_cells)
+    with arignote.config.change_flags(allow_gc=False):
+        out, _ = arignote.scan(lambda xt: T.tanh(T.dot(T.exp(xt), W)), sequences=x, profile="mine")
+        assert len(out.owner.op.inner_function()._release_cells) == len(fns[False]._release_cells)
+        assert out.owner.op.inner_function().profile.message == "mine"
+    out, _ = arignote.scan(lambda xt: xt * 2, sequences=x)
+    assert out.owner.op.inner_function().profile is None

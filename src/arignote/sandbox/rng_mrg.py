@@ -27,6 +27,12 @@ continuous one has its pathwise gradient for fixed noise (``d uniform / d low
 = 1 - u``, ``d normal / d std = z``: the reparameterisation), where Theano
 raised.
 
+Theano's module-level names for the generator itself: ``mrg_uniform`` (the op,
+with ``mrg_uniform.new(rstate, ndim, dtype, size)``), ``ff_2p72``/``ff_2p134``
+(a state row advanced to its next substream or stream), ``matVecModM``,
+``multMatVect`` and the op ``DotModulo`` (the modular matrix-vector products the
+jumps are made of), ``mrg_next_value`` (one step of one stream, in Python).
+
 ``target=`` (Theano's keyword of every draw): ``'cpu'`` keeps the draw where
 placement puts it (the same numbers everywhere), a context name moves it there.
 """
@@ -40,7 +46,7 @@ import numpy as np
 
 from arignote.compile.sharedvalue import SharedVariable, shared
 from arignote.config import config
-from arignote.graph.basic import Variable, user_stacklevel
+from arignote.graph.basic import Apply, Op, Variable, user_stacklevel
 from arignote.scalar.dtypes import upcast
 from arignote.tensor import math as tm
 from arignote.tensor.extra_ops import flatnonzero
@@ -50,11 +56,88 @@ from arignote.tensor.random import mrg31k3p
 from arignote.tensor.random.mrg_ops import ChoiceFromUniform, MRGUniform, MultinomialFromUniform
 from arignote.tensor.reduction import prod
 from arignote.tensor.shape import as_shape_vector, reshape, static_value, vector_length
+from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["MRG_RandomStreams", "guess_n_streams"]
+__all__ = ["MRG_RandomStreams", "guess_n_streams", "mrg_uniform", "mrg_uniform_base", "ff_2p72",
+           "ff_2p134", "matVecModM", "multMatVect", "mrg_next_value", "DotModulo"]
 
 _MAX_STREAMS = 60 * 256
+
+# Theano's names of the uniform op (it had a CPU class over a shared base; here one op
+# runs everywhere).
+mrg_uniform = mrg_uniform_base = MRGUniform
+
+
+def matVecModM(A: Any, s: Any, m: Any) -> np.ndarray:
+    """``A @ s mod m`` for an int64 matrix and an int32 vector, exactly (each product is
+    reduced before the sum, so int64 never overflows), as int32."""
+    A, s = np.asarray(A), np.asarray(s)
+    if A.dtype != np.int64:
+        raise TypeError(f"matVecModM: A must be an int64 matrix, got {A.dtype}")
+    return (((A * s.astype(np.int64)) % m).sum(axis=1) % m).astype(np.int32)
+
+
+def multMatVect(v: Any, A: Any, m1: Any, B: Any, m2: Any) -> np.ndarray:
+    """A state row ``v`` (6 int32) with its first half times ``A`` mod ``m1`` and its second
+    half times ``B`` mod ``m2``: one jump of both MRG31k3p components."""
+    v = np.asarray(v)
+    return np.concatenate([matVecModM(A, v[:3], m1), matVecModM(B, v[3:], m2)])
+
+
+def _jumped(rstate: Any, a1: tuple, a2: tuple) -> np.ndarray:
+    row = np.asarray(rstate, dtype=np.int32)
+    if row.shape != (6,):
+        raise ValueError(f"an MRG state row has 6 int32 values, got shape {row.shape}")
+    return mrg31k3p.jump(row.reshape(1, 6), a1, a2)[0]
+
+
+def ff_2p72(rstate: Any) -> np.ndarray:
+    """The state row ``rstate`` advanced ``2**72`` steps: the start of its next substream."""
+    return _jumped(rstate, mrg31k3p.A1P72, mrg31k3p.A2P72)
+
+
+def ff_2p134(rstate: Any) -> np.ndarray:
+    """The state row ``rstate`` advanced ``2**134`` steps: the start of the next stream."""
+    return _jumped(rstate, mrg31k3p.A1P134, mrg31k3p.A2P134)
+
+
+def mrg_next_value(rstate: Any, new_rstate: np.ndarray, NORM: Any, mask: int, offset: int) -> Any:
+    """One MRG31k3p step of the state row ``rstate`` (6 int32), written into ``new_rstate``;
+    returns ``((z & mask) + offset) * NORM`` for the step's ``z`` in ``[1, 2**31 - 1]``
+    (Theano's scalar reference of the uniform draw)."""
+    row = np.array(rstate, dtype=np.int32).reshape(1, 6)
+    z = mrg31k3p.step(row)[0]
+    new_rstate[...] = row[0]
+    return ((z & mask) + offset) * NORM
+
+
+class DotModulo(Op):
+    """``(A, s, m, A2, s2, m2) -> concat(A @ s mod m, A2 @ s2 mod m2)``, exact in int64
+    (``matVecModM`` twice, as a graph op)."""
+
+    __props__ = ()
+
+    def make_node(self, A: Any, s: Any, m: Any, A2: Any, s2: Any, m2: Any) -> Apply:
+        inputs = [as_tensor_variable(x) for x in (A, s, m, A2, s2, m2)]
+        for name, var, ndim in zip(("A", "s", "m", "A2", "s2", "m2"), inputs, (2, 1, 0) * 2):
+            if var.ndim != ndim or not var.dtype.startswith(("int", "uint")):
+                raise TypeError(f"DotModulo: {name} must be an integer tensor with {ndim} "
+                                f"dimensions, got {var.describe()} ({var.type.describe()})")
+        return Apply(self, inputs, [TensorType(inputs[1].dtype, (False,))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        A, s, m, A2, s2, m2 = inputs
+        for name, a, v in (("A", A, s), ("A2", A2, s2)):
+            if a.shape[1] != v.shape[0]:
+                raise ValueError(f"DotModulo: {name} has shape {a.shape}, its vector {v.shape}: "
+                                 f"{name} needs as many columns as the vector has entries")
+        halves = [matVecModM(np.asarray(a, dtype=np.int64), v, int(mod)) for a, v, mod in
+                  ((A, s, m), (A2, s2, m2))]
+        output_storage[0][0] = np.concatenate(halves).astype(node.outputs[0].dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [(input_shapes[0][0] + input_shapes[3][0],)]
 
 
 def guess_n_streams(size: Any, warn: bool = False) -> int:
@@ -161,7 +244,7 @@ class MRG_RandomStreams:
             raise ValueError(f"the length of size {size} is not fixed in the graph: pass ndim=")
         state = shared(self.get_substream_rstates(nstreams or guess_n_streams(size)), borrow=True)
         state.tag.is_rng = True
-        new_state, u = MRGUniform(dtype, ndim).build(state, vector).outputs
+        new_state, u = MRGUniform.new(state, ndim, dtype, vector)
         u.rstate = state
         u.update = (state, new_state)
         state.default_update = new_state

@@ -2,7 +2,8 @@
 
 ``op`` holds the Scan Op (the loop, its inner graph compiled once),
 ``basic`` the ``scan`` function that builds it from a step function, ``views``
-``map``/``reduce``/``foldl``/``foldr``, and ``grad`` the gradient of a loop,
+``map``/``reduce``/``foldl``/``foldr``, ``checkpoints`` ``scan_checkpoints`` (a loop
+whose gradient recomputes chunks of steps instead of storing them), and ``grad`` the gradient of a loop,
 itself a loop running backwards.
 
 On a GPU device the loop runs there as a whole: the placement pass turns a
@@ -20,6 +21,7 @@ random states) and dtypes the device lacks stay on the host.
 from arignote.scan_module.op import Scan
 from arignote.scan_module.basic import scan, until
 from arignote.scan_module.views import foldl, foldr, map, reduce  # noqa: A004 - Theano's names
+from arignote.scan_module.checkpoints import scan_checkpoints
 from arignote.scan_module import grad  # noqa: F401,E402  (registers the gradient of Scan)
 
-__all__ = ["Scan", "scan", "until", "map", "reduce", "foldl", "foldr"]
+__all__ = ["Scan", "scan", "until", "map", "reduce", "foldl", "foldr", "scan_checkpoints"]

@@ -44,7 +44,8 @@ class until:
 def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None,
          non_sequences: Any = None, n_steps: Any = None, truncate_gradient: int = -1,
          go_backwards: bool = False, mode: Any = None, name: str | None = None,
-         strict: bool = False, return_list: bool = False) -> tuple[Any, dict]:
+         profile: Any = False, allow_gc: bool | None = None, strict: bool = False,
+         return_list: bool = False) -> tuple[Any, dict]:
     """Run ``fn`` once per step; return ``(outputs, updates)``.
 
     ``fn`` receives, in order: for each sequence its values at the step (one
@@ -59,6 +60,9 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
     longest run the sequences allow. ``updates`` must be passed to
     ``function(..., updates=updates)`` for the step's updates to take effect.
     ``truncate_gradient=k`` back-propagates through the last ``k`` steps only.
+    ``profile`` (True, a name, or a ``ProfileStats``) profiles the step's inner function
+    (True names it after the loop); ``allow_gc=False`` keeps the step's intermediate
+    buffers from one step to the next (None: ``config.allow_gc``).
     """
     seq_specs = [_sequence_spec(s, i) for i, s in enumerate(_as_list(sequences))]
     if go_backwards:
@@ -114,7 +118,8 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
               seq_taps=[taps for _, taps in seq_specs],
               state_taps=[infos[i][1] for i in state_idx], n_nit=len(nit_idx),
               n_carry=len(shared_targets), n_nonseq=len(hoisted), as_while=condition is not None,
-              truncate_gradient=truncate_gradient, name=name, mode=mode)
+              truncate_gradient=truncate_gradient, name=name, mode=mode, allow_gc=allow_gc,
+              profile=(name or "scan_fn") if profile is True else (profile or None))
     inits = [_initial_buffer(infos[i][0], infos[i][1]) for i in state_idx]
     node = op.build(steps, *[s for s, _ in seq_specs], *inits, *shared_targets, *hoisted)
 

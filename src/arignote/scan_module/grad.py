@@ -130,7 +130,7 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
         return new_windows + [zero(v) for v in seq_vals] + [zero(v) for v in nonseq_vals]
 
     results, _ = scan(step, sequences=sequences, outputs_info=windows + [None] * (n_seq_vals + len(nonseqs)),
-                      non_sequences=nonseqs, n_steps=n_back, mode=op.mode,
+                      non_sequences=nonseqs, n_steps=n_back, mode=op.mode, allow_gc=op.allow_gc,
                       name=f"grad_of_{op.name}" if op.name else "grad_of_scan", return_list=True)
     window_out, rest = results[:n_windows], results[n_windows:]
     seq_out, nonseq_out = rest[:n_seq_vals], rest[n_seq_vals:]
@@ -191,7 +191,7 @@ def _recorded_draws(op: Scan, inputs: list, outputs: list, output_grads: list,
     outs = list(op.inner_outputs)
     recorder = Scan(op.inner_inputs, outs[:S + N] + draws + outs[S + N:], op.seq_taps, op.state_taps,
                     N + len(draws), op.n_carry, op.n_nonseq, op.as_while, op.truncate_gradient,
-                    op.name, op.mode)
+                    op.name, op.mode, op.allow_gc, op.profile)
     recorded = recorder.make_node(*inputs).outputs[S + N:S + N + len(draws)]
     # The same loop with the draws read from sequences.
     rows = [d.type(d.name) for d in draws]
@@ -199,7 +199,7 @@ def _recorded_draws(op: Scan, inputs: list, outputs: list, output_grads: list,
     seq_vars = [v for group in in_seqs for v in group]
     replayed = Scan(seq_vars + rows + list(op.inner_inputs[len(seq_vars):]), [equiv[o] for o in outs],
                     op.seq_taps + ((0,),) * len(draws), op.state_taps, N, op.n_carry, op.n_nonseq,
-                    op.as_while, op.truncate_gradient, op.name, op.mode)
+                    op.as_while, op.truncate_gradient, op.name, op.mode, op.allow_gc, op.profile)
     n_head = 1 + len(seqs)
     grads = scan_grad(replayed, inputs[:n_head] + recorded + inputs[n_head:], outputs, output_grads)
     return grads[:n_head] + grads[n_head + len(draws):]
@@ -240,7 +240,7 @@ def _through_carried(op: Scan, inputs: list, outputs: list, output_grads: list) 
                    new_outs[:S] + [as_tensor_variable(new_outs[S + N + k]) for k in moved]
                    + new_outs[S:S + N] + [new_outs[S + N + k] for k in kept] + new_outs[S + N + C:],
                    op.seq_taps, op.state_taps + ((-1,),) * len(moved), N, len(kept), op.n_nonseq,
-                   op.as_while, op.truncate_gradient, op.name, op.mode)
+                   op.as_while, op.truncate_gradient, op.name, op.mode, op.allow_gc, op.profile)
     node = history.make_node(n_steps, *seqs, *inits, *[h.dimshuffle("x", *range(h.ndim)) for h in hosts],
                              *[carries[k] for k in kept], *nonseqs)
     bufs = node.outputs[S:S + len(moved)]

@@ -18,6 +18,7 @@ when the loop is a do-while (``until``).
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ import numpy as np
 
 from arignote.compile.function import function
 from arignote.compile.io import Out
+from arignote.config import config
 from arignote.graph.basic import Apply, Op, Variable, user_variable
 from arignote.graph.traversal import ancestors
 from arignote.scan_module.shapes import scan_output_shapes
@@ -43,7 +45,8 @@ class Scan(Op):
     def __init__(self, inner_inputs: Sequence[Variable], inner_outputs: Sequence[Variable],
                  seq_taps: Sequence[Sequence[int]], state_taps: Sequence[Sequence[int]],
                  n_nit: int, n_carry: int, n_nonseq: int, as_while: bool = False,
-                 truncate_gradient: int = -1, name: str | None = None, mode: Any = None):
+                 truncate_gradient: int = -1, name: str | None = None, mode: Any = None,
+                 allow_gc: bool | None = None, profile: Any = None):
         self.inner_inputs = tuple(inner_inputs)
         self.inner_outputs = tuple(inner_outputs)
         self.seq_taps = tuple(tuple(int(k) for k in taps) for taps in seq_taps)
@@ -55,6 +58,8 @@ class Scan(Op):
         self.truncate_gradient = truncate_gradient
         self.name = name
         self.mode = mode
+        self.allow_gc = allow_gc  # the inner function's allow_gc; None: config.allow_gc
+        self.profile = profile  # function(profile=...) of the inner function
         for taps in self.state_taps:
             if not taps or max(taps) >= 0:
                 raise ValueError(f"scan: the taps of a recurrent output must be negative, got {list(taps)}")
@@ -242,11 +247,20 @@ class Scan(Op):
                     # function may hand back its internal buffers; carried values live
                     # on into the next step and must be the loop's own.
                     specs = [Out(o, borrow=k < keep) for k, o in enumerate(outs)]
-                    fn = function(list(self.inner_inputs), specs, mode=self.mode,
-                                  on_unused_input="ignore", accept_inplace=True)
+                    with self._gc_flag():
+                        fn = function(list(self.inner_inputs), specs, mode=self.mode,
+                                      on_unused_input="ignore", accept_inplace=True,
+                                      profile=self.profile)
                     self._idle.append(fn)
                     self._fn = fn
         return self._fn
+
+    def _gc_flag(self) -> Any:
+        """The flags the inner function is linked under (its buffers are freed after each
+        step, or kept for the next, as ``allow_gc`` says)."""
+        if self.allow_gc is None:
+            return contextlib.nullcontext()
+        return config.change_flags(allow_gc=self.allow_gc)
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         # The inner function hands back buffers its next call overwrites, so a loop
@@ -256,7 +270,8 @@ class Scan(Op):
         try:
             fn = self._idle.pop()
         except IndexError:
-            fn = first.copy()
+            with self._gc_flag():
+                fn = first.copy()
         try:
             self._loop(fn, node, inputs, output_storage)
         finally:

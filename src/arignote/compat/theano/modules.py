@@ -66,6 +66,7 @@ MODULES: dict[str, str] = {
     "theano.tensor.nnet.conv": "arignote.tensor.nnet.conv_legacy",
     "theano.scan_module.scan": "arignote.scan_module.basic",
     "theano.scan_module.scan_op": "arignote.scan_module.op",
+    "theano.scan_module.scan_checkpoints": "arignote.scan_module.checkpoints",
     "theano.compile.function_module": "arignote.compat.theano.function_module",
     "theano.misc.may_share_memory": "arignote.compat.theano.may_share_memory",
     "theano.misc.safe_asarray": "arignote.compat.theano.top",

@@ -184,18 +184,9 @@ def _ultra_fast_sigmoid(x: np.ndarray) -> np.ndarray:
     return (0.5 + 0.5 * np.copysign(approx, x)).astype(x.dtype, copy=False)
 
 
-_ULTRA_FAST = Elemwise(ScalarOp("ultra_fast_sigmoid", 1, _ultra_fast_sigmoid, upgrade_to_float,
-                                accepts=DISCRETE + FLOAT))
-
-
-def ultra_fast_sigmoid(x: Any) -> Variable:
-    """Theano's fast piecewise approximation of the sigmoid (absolute error below 0.028).
-
-    For ``t = |x| / 2`` it approximates ``tanh(t)`` by ``1.5 t / (1 + t)`` when
-    ``t < 1.7``, by ``0.9354 + 0.04588 (t - 1.7)`` when ``t < 3``, and by
-    ``0.99505`` beyond; the result is ``0.5 + 0.5 * sign(x) * approx``.
-    """
-    return _ULTRA_FAST(x)
+# The approximation above as an Elemwise, like Theano's (graphs compare their ops with it).
+ultra_fast_sigmoid = Elemwise(ScalarOp("ultra_fast_sigmoid", 1, _ultra_fast_sigmoid, upgrade_to_float,
+                                       accepts=DISCRETE + FLOAT))
 
 
 # ------------------------------------------------------------------- losses

@@ -36,6 +36,17 @@ class MRGUniform(Op):
         self.dtype = dtype
         self.ndim = ndim
 
+    @classmethod
+    def new(cls, rstate: Any, ndim: int | None, dtype: str, size: Any) -> list:
+        """``[new_state, sample]`` of one draw of ``size`` (Theano's ``mrg_uniform.new``);
+        ``ndim=None`` takes it from the length of ``size``."""
+        size = as_tensor_variable(size, ndim=1)
+        if ndim is None:
+            ndim = vector_length(size)
+            if ndim is None:
+                raise ValueError(f"the length of size {size} is not fixed in the graph: pass ndim=")
+        return cls(dtype, ndim).build(rstate, size).outputs
+
     def make_node(self, rstate: Any, size: Any) -> Apply:
         rstate = as_tensor_variable(rstate)
         if rstate.dtype != "int32" or rstate.ndim != 2:

@@ -1,0 +1,30 @@
+"""The opt-in rewrites of Theano's nnet docs that trade accuracy for speed: every sigmoid
+becomes ``ultra_fast_sigmoid`` (``local_ultra_fast_sigmoid``) or ``hard_sigmoid``
+(``local_hard_sigmoid``). They carry only their own names, so a mode runs them only when
+asked (``mode.including('local_hard_sigmoid')``), and they run in the specialize phase,
+after the stabilize phase has put ``log(sigmoid(x))`` and the like in their stable forms."""
+from __future__ import annotations
+
+from arignote.graph.basic import Apply
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import node_rewriter
+from arignote.graph.rewriting.db import rewrites
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.nnet.basic import hard_sigmoid, ultra_fast_sigmoid
+from arignote.tensor.rewrites.utils import op_name, retype
+
+
+def _sigmoid_to(approximation, name: str):
+    @node_rewriter([Elemwise], name=name)
+    def rewrite(fgraph: FunctionGraph, node: Apply):
+        out = node.outputs[0]
+        if op_name(out) != "sigmoid":
+            return None
+        new = retype(approximation(node.inputs[0]), out)
+        return None if new is None else [new]
+    rewrites.register(rewrite, "specialize", name=name)
+    return rewrite
+
+
+local_ultra_fast_sigmoid = _sigmoid_to(ultra_fast_sigmoid, "local_ultra_fast_sigmoid")
+local_hard_sigmoid = _sigmoid_to(hard_sigmoid, "local_hard_sigmoid")

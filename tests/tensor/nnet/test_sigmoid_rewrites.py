@@ -1,0 +1,50 @@
+"""The opt-in rewrites local_ultra_fast_sigmoid and local_hard_sigmoid (Theano's nnet docs):
+off by default, and when included every sigmoid computes the approximation (numpy
+references here), while log(sigmoid(x)) keeps its stable form."""
+import numpy as np
+import pytest
+
+import arignote.tensor as T
+from arignote import function
+from arignote.compile.mode import get_default_mode
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.nnet import sigmoid, ultra_fast_sigmoid
+
+
+def ref_hard(x):
+    return np.clip(0.2 * x + 0.5, 0, 1)
+
+
+def ref_ultra_fast(x):
+    t = np.abs(x) / 2
+    approx = np.where(t < 1.7, 1.5 * t / (1 + t),
+                      np.where(t < 3, 0.935409070603099 + 0.0458812946797165 * (t - 1.7), 0.99505475368673))
+    return 0.5 + 0.5 * np.sign(x) * approx
+
+
+def _scalar_ops(f):
+    return {n.op.scalar_op.name for n in f.maker.fgraph.apply_nodes if isinstance(n.op, Elemwise)}
+
+
+@pytest.mark.parametrize("name, ref", [("local_ultra_fast_sigmoid", ref_ultra_fast),
+                                       ("local_hard_sigmoid", ref_hard)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_included_rewrite_replaces_every_sigmoid(name, ref, dtype):
+    x = T.matrix("x", dtype=dtype)
+    values = np.array([[-50, -10, -4, -1.3, 0, 0.7, 4, 10, 50]], dtype=dtype)
+    plain = function([x], sigmoid(x))
+    assert "sigmoid" in _scalar_ops(plain)
+    np.testing.assert_allclose(plain(values), 1 / (1 + np.exp(-values.astype(np.float64))), rtol=1e-6)
+    f = function([x], [sigmoid(x) * 3, T.log(sigmoid(x))], mode=get_default_mode().including(name))
+    assert "sigmoid" not in _scalar_ops(f)
+    scaled, log_sig = f(values)
+    assert scaled.dtype == dtype
+    np.testing.assert_allclose(scaled, 3 * ref(values.astype(np.float64)), rtol=1e-6, atol=1e-7)
+    # Stabilized first: log(sigmoid(-50)) is -50, never log of an approximation's 0.
+    np.testing.assert_allclose(log_sig[0, 0], -50, rtol=1e-6)
+
+
+def test_ultra_fast_sigmoid_is_the_elemwise_of_the_rewritten_graph():
+    x = T.dmatrix("x")
+    f = function([x], sigmoid(x), mode=get_default_mode().including("local_ultra_fast_sigmoid"))
+    assert [node.op for node in f.maker.fgraph.toposort()] == [ultra_fast_sigmoid]
