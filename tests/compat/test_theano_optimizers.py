@@ -239,3 +239,25 @@ def test_a_private_equilibrium_db_gives_an_optimizer_for_a_mode():
     assert function([x], T.sin(x), mode=Mode(optimizer=edb.query("+all", "&other")))(0.0) == 0.0
     with pytest.raises(ValueError, match="already registered"):
         edb.register("sin_to_cos", sin_to_cos)
+
+
+def test_check_stack_trace_sees_the_user_line_carried_through_rewrites():
+    x = T.dvector("x")
+    f = function([x], T.exp(T.log(x) * 2) + 1)  # rewritten and fused
+    assert opt.check_stack_trace(f) and opt.check_stack_trace(f, ops_to_check="all")
+    assert opt.check_stack_trace(f.maker.fgraph, ops_to_check=lambda node: True)
+    e = FunctionGraph([x], [T.sin(x)])
+    node = e.toposort()[0]
+    assert opt.check_stack_trace(e, ops_to_check=[T.sin])
+    assert opt.check_stack_trace(e, type(node.op.scalar_op))
+    node.outputs[0].tag.trace = None
+    assert not opt.check_stack_trace(e, ops_to_check=T.sin)
+    with pytest.raises(ValueError, match="no node of"):
+        opt.check_stack_trace(e, ops_to_check=[T.cos])
+    with pytest.warns(UserWarning, match="no node of"):
+        assert opt.check_stack_trace(e, ops_to_check=[T.cos], bug_print="warn")
+    assert opt.check_stack_trace(e, ops_to_check=[T.cos], bug_print="ignore")
+    with pytest.raises(ValueError, match="'last', 'all'"):
+        opt.check_stack_trace(e, ops_to_check="first")
+    with pytest.raises(ValueError, match="a compiled function or a FunctionGraph"):
+        opt.check_stack_trace([x])

@@ -206,3 +206,37 @@ def test_theano_exception_classes_of_the_checks():
         function([x], x * 2, givens={x: x + 1})
     with pytest.raises(AssertionError):  # Theano's class, a TypeError here too
         function([x], {1.0: x})
+
+
+def test_a_user_type_with_theanos_filter_signature():
+    """doc/extending's Types define filter(value, strict, allow_downcast), without name=."""
+    from arignote.graph.basic import Apply, Op, Type
+
+    class Double(Type):
+        def filter(self, x, strict=False, allow_downcast=None):
+            if strict and not isinstance(x, float):
+                raise TypeError("Expected a float!")
+            return float(x)
+
+        def __eq__(self, other):
+            return type(other) is Double
+
+        def __hash__(self):
+            return hash(Double)
+
+    double = Double()
+
+    class Add(Op):
+        __props__ = ()
+
+        def make_node(self, a, b):
+            return Apply(self, [a, b], [double()])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = inputs[0] + inputs[1]
+
+    a, b = double("a"), double("b")
+    f = function([a, In(b, value=1.5)], Add()(a, b))
+    assert f(2) == 3.5 and f(2, 3) == 5.0
+    f["b"] = 4
+    assert f(1) == 5.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,21 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     return call
 
 
+def filter_for(ttype: Any, name: str, **options: Any) -> Callable[[Any], Any]:
+    """``ttype.filter`` with ``options``, and the input's ``name`` for its error messages when
+    the filter takes one: a Type a user wrote with Theano's ``filter(value, strict,
+    allow_downcast)`` gets no ``name``."""
+    if _takes_name(type(ttype).filter):
+        options["name"] = name
+    return functools.partial(ttype.filter, **options)
+
+
+@functools.cache
+def _takes_name(method: Callable) -> bool:
+    params = inspect.signature(method).parameters.values()
+    return any(p.name == "name" or p.kind is p.VAR_KEYWORD for p in params)
+
+
 def copy_value(value: Any) -> Any:
     """A copy of a value that must not be shared: arrays (numpy, device, sparse) by their
     ``copy``, a list (a typed list) element by element, other values (a ``RandomState``)
@@ -81,8 +97,7 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = args")
         lines.append("if not fn.trust_input:")
         for i, (ttype, dtype, ndim, plain, strict, downcast, label) in enumerate(fn._specs):
-            ns[f"F{i}"] = functools.partial(ttype.filter, strict=strict, allow_downcast=downcast,
-                                            name=label)
+            ns[f"F{i}"] = filter_for(ttype, strict=strict, allow_downcast=downcast, name=label)
             # The fast path skips filter for arrays already of the type, unless filter must look
             # at the values (TensorType.filter_checks_isfinite, as set when the function is made).
             if dtype is not None and plain and not strict and not getattr(ttype, "filter_checks_isfinite", False):

@@ -24,7 +24,7 @@ import numpy as np
 from arignote.backends.cpu import make_thunk
 from arignote.backends.linking import link_batch
 from arignote.compile import lazy
-from arignote.compile.callgen import generate_call
+from arignote.compile.callgen import filter_for, generate_call
 from arignote.compile.io import In, is_container
 from arignote.compile.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable, Storage, check_picklable
@@ -315,7 +315,7 @@ class Function(InputState):
     def __setitem__(self, key: Any, value: Any) -> None:
         i = self._default_index(key)
         ttype, _, _, _, strict, downcast, label = self._specs[i]
-        value = _own(ttype.filter(value, strict=strict, allow_downcast=downcast, name=label), value)
+        value = _own(filter_for(ttype, label, strict=strict, allow_downcast=downcast)(value), value)
         with self._turn.held():  # not overwritten by the update of a call running now
             self._stored[i][0] = value
 
@@ -457,7 +457,7 @@ def _stored_cell(spec: In, var: Variable, position: int) -> list | None:
         return spec.value.storage
     if spec.value is None:
         return [None] if spec.update is not None else None
-    return [_own(var.type.filter(spec.value, name=_input_name(spec, position)), spec.value)]
+    return [_own(filter_for(var.type, _input_name(spec, position))(spec.value), spec.value)]
 
 
 def _input_name(spec: In, position: int) -> str:

@@ -9,6 +9,7 @@ change count is the graph's edit count, so equilibrium passes know when it is do
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 from collections.abc import Callable, Sequence
 
@@ -23,7 +24,7 @@ __all__ = ["Optimizer", "FromFunctionOptimizer", "optimizer", "inplace_optimizer
            "LocalOptGroup", "OpSub", "OpRemove", "PatternSub", "NavigatorOptimizer", "TopoOptimizer",
            "OpKeyOptimizer",
            "EquilibriumOptimizer", "in2out", "out2in", "as_rewriter", "Feature", "ReplaceValidate",
-           "AlreadyThere"]
+           "AlreadyThere", "check_stack_trace"]
 
 
 class Optimizer:
@@ -449,6 +450,49 @@ def as_rewriter(opt: Any) -> NodeRewriter | GraphRewriter:
         return _GlobalRewriter(FromFunctionOptimizer(opt))
     raise TypeError(f"{opt!r} is not an optimizer: give a LocalOptimizer, an Optimizer, or a function "
                     "of a FunctionGraph")
+
+
+def _nodes_to_check(fgraph: FunctionGraph, ops_to_check: Any) -> list[Apply]:
+    if isinstance(ops_to_check, str):
+        chosen = {"last": [o.owner for o in fgraph.outputs if o.owner is not None],
+                  "all": list(fgraph.apply_nodes)}.get(ops_to_check)
+        if chosen is None:
+            raise ValueError(f"check_stack_trace: ops_to_check is 'last', 'all', ops or a predicate, "
+                             f"got {ops_to_check!r}")
+        return chosen
+    if isinstance(ops_to_check, Op) or isinstance(ops_to_check, type):
+        ops_to_check = (ops_to_check,)
+    if isinstance(ops_to_check, (list, tuple)):
+        instances = [o for o in ops_to_check if not isinstance(o, type)]
+        classes = tuple(o for o in ops_to_check if isinstance(o, type))
+        return [n for n in fgraph.apply_nodes if n.op in instances or isinstance(n.op, classes)
+                or isinstance(getattr(n.op, "scalar_op", None), classes)]
+    if callable(ops_to_check):
+        return [n for n in fgraph.apply_nodes if ops_to_check(n)]
+    raise ValueError(f"check_stack_trace: ops_to_check is 'last', 'all', ops or a predicate, got "
+                     f"{ops_to_check!r}")
+
+
+def check_stack_trace(f_or_fgraph: Any, ops_to_check: Any = "last", bug_print: str = "raise") -> bool:
+    """Whether every output of the checked nodes of a compiled function (or graph) carries the
+    line of user code that made it (``tag.trace``; a rewrite passes it on to what replaces a
+    node). ``ops_to_check``: ``'last'`` (the nodes computing the outputs), ``'all'``, an op or
+    op class or a list of them (an Elemwise also matches by its scalar op), or a predicate of
+    a node. ``bug_print`` says what to do when no node is to be checked: ``'raise'``,
+    ``'warn'`` or ``'ignore'``."""
+    fgraph = getattr(getattr(f_or_fgraph, "maker", None), "fgraph", f_or_fgraph)
+    if not isinstance(fgraph, FunctionGraph):
+        raise ValueError(f"check_stack_trace takes a compiled function or a FunctionGraph, got "
+                         f"{type(f_or_fgraph).__name__}")
+    if bug_print not in ("raise", "warn", "ignore"):
+        raise ValueError(f"check_stack_trace: bug_print is 'raise', 'warn' or 'ignore', got {bug_print!r}")
+    nodes = _nodes_to_check(fgraph, ops_to_check)
+    if not nodes and bug_print != "ignore":
+        message = f"check_stack_trace: no node of {ops_to_check!r} is in the graph"
+        if bug_print == "raise":
+            raise ValueError(message)
+        warnings.warn(message, stacklevel=2)
+    return all(getattr(out.tag, "trace", None) for node in nodes for out in node.outputs)
 
 
 # ------------------------------------------------------------------ theano.gof.toolbox
