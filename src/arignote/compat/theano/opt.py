@@ -244,6 +244,8 @@ class PatternSub(LocalOptimizer):
     fn}`` with ``fn(variable) -> bool``. The output pattern is built from the same forms,
     strings standing for what they matched. Below the root, a node read elsewhere too is
     not matched unless ``allow_multiple_clients``, so no computation is duplicated.
+    ``skip_identities_fn(var)`` may return the variable to match in ``var``'s place;
+    ``pdb`` and ``get_nodes`` are accepted for Theano's signature.
     """
 
     def __init__(self, in_pattern: Any, out_pattern: Any, allow_multiple_clients: bool = False,
