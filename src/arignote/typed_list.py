@@ -24,9 +24,9 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.type_other import SliceType, slicetype
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["TypedListType", "TypedListVariable", "TypedListConstant", "GetItem", "getitem", "Append", "append",
-           "Extend", "extend", "Insert", "insert", "Remove", "remove", "Reverse", "reverse", "Index", "index_",
-           "Count", "count", "Length", "length", "MakeList", "make_list"]
+__all__ = ["TypedListType", "TypedListVariable", "TypedListConstant", "GetItem", "getitem", "Append",
+           "append", "Extend", "extend", "Insert", "insert", "Remove", "remove", "Reverse", "reverse",
+           "Index", "index_", "Count", "count", "Length", "length", "MakeList", "make_list"]
 
 _HOST = "a typed list is a Python list on the host"
 
@@ -174,8 +174,14 @@ class _ListOp(Op):
         else:
             self.view_map = {0: [0]}
 
-    def _target(self, lst: list) -> list:
-        return lst if self.inplace else list(lst)
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        out = inputs[0] if self.inplace else list(inputs[0])
+        self._edit(out, node, inputs)
+        output_storage[0][0] = out
+
+    def _edit(self, out: list, node: Apply, inputs: list) -> None:
+        """Change ``out`` (the list input, or a copy of it) into the op's result."""
+        raise NotImplementedError
 
     def __str__(self) -> str:
         return f"{type(self).__name__}{{inplace}}" if self.inplace else type(self).__name__
@@ -213,10 +219,8 @@ class Append(_ListOp):
         x = _as_list(x, "append")
         return Apply(self, [x, _as_element(x, value, "append")], [x.type()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        out = self._target(inputs[0])
+    def _edit(self, out: list, node: Apply, inputs: list) -> None:
         out.append(copy_value(inputs[1]))
-        output_storage[0][0] = out
 
 
 class Extend(_ListOp):
@@ -228,10 +232,8 @@ class Extend(_ListOp):
             raise TypeError(f"extend: both lists must have one type, got {x.type} and {other.type}")
         return Apply(self, [x, other], [x.type()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        out = self._target(inputs[0])
+    def _edit(self, out: list, node: Apply, inputs: list) -> None:
         out.extend(copy_value(v) for v in inputs[1])
-        output_storage[0][0] = out
 
 
 class Insert(_ListOp):
@@ -241,10 +243,8 @@ class Insert(_ListOp):
         x = _as_list(x, "insert")
         return Apply(self, [x, _as_int_scalar(index, "insert"), _as_element(x, value, "insert")], [x.type()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        out = self._target(inputs[0])
+    def _edit(self, out: list, node: Apply, inputs: list) -> None:
         out.insert(int(inputs[1]), copy_value(inputs[2]))
-        output_storage[0][0] = out
 
 
 class Remove(_ListOp):
@@ -254,10 +254,8 @@ class Remove(_ListOp):
         x = _as_list(x, "remove")
         return Apply(self, [x, _as_element(x, value, "remove")], [x.type()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        out = self._target(inputs[0])
+    def _edit(self, out: list, node: Apply, inputs: list) -> None:
         del out[_position(node.inputs[0].type, out, inputs[1], "remove")]
-        output_storage[0][0] = out
 
 
 class Reverse(_ListOp):
@@ -267,10 +265,8 @@ class Reverse(_ListOp):
         x = _as_list(x, "reverse")
         return Apply(self, [x], [x.type()])
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        out = self._target(inputs[0])
+    def _edit(self, out: list, node: Apply, inputs: list) -> None:
         out.reverse()
-        output_storage[0][0] = out
 
 
 def _matches(list_type: TypedListType, lst: list, value: Any) -> list[int]:
@@ -302,7 +298,8 @@ class Index(_Query):
     """The position of the first element equal to ``value`` (ValueError when there is none)."""
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        output_storage[0][0] = np.asarray(_position(node.inputs[0].type, inputs[0], inputs[1], "index"), "int64")
+        position = _position(node.inputs[0].type, inputs[0], inputs[1], "index")
+        output_storage[0][0] = np.asarray(position, "int64")
 
 
 class Count(_Query):

@@ -462,7 +462,7 @@ def _nodes_to_check(fgraph: FunctionGraph, ops_to_check: Any) -> list[Apply]:
             raise ValueError(f"check_stack_trace: ops_to_check is 'last', 'all', ops or a predicate, "
                              f"got {ops_to_check!r}")
         return chosen
-    if isinstance(ops_to_check, Op) or isinstance(ops_to_check, type):
+    if isinstance(ops_to_check, (Op, type)):
         ops_to_check = (ops_to_check,)
     if isinstance(ops_to_check, (list, tuple)):
         instances = [o for o in ops_to_check if not isinstance(o, type)]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 from arignote.compat.theano.opt import EquilibriumOptimizer, Optimizer, as_rewriter
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.db import rewrites
+from arignote.graph.rewriting.db import rewrites, selects
 
 __all__ = ["Query", "SequenceDB", "EquilibriumDB", "optdb", "register_canonicalize", "register_stabilize",
            "register_specialize", "register_uncanonicalize", "register_specialize_device",
@@ -136,9 +136,8 @@ class EquilibriumDB:
 
     def query(self, *tags: Any) -> EquilibriumOptimizer:
         q = _as_query(tags)
-        include, exclude, require = set(q.include), set(q.exclude), set(q.require)
-        chosen = [obj for obj, found in self._entries.values()
-                  if found & include and not found & exclude and require <= found]
+        include, exclude, require = frozenset(q.include), frozenset(q.exclude), frozenset(q.require)
+        chosen = [obj for obj, found in self._entries.values() if selects(found, include, exclude, require)]
         return EquilibriumOptimizer(chosen, max_use_ratio=8.0)  # Theano's config.optdb.max_use_ratio
 
 

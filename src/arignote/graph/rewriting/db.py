@@ -33,6 +33,12 @@ class Entry:
     tags: frozenset = field(default_factory=frozenset)
 
 
+def selects(tags: frozenset, include: frozenset, exclude: frozenset, require: frozenset) -> bool:
+    """Whether a query takes an entry with ``tags``: an included tag, no excluded one, all the
+    required ones."""
+    return bool(tags & include) and not tags & exclude and require <= tags
+
+
 class RewriteDatabase:
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
@@ -70,8 +76,8 @@ class RewriteDatabase:
         phases: list[tuple[str, GraphRewriter]] = [("merge", MergeRewriter())] if "merge" not in exclude else []
         for phase in PHASES:
             chosen = [e.rewriter for e in self.entries.values()
-                      if e.phase == phase and e.tags & include and not e.tags & exclude
-                      and require <= e.tags and phase not in exclude]
+                      if e.phase == phase and selects(e.tags, include, exclude, require)
+                      and phase not in exclude]
             if not chosen:
                 continue
             if phase in ("fusion", "placement", "late_fusion", "inplace"):
