@@ -127,3 +127,16 @@ def test_assert_failure_fast_leaves_the_test_as_it_is():
         return 42
 
     assert testing.assertFailure_fast(test) is test
+
+
+def test_parameterized_cases_are_named_by_their_arguments():
+    parameterized = pytest.importorskip("parameterized").parameterized
+    assert testing.parameterized is parameterized
+
+    class Case:
+        @parameterized.expand([(2, "a"), (3, "b c")], name_func=testing.custom_name_func)
+        def test_pow(self, n, tag):
+            pass
+
+    names = sorted(name for name, value in vars(Case).items() if name.startswith("test_pow") and value)
+    assert names == ["test_pow_0_2_a", "test_pow_1_3_b_c"]

@@ -8,7 +8,10 @@ each run), so a failing run can be replayed with
 with tolerances chosen by dtype and reports what differs; ``InferShapeTester``
 checks an op's ``infer_shape`` against the shapes it computes;
 ``TestOptimizationMixin`` asserts how many nodes of an op a compiled function runs;
-``assertFailure_fast`` marks a test known to fail under ``cycle_detection='fast'``.
+``assertFailure_fast`` marks a test known to fail under ``cycle_detection='fast'``;
+``custom_name_func`` names the cases of a ``parameterized.expand`` test by their
+arguments, and ``parameterized`` is that package's decorator where it is installed
+(Theano's test files import both from here).
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from arignote import gradient
 from arignote.config import config
 
 __all__ = ["fetch_seed", "seed_rng", "verify_grad", "assert_allclose", "WrongValue", "SkipTest",
-           "InferShapeTester", "TestOptimizationMixin", "assertFailure_fast"]
+           "InferShapeTester", "TestOptimizationMixin", "assertFailure_fast", "custom_name_func"]
 
 SkipTest = unittest.SkipTest
 
@@ -56,6 +59,26 @@ def verify_grad(op: Callable[..., Any], pt: Sequence[Any], n_tests: int = 2, rng
 
 
 verify_grad.E_grad = gradient.GradientError
+
+
+def custom_name_func(testcase_func: Callable[..., Any], param_num: int, param: Any) -> str:
+    """A ``parameterized.expand`` case name made of the test's name and its arguments,
+    so a failing case says which arguments it ran with."""
+    from parameterized import parameterized
+    args = parameterized.to_safe_name("_".join(str(a) for a in param.args))
+    return f"{testcase_func.__name__}_{param_num}_{args}"
+
+
+def __getattr__(name: str) -> Any:
+    # ``parameterized`` is a test-time package, imported only when a test file asks for it.
+    if name == "parameterized":
+        try:
+            from parameterized import parameterized
+        except ImportError as exc:
+            raise AttributeError("arignote.testing.parameterized needs the 'parameterized' package: "
+                                 "pip install parameterized") from exc
+        return parameterized
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def assertFailure_fast(test: Callable[..., Any]) -> Callable[..., Any]:
