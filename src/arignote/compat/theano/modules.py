@@ -54,6 +54,7 @@ MODULES: dict[str, str] = {
     "theano.gof.opt": "arignote.compat.theano.opt",
     "theano.gof.toolbox": "arignote.compat.theano.opt",
     "theano.gof.optdb": "arignote.compat.theano.optdb",
+    "theano.gof.sched": "arignote.graph.scheduling",
     "theano.tensor.basic": "theano.tensor",
     "theano.scalar.basic": "theano.scalar",
     "theano.scalar.basic_scipy": "theano.scalar",
