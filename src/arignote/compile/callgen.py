@@ -47,7 +47,9 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     body = _body(fn, ns)
     for k in reversed(range(len(fn._state_locks))):
         body = [f"L{k}()", "try:", *_indent(body), "finally:", f"    UL{k}()"]
-    lines = ["def call(*args, **kwargs):", "    try:", "        TAKE()", "    except IndexError:",
+    ns["SUBSET"] = fn._call_subset
+    lines = ["def call(*args, **kwargs):", "    if kwargs and 'output_subset' in kwargs:",
+             "        return SUBSET(args, kwargs)", "    try:", "        TAKE()", "    except IndexError:",
              "        WAIT()", "    try:", *_indent(body, 2), "    finally:", "        GIVE(True)",
              "        if WAITING[0]:", "            WAKE()"]
     source = "\n".join(lines) + "\n"
@@ -120,6 +122,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     for k, (cell, source) in enumerate(fn._shared_cells):
         ns[f"P{k}"], ns[f"S{k}"] = cell, source
     lines += _atomic(snapshot)
+    for k, hook in enumerate(fn._start_hooks):  # a linker's, once the inputs are in (VM_Linker)
+        ns[f"HS{k}"] = hook
+        lines.append(f"HS{k}()")
     if fn._thunks:
         lines.append("i = 0")
         lines.append("try:")
@@ -179,6 +184,9 @@ def _run(schedule: list, fn: Function, ns: dict[str, Any], record: Any) -> list[
         k = item if isinstance(item, int) else item.index
         if not isinstance(item, int):
             ns[f"C{k}"] = fn.storage_map[item.cond]
+            if k in fn._branch_hooks:  # the linker sees the lazy node pick its branch
+                ns[f"HB{k}"] = fn._branch_hooks[k]
+                lines += [f"i = {k}", f"HB{k}()"]
             lines += [f"if C{k}[0]:", *_indent(_run(item.then, fn, ns, record) or ["pass"]),
                       "else:", *_indent(_run(item.orelse, fn, ns, record) or ["pass"])]
         if k:

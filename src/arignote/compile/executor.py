@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arignote.backends.cpu import make_thunk
 from arignote.backends.linking import link_batch
 from arignote.compile import lazy
 from arignote.compile.callgen import filter_for, generate_call
 from arignote.compile.io import In, is_container
+from arignote.compile.linkers import Linker, node_thunk
 from arignote.compile.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable, Storage, check_picklable
 from arignote.compile.state import InputState
@@ -70,7 +70,8 @@ class Function(InputState):
         for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:]):
             storage[var] = cell = [None]
             self._shared_cells.append((cell, swap.get(shared.origin, shared).storage))
-        nodes = fgraph.toposort()
+        linker = maker.mode.linker if isinstance(maker.mode.linker, Linker) else None
+        nodes = list(linker.schedule(fgraph)) if linker is not None else fgraph.toposort()
         for node in nodes:
             for var in node.inputs:
                 if var not in storage:
@@ -82,12 +83,17 @@ class Function(InputState):
                 storage[var] = [var.data] if isinstance(var, Constant) else [None]
         self.storage_map = storage
         self._nodes = nodes
-        self._schedule = lazy.schedule(nodes, fgraph.outputs)
+        lazily = linker is None or linker.lazy is not False
+        self._schedule = lazy.schedule(nodes, fgraph.outputs) if lazily else list(range(len(nodes)))
+        self._allow_gc = config.allow_gc if linker is None or linker.allow_gc is None else linker.allow_gc
         self._turn = Turn()
         with link_batch(self) as checks:  # each backend builds this function's kernels together
-            self._thunks = maker.mode.wrap_thunks(self, nodes, [
-                make_thunk(node.op, node, [storage[v] for v in node.inputs],
-                           [storage[v] for v in node.outputs]) for node in nodes])
+            thunks = [node_thunk(node, [storage[v] for v in node.inputs], [storage[v] for v in node.outputs])
+                      for node in nodes]
+            # A linker object of the mode may watch the nodes (VM_Linker's callbacks).
+            thunks, self._branch_hooks, self._start_hooks = (
+                linker.instrument(self, nodes, thunks) if linker is not None else (thunks, {}, []))
+            self._thunks = maker.mode.wrap_thunks(self, nodes, thunks)
         position = {node: k for k, node in enumerate(nodes)}
         self._call_checks = [(position[node], check) for node, check, _ in checks]
         self._discards = [discard for _, _, discard in checks]
@@ -180,7 +186,7 @@ class Function(InputState):
         # Updates without allocation: an update computed into a buffer of its own gets
         # the target's previous buffer back as its node's output buffer for the next
         # call, swapped in with the commit (so a failing call still changes nothing).
-        self._spare_updates = [] if config.allow_gc else [
+        self._spare_updates = [] if self._allow_gc else [
             j for j in range(len(maker.updates)) if j not in self._copy_updates
             and roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]}
             and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
@@ -188,7 +194,7 @@ class Function(InputState):
         if self._spare_updates:  # views of shared storage would pin old buffers: recompute them
             shared_roots = set(fgraph.inputs[n_explicit:])
             release |= {v for v in internal if roots_of(v) & shared_roots}
-        if config.allow_gc:
+        if self._allow_gc:
             release |= internal - set(fgraph.outputs)
         self._release_cells = [storage[v] for v in release]
 
@@ -197,6 +203,25 @@ class Function(InputState):
     def __call__(self) -> Any:
         """Calling a Function runs its generated call path directly (no extra frame)."""
         return self._call
+
+    def _call_subset(self, args: tuple, kwargs: dict) -> Any:
+        """A call with Theano's ``output_subset=`` (output positions, or keys of a dict of
+        outputs): only those outputs come back, as a list (a dict for keys); the updates
+        happen as in any call. Every output is still computed."""
+        kwargs = dict(kwargs)
+        subset = list(kwargs.pop("output_subset"))
+        keys = self.maker.output_keys
+        named = keys is not None and not isinstance(keys, int)
+        known = list(keys) if named else list(range(len(self._output_cells)))
+        for key in subset:
+            if key not in known:
+                raise ValueError(f"output_subset: {self._label()} has no output {key!r} "
+                                 f"(its outputs are {', '.join(map(repr, known))})")
+        result = self._call(*args, **kwargs)
+        if named:
+            return {key: result[key] for key in subset}
+        values = [result] if keys is None else result
+        return [values[k] for k in subset]
 
     def _between_calls(self, change: Callable[[], None]) -> None:
         """Run ``change`` (native kernels swapped in) while no call runs: now if none does,

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from arignote import progress
 from arignote.compile.executor import Function
 from arignote.compile.io import In, Out
+from arignote.compile.linkers import Linker, VM_Linker
 from arignote.compile.mode import Mode, get_mode
 from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
@@ -211,6 +212,16 @@ class FunctionMaker:
 
     def create(self) -> Function:
         return Function(self)
+
+    @property
+    def linker(self) -> Linker:
+        """Theano's ``maker.linker``: the mode's linker object bound to this graph (a
+        ``VM_Linker`` for a linker name), whose ``make_all()`` links the graph again,
+        standalone: its last item is the node order."""
+        if "_linker" not in vars(self):
+            chosen = self.mode.linker if isinstance(self.mode.linker, Linker) else VM_Linker()
+            self._linker = chosen.accept(self.fgraph)
+        return self._linker
 
     # ------------------------------------------------------------ checks
     def _check_inputs(self) -> None:

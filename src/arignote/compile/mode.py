@@ -13,6 +13,7 @@ from typing import Any
 from collections.abc import Callable
 
 import arignote.tensor.rewrites  # noqa: F401  (registers the tensor rewrites)
+from arignote.compile.linkers import Linker
 from arignote.config import config
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.db import rewrites
@@ -44,7 +45,9 @@ class Mode:
     ``'None'``: no rewrites), ``'default'`` (``config.optimizer``, else
     fast_run), or a callable that rewrites a FunctionGraph in place.
     ``linker`` is ``'cpu'`` or one of Theano's linker names (``'py'``,
-    ``'cvm'``, ``'c|py'``...), all of which mean arignote's one linker.
+    ``'cvm'``, ``'c|py'``...), all of which mean arignote's one linker, or a linker
+    object (``VM_Linker(callback=...)``, ``PerformLinker(schedule=...)``: compile/linkers.py)
+    whose node order, ``allow_gc``, laziness and callbacks the functions of the mode use.
     """
 
     def __init__(self, linker: str | None = "cpu",
@@ -52,7 +55,7 @@ class Mode:
                  include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), name: str | None = None,
                  require: tuple[str, ...] = ()):
         linker = "cpu" if linker is None else linker
-        if linker not in LINKERS:
+        if not isinstance(linker, Linker) and linker not in LINKERS:
             raise ValueError(f"unknown linker {linker!r}: use 'cpu' (Theano's names "
                              f"{', '.join(map(repr, LINKERS[1:]))} mean it too)")
         if optimizer == "default":

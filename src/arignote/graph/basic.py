@@ -268,7 +268,19 @@ class Op:
         return str(self)  # so a subclass's __str__ is its repr too
 
     def make_node(self, *inputs: Any) -> Apply:
-        raise NotImplementedError
+        """Theano's default for an op that declares ``itypes`` and ``otypes`` (lists of types):
+        the inputs must have those types, the outputs are new variables of ``otypes``."""
+        itypes, otypes = getattr(self, "itypes", None), getattr(self, "otypes", None)
+        if itypes is None or otypes is None:
+            raise NotImplementedError(f"{type(self).__name__} has no make_node(): define it, or declare "
+                                      "the types of its inputs and outputs as itypes and otypes")
+        if len(inputs) != len(itypes):
+            raise ValueError(f"{self} takes {len(itypes)} inputs (itypes), got {len(inputs)}")
+        for k, (var, want) in enumerate(zip(inputs, itypes)):
+            if getattr(var, "type", None) != want:
+                raise TypeError(f"{self}: input {k} ({var}) has type {getattr(var, 'type', type(var))}, "
+                                f"expected {want} (itypes); convert it first")
+        return Apply(self, list(inputs), [t() for t in otypes])
 
     def build(self, *inputs: Any, **kwargs: Any) -> Apply:
         """``make_node``, plus what building a graph computes on the way: the outputs' test
@@ -293,6 +305,31 @@ class Op:
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         raise NotImplementedError(f"{type(self).__name__} has no infer_shape()")
+
+    def make_thunk(self, node: Apply, storage_map: dict, compute_map: dict | None, no_recycling: Sequence,
+                   impl: str | None = None) -> Any:
+        """Theano's thunk of one node over ``storage_map``'s cells: calling it empties the
+        outputs in ``no_recycling``, runs this op (its CPU kernel, else ``perform``), marks
+        the outputs done in ``compute_map`` and returns the inputs it still needs (none: only
+        ``ifelse`` is lazy here). An op that overrides this gets its own thunk run by
+        ``function`` too (compile/linkers.py, ``node_thunk``)."""
+        from arignote.backends.cpu import make_thunk
+        run = make_thunk(self, node, [storage_map[v] for v in node.inputs],
+                         [storage_map[v] for v in node.outputs])
+        fresh = [storage_map[v] for v in node.outputs if v in set(no_recycling)]
+        done = [compute_map[v] for v in node.outputs] if compute_map is not None else []
+
+        def thunk() -> list:
+            for cell in fresh:
+                cell[0] = None
+            run()
+            for cell in done:
+                cell[0] = True
+            return []
+        thunk.inputs = [storage_map[v] for v in node.inputs]  # type: ignore[attr-defined]
+        thunk.outputs = [storage_map[v] for v in node.outputs]  # type: ignore[attr-defined]
+        thunk.lazy = False  # type: ignore[attr-defined]
+        return thunk
 
     def grad(self, inputs: list, output_grads: list) -> list:
         """Theano's ``Op.grad``: the gradients of ``inputs`` (this op applied to them) given

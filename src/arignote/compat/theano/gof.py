@@ -3,7 +3,11 @@ arignote's graph IR under Theano's names."""
 from __future__ import annotations
 
 
+from collections.abc import Callable
+from typing import Any
+
 from arignote.compat.theano import opt as toolbox
+from arignote.compile.linkers import Container, LocalLinker, PerformLinker, VM_Linker, WrapLinker, WrapLinkerMany
 from arignote.compat.theano.opt import (EquilibriumOptimizer, LocalOptimizer, MergeOptimizer, OpRemove, OpSub,
                                         Optimizer, PatternSub, SeqOptimizer, TopoOptimizer, local_optimizer,
                                         optimizer)
@@ -43,34 +47,33 @@ def get_test_value(v: object) -> object:
 __all__.append("get_test_value")
 
 
-class PerformLinker:
-    """Theano's linkers of a FunctionGraph (``PerformLinker``, ``DualLinker``, ...):
-    ``linker.accept(fgraph).make_function()`` compiles the graph with ``function``. arignote
-    has one implementation of each op, so DualLinker (Theano's C-versus-Python check) has
-    nothing to compare, and all of them run the same compiled function."""
+class OpWiseCLinker(PerformLinker):
+    """Theano's linker of C thunks falling back on ``perform``: arignote's ops have one
+    implementation, so this is ``PerformLinker`` under Theano's signature."""
 
-    def __init__(self, *args: object, **kwargs: object):
-        self.fgraph: FunctionGraph | None = None
-
-    def accept(self, fgraph: FunctionGraph, no_recycling: object = None) -> PerformLinker:
-        self.fgraph = fgraph
-        return self
-
-    def make_function(self, unpack_single: bool = True, **kwargs: object) -> object:
-        from arignote.compile.function import function
-
-        if self.fgraph is None:
-            raise TypeError("make_function before accept(fgraph): give the linker its graph first")
-        fn = function(list(self.fgraph.inputs), list(self.fgraph.outputs), on_unused_input="ignore")
-
-        def run(*args: object) -> object:
-            out = fn(*args)
-            return out[0] if unpack_single and len(out) == 1 else out
-        return run
+    def __init__(self, fallback_on_perform: bool = True, allow_gc: bool | None = None,
+                 nice_errors: bool = True, schedule: Callable[[Any], list] | None = None):
+        super().__init__(allow_gc=allow_gc, schedule=schedule)
 
 
-DualLinker = OpWiseCLinker = CLinker = PerformLinker
-__all__ += ["PerformLinker", "DualLinker", "OpWiseCLinker", "CLinker"]
+class DualLinker(PerformLinker):
+    """Theano's C-versus-Python checking linker: with one implementation per op there is
+    nothing to compare, so it runs the graph once (``checker`` is never called)."""
+
+    def __init__(self, checker: Callable[..., Any] | None = None, schedule: Callable[[Any], list] | None = None):
+        super().__init__(schedule=schedule)
+
+
+class CLinker(PerformLinker):
+    """Theano's whole-graph C linker: arignote generates no C for a graph (its native
+    kernels are per node), so this runs the nodes' thunks as ``PerformLinker`` does."""
+
+    def __init__(self, schedule: Callable[[Any], list] | None = None):
+        super().__init__(schedule=schedule)
+
+
+__all__ += ["PerformLinker", "DualLinker", "OpWiseCLinker", "CLinker", "LocalLinker", "WrapLinker",
+            "WrapLinkerMany", "Container", "VM_Linker"]
 
 
 def variables(i: list, o: list) -> list:

@@ -55,6 +55,8 @@ MODULES: dict[str, str] = {
     "theano.gof.toolbox": "arignote.compat.theano.opt",
     "theano.gof.optdb": "arignote.compat.theano.optdb",
     "theano.gof.sched": "arignote.graph.scheduling",
+    "theano.gof.link": "arignote.compile.linkers",
+    "theano.gof.vm": "arignote.compile.linkers",
     "theano.tensor.basic": "theano.tensor",
     "theano.scalar.basic": "theano.scalar",
     "theano.scalar.basic_scipy": "theano.scalar",

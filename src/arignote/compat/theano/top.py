@@ -34,3 +34,10 @@ def sparse_grad(var: Any) -> Any:
     # Imported here: scipy.sparse would cost every ``import theano`` half a second.
     from arignote.sparse.subtensor import sparse_grad as make
     return make(var)
+
+# Theano's top level re-exported the linkers of ``theano.gof``.
+from arignote.compat.theano.gof import (CLinker, Container, DualLinker, LocalLinker, OpWiseCLinker,  # noqa: E402
+                                        PerformLinker)
+from arignote.compile.linkers import Linker  # noqa: E402
+
+__all__ += ["CLinker", "Container", "DualLinker", "Linker", "LocalLinker", "OpWiseCLinker", "PerformLinker"]
