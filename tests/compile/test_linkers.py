@@ -336,3 +336,37 @@ def test_itypes_and_otypes_make_the_node():
         Typed()(x, x)
     with pytest.raises(NotImplementedError, match="itypes and otypes"):
         IncOne.__bases__[0]().make_node(x)
+
+
+class OldStyle(IncOne):
+    """A make_thunk written before Theano 1.0 added ``impl``."""
+
+    def make_thunk(self, node, storage_map, compute_map, no_recycling):
+        source, target = storage_map[node.inputs[0]], storage_map[node.outputs[0]]
+
+        def thunk():
+            target[0] = source[0] - 1
+        return thunk
+
+
+class LazyStyle(IncOne):
+    """Theano's lazy protocol with a required ``impl``: asks for its input until it is computed."""
+
+    def make_thunk(self, node, storage_map, compute_map, no_recycling, impl):
+        ready, source = compute_map[node.inputs[0]], storage_map[node.inputs[0]]
+        target = storage_map[node.outputs[0]]
+
+        def thunk():
+            if not ready[0]:
+                return [0]
+            target[0] = source[0] * 10
+            return []
+        thunk.lazy = True
+        return thunk
+
+
+@pytest.mark.parametrize("op, expected", [(OldStyle(), [0.0, 1.0]), (LazyStyle(), [10.0, 20.0])])
+def test_function_runs_make_thunks_of_either_signature(op, expected):
+    x = T.vector("x")
+    f = function([x], op(x))
+    np.testing.assert_allclose(f(np.asarray([1.0, 2.0], config.floatX)), expected)

@@ -127,3 +127,37 @@ def test_the_step_of_a_scan_is_evaluated_on_the_first_rows():
         bad.tag.test_value = np.zeros(4)
         with pytest.raises(ValueError, match="broadcast"):
             scan(lambda row, h: row + h, sequences=seq, outputs_info=bad)
+
+
+# ------------------------------------------- get_debug_values, debug_error_message
+def test_get_debug_values_loops_only_while_test_values_are_on():
+    from arignote.graph.testvalue import get_debug_values
+    x, y = T.vector("x"), T.matrix("y")
+    x.tag.test_value = np.zeros(4, dtype=config.floatX)
+    assert get_debug_values(x) == []  # off: the debugging loop does not run
+    with config.change_flags(compute_test_value="ignore"):
+        (value,) = get_debug_values(x)
+        assert value.shape == (4,)
+        ((xv, extra),) = get_debug_values(x, np.ones((2, 2)))
+        assert xv.shape == (4,) and extra.shape == (2, 2)
+        assert get_debug_values(x, y) == []  # y has none
+    with config.change_flags(compute_test_value="warn"):
+        with pytest.warns(UserWarning, match="argument 1 .* has no test value"):
+            assert get_debug_values(x, y) == []
+    with config.change_flags(compute_test_value="raise"):
+        with pytest.raises(TestValueError, match="argument 0"):
+            get_debug_values(y)
+        with pytest.raises(AttributeError):  # what Theano code catches
+            get_debug_values(y)
+
+
+@pytest.mark.parametrize("mode, raises", [("raise", True), ("ignore", True), ("warn", False)])
+def test_debug_error_message_raises_or_warns(mode, raises):
+    from arignote.graph.testvalue import debug_error_message
+    with config.change_flags(compute_test_value=mode):
+        if raises:
+            with pytest.raises(ValueError, match="bad shape"):
+                debug_error_message("bad shape")
+        else:
+            with pytest.warns(UserWarning, match="bad shape"):
+                debug_error_message("bad shape")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,7 +83,9 @@ def node_thunk(node: Apply, input_cells: list[list], output_cells: list[list]) -
         return backend_thunk(op, node, input_cells, output_cells)
     storage = dict(zip(node.inputs, input_cells)) | dict(zip(node.outputs, output_cells))
     computed = {v: [True] for v in node.inputs} | {v: [False] for v in node.outputs}
-    return op.make_thunk(node, storage, computed, [])
+    # Theano 1.0 passed ``impl`` (None: the op's choice); ops written before it take no such argument.
+    extra = {"impl": None} if "impl" in inspect.signature(op.make_thunk).parameters else {}
+    return op.make_thunk(node, storage, computed, [], **extra)
 
 
 def map_storage(fgraph: Any, order: Sequence[Apply], input_storage: list[list] | None,

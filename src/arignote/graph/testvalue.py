@@ -89,3 +89,39 @@ def compute(node: Any) -> None:
         raise
     for out, cell in zip(node.outputs, storage):
         out.tag.test_value = cell[0]
+
+
+def get_debug_values(*args: Any) -> list:
+    """Theano's ``gof.op.get_debug_values``: a loop over the test values of ``args`` that runs
+    only while test values are on. ``[value]`` for one argument, ``[(v1, v2, ...)]`` for
+    several (numbers and arrays stand for themselves); ``[]`` when ``compute_test_value`` is
+    off, or when one is missing under ``'ignore'`` (and ``'warn'``, with a warning); a
+    missing value raises TestValueError under ``'raise'``. Debugging code written as
+    ``for x_val, y_val in get_debug_values(x, y):`` thus costs nothing once test values are off."""
+    mode = config.compute_test_value
+    if mode == "off":
+        return []
+    values = []
+    for k, arg in enumerate(args):
+        try:
+            values.append(arg.get_test_value() if hasattr(arg, "get_test_value") else arg)
+        except TestValueError as err:
+            if mode == "raise":
+                raise TestValueError(f"get_debug_values: argument {k} ({arg}) has no test value: {err}") from None
+            if mode == "warn":
+                from arignote.graph.basic import user_stacklevel
+                warnings.warn(f"get_debug_values: argument {k} ({arg}) has no test value, so the debugging "
+                              "code that loops over its values does not run", stacklevel=user_stacklevel())
+            return []
+    return values if len(values) == 1 else [tuple(values)]
+
+
+def debug_error_message(msg: str) -> None:
+    """Theano's report of a problem a test value revealed: a ValueError with ``msg`` under
+    ``compute_test_value`` ``'raise'`` and ``'ignore'``, a warning under ``'warn'`` (its
+    callers run only while test values are on)."""
+    if config.compute_test_value == "warn":
+        from arignote.graph.basic import user_stacklevel
+        warnings.warn(msg, stacklevel=user_stacklevel())
+        return
+    raise ValueError(msg)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from arignote.compat.theano import opt as toolbox
+from arignote.compat.theano import gof_utils as utils
+from arignote.compat.theano import toolbox
 from arignote.compile.linkers import Container, LocalLinker, PerformLinker, VM_Linker, WrapLinker, WrapLinkerMany
 from arignote.compat.theano.opt import (EquilibriumOptimizer, LocalOptimizer, MergeOptimizer, OpRemove, OpSub,
                                         Optimizer, PatternSub, SeqOptimizer, TopoOptimizer, local_optimizer,
@@ -17,6 +18,7 @@ from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import (ancestors, as_string, clone, clone_get_equiv, general_toposort,
                                       graph_inputs, io_toposort, is_in_ancestors, is_same_graph, orphans,
                                       stack_search, view_roots)
+from arignote.graph.testvalue import debug_error_message, get_debug_values
 from arignote.graph.types import Generic, NullType, generic
 
 __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph", "MissingInputError",
@@ -28,9 +30,7 @@ __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGra
            "TopoOptimizer", "local_optimizer", "optimizer", "EquilibriumDB", "Query", "SequenceDB"]
 
 PureOp = Op
-# Theano raised MethodNotDefined for an interface method an op lacks (``grad``, ``perform``);
-# arignote raises NotImplementedError there, which this name catches.
-MethodNotDefined = NotImplementedError
+MethodNotDefined = utils.MethodNotDefined
 inputs = graph_inputs
 
 
@@ -44,7 +44,7 @@ def get_test_value(v: object) -> object:
     return v.get_test_value()
 
 
-__all__.append("get_test_value")
+__all__ += ["get_test_value", "get_debug_values", "debug_error_message", "utils"]
 
 
 class OpWiseCLinker(PerformLinker):
