@@ -370,3 +370,37 @@ def test_function_runs_make_thunks_of_either_signature(op, expected):
     x = T.vector("x")
     f = function([x], op(x))
     np.testing.assert_allclose(f(np.asarray([1.0, 2.0], config.floatX)), expected)
+
+
+# ------------------------------------------------------- f.fn.allow_gc
+def test_allow_gc_can_be_switched_and_without_it_the_last_call_stays_visible():
+    v = T.vector("v")
+    f = function([v], T.exp(v) + 1, mode=Mode(optimizer=None, linker=VM_Linker(allow_gc=True)))
+    out = f.maker.fgraph.outputs[0]
+    middle = out.owner.inputs[0]
+    first = f(np.zeros(2, config.floatX))
+    assert f.fn.allow_gc is True and f.fn.storage_map[out][0] is None
+    f.fn.allow_gc = False
+    assert f.allow_gc is False
+    second = f(np.ones(2, config.floatX))
+    kept = f.fn.storage_map[out][0]
+    assert kept is second and f.fn.storage_map[middle][0] is not None
+    third = f(np.zeros(2, config.floatX))  # the kept buffer is the caller's: never written again
+    np.testing.assert_allclose(second, np.e + 1)
+    np.testing.assert_allclose(third, first)
+    f.free()
+    assert all(cell[0] is None for var, cell in f.fn.storage_map.items() if not isinstance(var, Constant))
+    f.fn.allow_gc = True
+    f(np.ones(2, config.floatX))
+    assert f.fn.storage_map[out][0] is None and f.fn.storage_map[middle][0] is None
+
+
+def test_without_gc_an_update_and_outputs_stay_right_across_calls():
+    s = shared(np.zeros(3, config.floatX), name="s")
+    step = s + 1
+    f = function([], [step, step * 2], updates=[(s, step)], mode=Mode(linker=VM_Linker(allow_gc=False)))
+    results = [f() for _ in range(3)]
+    for k, (a, b) in enumerate(results, start=1):
+        np.testing.assert_allclose(a, k)
+        np.testing.assert_allclose(b, 2 * k)
+    np.testing.assert_allclose(s.get_value(), 3)

@@ -122,6 +122,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     for k, (cell, source) in enumerate(fn._shared_cells):
         ns[f"P{k}"], ns[f"S{k}"] = cell, source
     lines += _atomic(snapshot)
+    for m, cell in enumerate(fn._release_at_start):  # the last call's outputs, kept till now
+        ns[f"RS{m}"] = cell
+        lines.append(f"RS{m}[0] = None")
     for k, hook in enumerate(fn._start_hooks):  # a linker's, once the inputs are in (VM_Linker)
         ns[f"HS{k}"] = hook
         lines.append(f"HS{k}()")

@@ -196,7 +196,11 @@ class Function(InputState):
             release |= {v for v in internal if roots_of(v) & shared_roots}
         if self._allow_gc:
             release |= internal - set(fgraph.outputs)
-        self._release_cells = [storage[v] for v in release]
+        # Without gc the outputs handed out stay in their cells until the next call starts
+        # (Theano's allow_gc=False: f.fn.storage_map shows the last call's values).
+        kept = set() if self._allow_gc else (release & set(fgraph.outputs[:n_out])) - claimed
+        self._release_cells = [storage[v] for v in release - kept]
+        self._release_at_start = [storage[v] for v in kept]
 
     # ------------------------------------------------------------------ call
     @property
@@ -276,7 +280,7 @@ class Function(InputState):
 
     def _clear(self) -> None:
         """Forget the caller's arrays, the shared values read and the buffers handed out."""
-        for cell in self._release_cells:
+        for cell in self._release_cells + self._release_at_start:
             cell[0] = None
         for cell in self._input_cells:
             cell[0] = None
@@ -413,6 +417,20 @@ class Function(InputState):
         """A function of the copied graph: it reads and updates the copies (made with
         ``memo``, so once each) of the shared variables this one uses."""
         return _load_function(*copy.deepcopy(self._definition(), memo))
+
+    @property
+    def allow_gc(self) -> bool:
+        """Whether a call frees its intermediate values (and the outputs' cells) at its end;
+        False keeps them in ``storage_map`` until the next call (buffers are then reused).
+        The linker's ``allow_gc``, else the flag, when the function was made; settable."""
+        return self._allow_gc
+
+    @allow_gc.setter
+    def allow_gc(self, value: bool) -> None:
+        with self._turn.held():
+            self._allow_gc = bool(value)
+            self._link_outputs(self.maker.fgraph, len(self.maker.inputs), self._swap, _alias_roots())
+            self._call = generate_call(self)
 
     def free(self) -> None:
         """Drop the intermediate buffers kept for reuse between calls."""

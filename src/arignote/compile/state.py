@@ -96,12 +96,23 @@ class _Values(_Containers):
 
 
 class LinkedProgram:
-    """What a Function runs: ``nodes`` in order, their ``thunks``, and ``storage_map`` (each
-    variable's cell; a shared variable's is its own storage, which calls read and update)."""
+    """What a Function runs: ``nodes`` in order, their ``thunks``, ``storage_map`` (each
+    variable's cell; a shared variable's is its own storage, which calls read and update),
+    and the function's ``allow_gc``."""
 
     def __init__(self, fn: Any):
+        self._fn = fn
         self.nodes, self.thunks = list(fn._nodes), list(fn._thunks)
         self.storage_map = dict(fn.storage_map)
         shared_vars = fn.maker.fgraph.inputs[len(fn.maker.inputs):]
         for (_, shared_storage), var in zip(fn._shared_cells, shared_vars):
             self.storage_map[var] = shared_storage
+
+    @property
+    def allow_gc(self) -> bool:
+        """The function's ``allow_gc`` (settable: Theano's ``f.fn.allow_gc = False``)."""
+        return self._fn.allow_gc
+
+    @allow_gc.setter
+    def allow_gc(self, value: bool) -> None:
+        self._fn.allow_gc = value
