@@ -168,14 +168,42 @@ class FunctionGraph:
         for old, new in pairs:
             self.replace(old, new, reason)
 
-    # Theano's names (its ReplaceValidate feature added them): every replacement here is
-    # checked as it is made, so these are replace and replace_all.
+    # Theano's names (its ReplaceValidate feature added them): each replacement is checked
+    # as it is made (types, missing inputs); a feature with ``validate`` (DestroyHandler) then
+    # judges the graph, and a replacement it refuses is undone before its error is raised.
     def replace_validate(self, old: Variable, new: Variable, reason: str | None = None, **_: Any) -> None:
-        self.replace(old, new, reason)
+        self.replace_all_validate([(old, new)], reason)
 
     def replace_all_validate(self, pairs: Sequence[tuple[Variable, Variable]], reason: str | None = None,
                              **_: Any) -> None:
-        self.replace_all(pairs, reason)
+        if not any(hasattr(f, "validate") for f in self.features):
+            self.replace_all(pairs, reason)
+            return
+        journal = _Journal()
+        self.features.append(journal)
+        try:
+            self.replace_all(pairs, reason)
+            self.validate()
+        except Exception:
+            self.features.remove(journal)
+            for node, i, old in reversed(journal.changes):
+                self.change_input(node, i, old, reason="undo")
+            raise
+        self.features.remove(journal)
+
+    def validate(self) -> None:
+        """Ask every feature with ``validate`` whether the graph is sound (InconsistencyError if not)."""
+        for feature in self.features:
+            if hasattr(feature, "validate"):
+                feature.validate(self)
+
+    def consistent(self) -> bool:
+        """Whether ``validate()`` passes."""
+        try:
+            self.validate()
+        except InconsistencyError:
+            return False
+        return True
 
     @staticmethod
     def _check_type(old: Variable, new: Variable) -> None:
@@ -207,7 +235,11 @@ class FunctionGraph:
         """The apply nodes in an order where each comes after those it needs (computed once
         per state of the graph: rewriting passes that change nothing ask again)."""
         if self._order is None:
-            self._order = io_toposort(self.inputs, self.outputs, self._readers_first())
+            before = self._readers_first()
+            for feature in self.features:  # a DestroyHandler's readers-through-views
+                for node, readers in getattr(feature, "orderings", lambda fg: {})(self).items():
+                    before.setdefault(node, []).extend(readers)
+            self._order = io_toposort(self.inputs, self.outputs, before)
         return list(self._order)
 
     def _readers_first(self) -> dict[Apply, list[Apply]]:
@@ -283,6 +315,21 @@ def _load_fgraph(inputs: list[Variable], outputs: list[Variable]) -> FunctionGra
 def _client_key(client: tuple[Any, int]) -> tuple[int, int]:
     node, i = client
     return (-1 if node == "output" else id(node), i)
+
+
+class InconsistencyError(Exception):
+    """A feature (a DestroyHandler) refuses the graph: its message says what is unsound."""
+
+
+class _Journal:
+    """Records input changes so that a refused replacement can be undone."""
+
+    def __init__(self) -> None:
+        self.changes: list[tuple[Any, int, Variable]] = []
+
+    def on_change_input(self, fgraph: FunctionGraph, node: Any, i: int, old: Variable, new: Variable,
+                        reason: str | None = None) -> None:
+        self.changes.append((node, i, old))
 
 
 class MissingInputError(ValueError):

@@ -14,7 +14,8 @@ from arignote.compat.theano.opt import (EquilibriumOptimizer, LocalOptimizer, Me
                                         optimizer)
 from arignote.compat.theano.optdb import EquilibriumDB, Query, SequenceDB
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
-from arignote.graph.fg import FunctionGraph, MissingInputError
+from arignote.graph.destroyhandler import DestroyHandler
+from arignote.graph.fg import FunctionGraph, InconsistencyError, MissingInputError
 from arignote.graph.traversal import (ancestors, as_string, clone, clone_get_equiv, general_toposort,
                                       graph_inputs, io_toposort, is_in_ancestors, is_same_graph, orphans,
                                       stack_search, view_roots)
@@ -44,7 +45,8 @@ def get_test_value(v: object) -> object:
     return v.get_test_value()
 
 
-__all__ += ["get_test_value", "get_debug_values", "debug_error_message", "utils"]
+__all__ += ["get_test_value", "get_debug_values", "debug_error_message", "utils", "InconsistencyError",
+            "DestroyHandler"]
 
 
 class OpWiseCLinker(PerformLinker):
