@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from arignote.graph.basic import Constant, Variable
+from arignote.graph.basic import Constant, Variable, perform_of
 
 # (rtol, atol) per float dtype: Theano's tolerances for "the same value".
 TOLERANCE = {"float16": (1e-2, 5e-3), "float32": (1e-5, 1e-5), "float64": (1e-5, 1e-8)}
@@ -66,7 +66,7 @@ def _perform(node: Any, values: dict[Variable, Any]) -> None:
     # perform may overwrite the inputs it destroys, and views alias the memo's values.
     inputs = [snapshot(values[i]) for i in node.inputs]
     storage = [[None] for _ in node.outputs]
-    node.op.perform(node, inputs, storage)
+    perform_of(node)(node, inputs, storage)
     for out, cell in zip(node.outputs, storage):
         values[out] = cell[0]
 

@@ -300,7 +300,7 @@ class Op:
             return node.outputs[self.default_output]
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
 
-    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+    def perform(self, node: Apply, inputs: list, output_storage: list[list], *params: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__} has no perform()")
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
@@ -350,6 +350,24 @@ class Op:
         to (a graph loaded where a shared variable lives on another device); None
         when it is not needed there (a transfer to where its input already is)."""
         return self.make_node(*inputs)
+
+
+def perform_of(node: Apply) -> Any:
+    """``perform(node, inputs, output_storage)`` for ``node``: its op's ``perform``, given as
+    a fourth argument the node's params when the op has Theano's ``get_params(node)``
+    (filtered by its ``params_type`` when it declares one), computed here, once."""
+    op = node.op
+    get_params = getattr(op, "get_params", None)
+    if get_params is None:
+        return op.perform
+    params = get_params(node)
+    params_type = getattr(op, "params_type", None)
+    if params_type is not None:
+        params = params_type.filter(params)
+
+    def perform(node: Apply, inputs: list, output_storage: list[list]) -> None:
+        op.perform(node, inputs, output_storage, params)
+    return perform
 
 
 def user_variable(var: Variable) -> Variable:

@@ -79,7 +79,8 @@ def compute(node: Any) -> None:
     values = [v.copy() if i in destroyed else v for i, v in enumerate(values)]
     storage = [[None] for _ in node.outputs]
     try:
-        node.op.perform(node, values, storage)
+        from arignote.graph.basic import perform_of
+        perform_of(node)(node, values, storage)
     except Exception as err:
         shapes = ", ".join(str(getattr(v, "shape", type(v).__name__)) for v in values)
         if hasattr(err, "add_note"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import singledispatch
 from collections.abc import Callable
 
-from arignote.graph.basic import Apply, Op
+from arignote.graph.basic import Apply, Op, perform_of
 
 Thunk = Callable[[], None]
 
@@ -19,8 +19,8 @@ def make_thunk(op: Op, node: Apply, input_cells: list[list], output_cells: list[
 
 
 def perform_thunk(op: Op, node: Apply, input_cells: list[list], output_cells: list[list]) -> Thunk:
-    """A thunk that runs the op's reference ``perform``."""
-    perform = op.perform
+    """A thunk that runs the op's reference ``perform`` (with its params, if it has them)."""
+    perform = perform_of(node)
     if len(input_cells) == 1:
         (cell,) = input_cells
 

@@ -15,6 +15,7 @@ from arignote.compat.theano.opt import (EquilibriumOptimizer, LocalOptimizer, Me
 from arignote.compat.theano.optdb import EquilibriumDB, Query, SequenceDB
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 from arignote.graph.destroyhandler import DestroyHandler
+from arignote.graph.enums import CEnumType, EnumList, EnumType
 from arignote.graph.fg import FunctionGraph, InconsistencyError, MissingInputError
 from arignote.graph.traversal import (ancestors, as_string, clone, clone_get_equiv, general_toposort,
                                       graph_inputs, io_toposort, is_in_ancestors, is_same_graph, orphans,
@@ -46,7 +47,7 @@ def get_test_value(v: object) -> object:
 
 
 __all__ += ["get_test_value", "get_debug_values", "debug_error_message", "utils", "InconsistencyError",
-            "DestroyHandler"]
+            "DestroyHandler", "EnumType", "EnumList", "CEnumType"]
 
 
 class OpWiseCLinker(PerformLinker):
