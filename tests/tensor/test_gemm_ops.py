@@ -129,3 +129,16 @@ def test_bad_shapes_at_run_time_say_which():
     g = arignote.function([u, v, s], blas.dot22scalar(u, v, s))
     with pytest.raises(ValueError, match="columns"):
         g(np.ones((2, 3)), np.ones((2, 3)), 1.0)
+
+
+def test_z_need_not_share_the_broadcast_pattern_of_the_product():
+    y, a = T.dvector("y"), T.dscalar("a")
+    row = T.TensorType("float64", (True, False))("row")
+    x = T.dvector("x")
+    out = blas.gemv_no_inplace(y, a, row, x, a)
+    assert out.type == y.type
+    rv, xv, yv = np.ones((1, 2)), np.arange(2.0), np.asarray([5.0])
+    assert_matches(run([y, a, row, x], out, yv, 0.5, rv, xv), 0.5 * yv + 0.5 * rv @ xv)
+    f = arignote.function([y, a, row, x], out)
+    with pytest.raises(ValueError, match="must have y's shape"):
+        f(np.ones(3), 0.5, rv, xv)

@@ -78,8 +78,9 @@ def _check_operands(what: str, roles: Sequence[tuple[str, int]], variables: Sequ
 
 class _BlasUpdate(_Kinds, Op):
     """``Z * beta + alpha * dot(X, Y)`` with 0-d ``alpha, beta``, all of one float (complex)
-    dtype; a subclass names the operands and their ranks (``ROLES``). ``beta == 0`` ignores
-    Z's values (NaN included), as BLAS does. With ``inplace=True`` the result is written into
+    dtype; a subclass names the operands and their ranks (``ROLES``). The result has Z's type
+    (a length-1 axis of ``dot(X, Y)`` may meet a Z that does not broadcast: the run-time check
+    compares shapes). ``beta == 0`` ignores Z's values (NaN included), as BLAS does. With ``inplace=True`` the result is written into
     ``Z`` (declared in ``destroy_map``), which must then view neither ``X`` nor ``Y``."""
 
     __props__ = ("inplace",)
@@ -103,10 +104,6 @@ class _BlasUpdate(_Kinds, Op):
                                              f"with {name} ({var.describe()}), and the in-place form "
                                              f"overwrites {zn}: use the no_inplace op")
         _check_operands(what, self.ROLES, (z, alpha, x, y, beta))
-        dot_pattern = x.broadcastable[:1] + y.broadcastable[1:]
-        if z.broadcastable != dot_pattern:
-            raise TypeError(f"{what}: {zn} ({z.describe()}, {z.type.describe()}) must have the "
-                            f"broadcast pattern of dot({xn}, {yn}), {dot_pattern}")
         return Apply(self, [z, alpha, x, y, beta], [TensorType(z.dtype, z.broadcastable)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
