@@ -72,7 +72,8 @@ def _check_operands(what: str, roles: Sequence[tuple[str, int]], variables: Sequ
                                                  f"({var.describe()}) is {var.dtype}, {first_name} is "
                                                  f"{first.dtype}: cast one of them")
     if first.dtype not in _BLAS_DTYPES:
-        raise BlasInputError(_Kinds.E_float, f"{what}: the inputs are {first.dtype}; BLAS takes "
+        raise BlasInputError(_Kinds.E_float, f"{what}: {first_name} ({first.describe()}) and the other "
+                                             f"inputs are {first.dtype}; BLAS takes "
                                              f"{', '.join(_BLAS_DTYPES)}: cast them")
 
 
