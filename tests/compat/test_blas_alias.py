@@ -97,3 +97,20 @@ def test_gemm_canonicalize_reads_scaled_terms(theano):
     assert third[1].owner.inputs == [v] and isinstance(third[1].owner.op, T.DimShuffle)
     assert _gemm_canonicalize(T.iscalar("i") + 0, 1.0, [], 0)[0].ndim == 0  # another rank: as it is
     assert _factor_canonicalized([(1.0, X), (1.0, Y), (2.0, X), Z]) == [(3.0, X), (1.0, Y), Z]
+
+
+@pytest.mark.parametrize("ranks", [(2, 2), (2, 3), (3, 2), (3, 3)])
+def test_batched_dot_op_of_theanos_blas(theano, ranks):
+    import theano.tensor as T
+    from theano.tensor.blas import BatchedDot
+    shapes = {(2, 2): ((4, 3), (4, 3)), (2, 3): ((4, 3), (4, 3, 2)), (3, 2): ((4, 5, 3), (4, 3)),
+              (3, 3): ((4, 5, 3), (4, 3, 2))}[ranks]
+    rng = np.random.default_rng(2)
+    xv, yv = (rng.standard_normal(s) for s in shapes)
+    x, y = T.tensor("float64", (False,) * ranks[0]), T.tensor("float32", (False,) * ranks[1])
+    out = BatchedDot()(x, y)
+    assert out.dtype == "float64"
+    expected = np.stack([np.dot(a, b) for a, b in zip(xv, yv.astype("float32"))])
+    np.testing.assert_allclose(theano.function([x, y], out)(xv, yv.astype("float32")), expected, rtol=1e-5)
+    with pytest.raises(TypeError, match="2-d or 3-d"):
+        BatchedDot()(T.dvector(), y)

@@ -12,11 +12,12 @@ import shlex
 from typing import Any
 
 from arignote.config import config
-from arignote.graph.basic import Op, Variable
+from arignote.graph.basic import Apply, Op, Variable
 from arignote.graph.errors import InconsistencyError
 from arignote.scalar.dtypes import upcast
 from arignote.tensor import math as _math
 from arignote.tensor.blas import *  # noqa: F403  (Theano's module held the dot family too)
+from arignote.tensor.blas import BatchedTensordot
 from arignote.tensor.blas import __all__ as _dot_names
 from arignote.tensor.elemwise import DimShuffle
 from arignote.tensor.gemm import (Dot22, Dot22Scalar, Gemm, Gemv, Ger, gemm_inplace, gemm_no_inplace,
@@ -24,8 +25,9 @@ from arignote.tensor.gemm import (Dot22, Dot22Scalar, Gemm, Gemv, Ger, gemm_inpl
 from arignote.tensor.gemm import dot22 as _dot22
 from arignote.tensor.gemm import dot22scalar as _dot22scalar
 from arignote.tensor.type import integer_dtypes
+from arignote.tensor.variable import as_tensor_variable
 
-__all__ = [*_dot_names, "Dot22", "Dot22Scalar", "Gemm", "Gemv", "Ger", "InconsistencyError", "gemm",
+__all__ = [*_dot_names, "BatchedDot", "Dot22", "Dot22Scalar", "Gemm", "Gemv", "Ger", "InconsistencyError", "gemm",
            "gemm_inplace", "gemm_no_inplace", "gemv", "gemv_inplace", "gemv_no_inplace", "ger",
            "ger_destructive", "_dot22", "_dot22scalar", "ldflags", "res_is_a", "_as_scalar",
            "_is_real_matrix", "_is_real_vector", "_gemm_canonicalize", "_factor_canonicalized"]
@@ -37,6 +39,21 @@ _REAL = ("float16", "float32", "float64")
 _FLOAT_OR_COMPLEX = (*_REAL, "complex64", "complex128")
 # ldflags(): the argument that keeps each kind of token, and the prefix it strips.
 _LDFLAG_KINDS = {"-l": "libs", "-L": "libs_dir", "-I": "include_dir"}
+
+
+class BatchedDot(Op):
+    """Theano's op of ``batched_dot`` on 2-d or 3-d inputs, ``out[i] = dot(x[i], y[i])``:
+    ``BatchedDot()(x, y)`` builds arignote's batched product (a BatchedTensordot node)."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        for k, var in enumerate((x, y)):
+            if var.ndim not in (2, 3):
+                raise TypeError(f"BatchedDot: input {k} ({var.describe()}) must be 2-d or 3-d, got "
+                                f"{var.ndim}-d: call tensor.batched_dot for other ranks")
+        return BatchedTensordot(((x.ndim - 1,), (1,)))(x, y).owner
 
 
 def ldflags(libs: bool = True, flags: bool = False, libs_dir: bool = False,
