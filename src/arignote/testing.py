@@ -8,6 +8,7 @@ each run), so a failing run can be replayed with
 with tolerances chosen by dtype and reports what differs; ``InferShapeTester``
 checks an op's ``infer_shape`` against the shapes it computes;
 ``TestOptimizationMixin`` asserts how many nodes of an op a compiled function runs;
+``T_OpContractMixin`` checks that an op's copies and clones equal it and hash alike;
 ``assertFailure_fast`` marks a test known to fail under ``cycle_detection='fast'``;
 ``custom_name_func`` names the cases of a ``parameterized.expand`` test by their
 arguments, and ``parameterized`` is that package's decorator where it is installed
@@ -27,7 +28,7 @@ from arignote import gradient
 from arignote.config import config
 
 __all__ = ["fetch_seed", "seed_rng", "verify_grad", "assert_allclose", "WrongValue", "SkipTest",
-           "InferShapeTester", "TestOptimizationMixin", "assertFailure_fast", "custom_name_func"]
+           "InferShapeTester", "TestOptimizationMixin", "T_OpContractMixin", "assertFailure_fast", "custom_name_func"]
 
 SkipTest = unittest.SkipTest
 
@@ -195,6 +196,42 @@ class TestOptimizationMixin:
 
     def assertFunctionContainsClassN(self, f: Any, op: type, N: int) -> None:
         self.assertFunctionContainsClass(f, op, N, N)
+
+
+class T_OpContractMixin:
+    """The equality contract of ops, for a test class that sets ``self.ops`` (distinct ops of
+    one kind) and defines ``clone(op)`` (a new op built like ``op``): each op equals, and hashes
+    like, its copy, deep copy and clone, and differs from the other ops and ``other_op``."""
+
+    other_op: Any = None  # None: arignote.tensor.add
+
+    def clone(self, op: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.clone(op) must build a new op like op")
+
+    def _other(self) -> Any:
+        if self.other_op is not None:
+            return self.other_op
+        from arignote.tensor import add
+        return add
+
+    def _likes(self, op: Any) -> list:
+        import copy
+        return [op, copy.copy(op), copy.deepcopy(op), self.clone(op)]
+
+    def test_eq(self) -> None:
+        for i, op in enumerate(self.ops):
+            for like in self._likes(op):
+                assert op == like, (op, like)
+            assert op != self._other()
+            assert all(op != other for j, other in enumerate(self.ops) if j != i), op
+
+    def test_hash(self) -> None:
+        for op in self.ops:
+            assert {hash(like) for like in self._likes(op)} == {hash(op)}, op
+
+    def test_name(self) -> None:
+        for op in self.ops:
+            assert str(op), f"{type(op).__name__} has an empty name"
 
 
 def _assert_node_count(f: Any, matches: Callable[[Any], bool], op: Any, low: int, high: int) -> None:

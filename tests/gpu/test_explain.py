@@ -64,7 +64,7 @@ def test_a_transfer_made_for_a_cpu_node_gives_that_nodes_reason(opencl):
         x, i = T.fvector("x"), T.lvector("i")
         f = function([x, i], T.exp(x[i > 0]) * 2)  # boolean indexing has no GPU kernel
     text = _explain(f)
-    assert "AdvancedSubtensor" in text and ("runs on the CPU (only integer index arrays have a GPU "
+    assert "AdvancedBooleanSubtensor" in text and ("runs on the CPU (only integer index arrays have a GPU "
                                             "kernel (a boolean mask: no))") in text
 
 

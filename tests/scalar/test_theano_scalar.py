@@ -85,6 +85,32 @@ def test_user_op_without_a_rule_says_so(theano):
         NoArity(ts.same_out)
 
 
+def test_user_op_whose_init_skips_the_base_class(theano):
+    """Theano's ScalarOp needed no base __init__ call: the name is the class's, nin -1 takes any
+    number of inputs, and a gradient that is not implemented for one input still builds."""
+    import theano.scalar as ts
+    import theano.tensor as T
+
+    class Scale(ts.ScalarOp):
+        def __init__(self):
+            self.output_types_preference = ts.upgrade_to_float
+
+        def impl(self, n, x):
+            return x * n
+
+        def grad(self, inputs, output_grads):
+            n, _ = inputs
+            return [theano.gradient.grad_not_implemented(self, 0, n), output_grads[0] * n]
+
+    op = T.Elemwise(Scale())
+    assert str(Scale()) == "scale" and Scale() == Scale()
+    x = T.dvector("x")
+    y = op(2, x)
+    value, grad = theano.function([x], [y, T.grad(y.sum(), x)])(np.arange(3.0))
+    np.testing.assert_array_equal(value, [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(grad, [2.0, 2.0, 2.0])
+
+
 def test_linkers_compile_a_function_graph(theano):
     from theano import gof
     import theano.scalar as ts

@@ -239,3 +239,14 @@ def test_float32_stays_float32():
     assert all(r.dtype == np.float32 for r in f(a))
     g = function([x], T.grad(S.cholesky(x).sum() + N.det(x), x))
     assert g(a).dtype == np.float32
+
+
+def test_nlinalg_alloc_diag_takes_vectors_only_and_eigh_is_an_eig():
+    v = T.dvector("v")
+    assert_matches(run([v], N.alloc_diag(v), np.arange(3.0)), np.diag(np.arange(3.0)))
+    with pytest.raises(TypeError, match="vector"):
+        N.alloc_diag(T.dmatrix("m"))
+    assert T.AllocDiag()(T.dmatrix("m")).ndim == 3  # tensor's AllocDiag takes stacks
+    w, _ = N.eigh(T.dmatrix("a"))
+    assert isinstance(w.owner.op, N.Eig) and N.Eigh() != N.Eig() and N.Eigh("L") != N.Eigh("U")
+    verify_grad(lambda a: N.eigh(a + a.T)[0].sum(), [np.random.default_rng(0).standard_normal((3, 3))])

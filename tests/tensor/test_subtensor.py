@@ -10,7 +10,8 @@ from arignote import function
 from arignote import tensor as T
 from arignote.tensor.shape import Shape_i
 from arignote.gradient import verify_grad
-from arignote.tensor.subtensor import (AdvancedIncSubtensor, AdvancedIncSubtensor1, AdvancedSubtensor,
+from arignote.tensor.subtensor import (AdvancedBooleanIncSubtensor, AdvancedBooleanSubtensor,
+                                       AdvancedIncSubtensor, AdvancedIncSubtensor1, AdvancedSubtensor,
                                        AdvancedSubtensor1, IncSubtensor, Subtensor, advanced_inc_subtensor,
                                        advanced_inc_subtensor1, advanced_set_subtensor,
                                        advanced_set_subtensor1, advanced_subtensor, advanced_subtensor1,
@@ -454,3 +455,34 @@ def test_writing_through_a_full_slice(write):
     g = function([m], [m[:] * 2, m[...] + 1])
     assert [str(n.op) for n in g.maker.fgraph.toposort()].count("Subtensor{}") == 0
     np.testing.assert_array_equal(g(np.ones((2, 2)))[0], np.full((2, 2), 2.0))
+
+
+@pytest.mark.parametrize("index", [(slice(None), None), (None,), (None, slice(None), None),
+                                   (Ellipsis, None), (slice(None), None, slice(None), None, None)])
+def test_new_axes_between_whole_axes_are_a_dimshuffle(index):
+    x = T.dmatrix("x")
+    v = value((2, 3))
+    y = x[index]
+    assert isinstance(y.owner.op, T.DimShuffle) and y.owner.inputs == [x]
+    assert y.broadcastable == tuple(n == 1 for n in v[index].shape)  # the new axes, and only they
+    assert_matches(run([x], y, v), v[index])
+    z = T.dmatrix("z")
+    assert_matches(run([x, z], T.set_subtensor(x[index], z.reshape(v[index].shape)), v, v + 1), v + 1)
+    assert_matches(run([x], T.inc_subtensor(x[index], 2.0), v), v + 2)
+    assert isinstance(x[0, None].owner.op, Subtensor)  # an index among them: still a Subtensor
+
+
+def test_boolean_masks_build_the_boolean_classes():
+    x = T.dmatrix("x")
+    v = value((3, 4))
+    mask = v > 0.5
+    y = x[x > 0.5]
+    assert isinstance(y.owner.op, AdvancedBooleanSubtensor) and isinstance(y.owner.op, AdvancedSubtensor)
+    assert_matches(run([x], y, v), v[mask])
+    inc = T.inc_subtensor(x[x > 0.5], 1.0)
+    assert isinstance(inc.owner.op, AdvancedBooleanIncSubtensor)
+    expected = v.copy()
+    expected[mask] += 1
+    assert_matches(run([x], inc, v), expected)
+    assert type(x[[0, 2]].owner.op) is AdvancedSubtensor1 and type(x[[0, 2], 1:].owner.op) is AdvancedSubtensor
+    verify_grad(lambda t: t[t > 0.5].sum(), [v])

@@ -328,6 +328,18 @@ def test_values_eq_approx_is_static_with_theanos_nan_and_inf_rules():
     assert eq(np.arange(3), np.arange(3)) and not eq(np.arange(3), np.arange(3) + 1)
 
 
+def test_theanos_module_level_comparisons():
+    from arignote.tensor import type as ttype
+    a = np.asarray([1.0, np.inf, np.nan])
+    assert ttype.values_eq_approx_remove_nan(a, np.asarray([1.0, np.inf, 7.0]))
+    assert not ttype.values_eq_approx_remove_nan(a, np.asarray([1.0, 3.0, 7.0]))
+    assert ttype.values_eq_approx_remove_inf(a, np.asarray([1.0, 3.0, np.nan]))
+    assert not ttype.values_eq_approx_remove_inf(a, np.asarray([1.0, 3.0, 7.0]))
+    assert ttype.values_eq_approx_remove_inf_nan(a, np.asarray([1.0, 3.0, 7.0]))
+    assert not ttype.values_eq_approx_remove_inf_nan(a, np.asarray([2.0, 3.0, 7.0]))
+    assert ttype.values_eq_approx_always_true(a, np.zeros(5))
+
+
 class _PickOutput:
     """An op whose default_output is given: Theano's way of naming the output of a node."""
 

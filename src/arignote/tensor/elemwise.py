@@ -39,7 +39,7 @@ class Elemwise(Op):
         return f"Elemwise{{{self.scalar_op},no_inplace}}"
 
     def make_node(self, *inputs: Any) -> Apply:
-        if len(inputs) != self.scalar_op.nin:
+        if len(inputs) != self.scalar_op.nin and self.scalar_op.nin >= 0:  # nin < 0: any number (Theano's -1)
             raise TypeError(f"{self.scalar_op} takes {self.scalar_op.nin} inputs, got {len(inputs)}")
         inputs = [as_tensor_variable(i) for i in inputs]
         ndim = max(i.ndim for i in inputs)

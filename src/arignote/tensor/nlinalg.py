@@ -18,7 +18,8 @@ from arignote.scalar.dtypes import DISCRETE, upgrade_to_float
 from arignote.tensor import math as _math
 from arignote.tensor import reduction as _reduction
 from arignote.tensor.blas import dot
-from arignote.tensor.diagonal import AllocDiag, ExtractDiag
+from arignote.tensor import diagonal as _diagonal
+from arignote.tensor.diagonal import ExtractDiag
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
@@ -26,7 +27,7 @@ from arignote.tensor.variable import as_tensor_variable
 __all__ = ["MatrixInverse", "MatrixPinv", "Det", "Eig", "Eigh", "EighGrad", "SVD", "QRFull",
            "QRIncomplete", "Lstsq", "lstsq", "TensorInv", "TensorSolve", "matrix_inverse", "pinv", "det",
            "eig", "eigh", "svd", "qr", "tensorinv", "tensorsolve", "matrix_dot", "trace", "diag",
-           "alloc_diag", "extract_diag", "matrix_power", "norm"]
+           "AllocDiag", "alloc_diag", "extract_diag", "matrix_power", "norm"]
 
 class HostLinalgOp(HostOp):
     """A linear-algebra op computed by LAPACK on the host."""
@@ -124,9 +125,10 @@ class Eig(HostLinalgOp):
         return [(n,), (n, n)]
 
 
-class Eigh(HostLinalgOp):
+class Eigh(Eig):
     """``numpy.linalg.eigh(x, UPLO)``: ascending eigenvalues and orthonormal eigenvectors of a
-    symmetric (Hermitian) matrix, of which only the ``UPLO`` triangle is read."""
+    symmetric (Hermitian) matrix, of which only the ``UPLO`` triangle is read (a kind of Eig,
+    as in Theano, whose code looks for Eig nodes)."""
 
     __props__ = ("UPLO",)
 
@@ -145,10 +147,6 @@ class Eigh(HostLinalgOp):
         w, v = np.linalg.eigh(inputs[0], self.UPLO)
         output_storage[0][0] = w.astype(node.outputs[0].dtype, copy=False)
         output_storage[1][0] = v.astype(node.outputs[1].dtype, copy=False)
-
-    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
-        n = input_shapes[0][0]
-        return [(n,), (n, n)]
 
 
 class EighGrad(HostLinalgOp):
@@ -251,6 +249,20 @@ matrix_inverse = MatrixInverse()
 pinv = MatrixPinv()
 det = Det()
 eig = Eig()
+
+
+class AllocDiag(_diagonal.AllocDiag):
+    """``numpy.diag`` of a vector: Theano's ``nlinalg.AllocDiag``, which took vectors only
+    (``tensor.AllocDiag`` takes an offset, axes and stacks of diagonals)."""
+
+    def make_node(self, d: Any) -> Apply:
+        d = as_tensor_variable(d)
+        if d.ndim != 1:
+            raise TypeError(f"nlinalg.alloc_diag takes a vector, got {d.describe()} ({d.ndim}-d): "
+                            "use tensor.AllocDiag(offset, axis1, axis2) for stacks of diagonals")
+        return super().make_node(d)
+
+
 alloc_diag = AllocDiag()
 extract_diag = ExtractDiag()
 

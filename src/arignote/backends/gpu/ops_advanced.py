@@ -28,7 +28,8 @@ from arignote.backends.kernels import render_index
 from arignote.graph.basic import Apply, Variable
 from arignote.scalar.dtypes import INTEGER
 from arignote.tensor.alloc import ARange
-from arignote.tensor.subtensor import AdvancedIncSubtensor, AdvancedSubtensor, index_error
+from arignote.tensor.subtensor import (AdvancedBooleanIncSubtensor, AdvancedBooleanSubtensor,
+                                       AdvancedIncSubtensor, AdvancedSubtensor, index_error)
 from arignote.tensor.subtensor.index import ARRAY
 
 
@@ -338,6 +339,7 @@ def _integer_arrays(node: Apply, idx_list: tuple, entries: list) -> None:
         raise StaysOnCpu("only integer index arrays have a GPU kernel (a boolean mask: no)")
 
 
+@register_lowering(AdvancedBooleanSubtensor)  # to say why a boolean mask stays on the CPU
 @register_lowering(AdvancedSubtensor)
 def _advanced_subtensor(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     x, *entries = node.inputs
@@ -347,6 +349,7 @@ def _advanced_subtensor(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     return [op.make_node(on_gpu(x), node.outputs[0].type, *[on_gpu(e) for e in entries]).outputs[0]]
 
 
+@register_lowering(AdvancedBooleanIncSubtensor)
 @register_lowering(AdvancedIncSubtensor)
 def _advanced_inc_subtensor(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     x, y, *entries = node.inputs

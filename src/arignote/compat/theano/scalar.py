@@ -167,8 +167,9 @@ class _ElementByElement:
     def __get__(self, op: Any, owner: type) -> Callable:
         if op is None:
             return self
-        each = np.frompyfunc(op.scalar_impl, op.nin, 1)
-        return lambda *arrays: each(*arrays)  # not a ufunc: no writing into an output buffer
+        def each(*arrays: Any) -> Any:  # not a ufunc: no writing into an output buffer
+            return np.frompyfunc(op.scalar_impl, len(arrays), 1)(*arrays)
+        return each
 
 
 class ScalarOp(_ScalarOp):
@@ -184,6 +185,21 @@ class ScalarOp(_ScalarOp):
         if callable(impl):
             cls.scalar_impl = impl
             cls.impl = _ElementByElement()
+
+    # What the base class's __init__ sets, for a subclass whose __init__ does not call it (Theano's
+    # ScalarOp needed no call): the name is the class's, the dtype rule output_types'.
+    _UNSET = {"c_expr": None, "accepts": None, "identity": None, "commutative": False,
+              "associative": False, "bool_result": True, "cast_inputs": True, "c_exprs": {},
+              "output_types_preference": None}
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "name":
+            return type(self).__name__.lower()
+        if attr == "dtype_rule":
+            return self._output_dtype
+        if attr in ScalarOp._UNSET:
+            return ScalarOp._UNSET[attr]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def __init__(self, output_types_preference: Callable | None = None, name: str | None = None):
         if self.nin < 0:

@@ -10,15 +10,25 @@ from arignote.tensor.scalar_conversion import (ScalarFromTensor, TensorFromScala
                                                scalar_from_tensor, tensor_from_scalar)
 
 __all__ += ["ScalarFromTensor", "TensorFromScalar", "scalar_from_tensor", "tensor_from_scalar"]
-__all__.append("scal")  # from __getattr__ below
+# Views imported when first asked for (__getattr__ below). Theano's tensor.basic had no __all__,
+# so ``from theano.tensor import *`` also bound numpy as ``np`` and the modules ``basic`` and
+# ``compile``: Theano's test files use them.
+_LAZY_MODULES = {"scal": "theano.scalar", "basic": "theano.tensor.basic", "compile": "theano.compile"}
+__all__ += ["np", *_LAZY_MODULES]
 
 
 def __getattr__(name: str) -> object:
-    if name == "scal":  # the theano.scalar view, imported when first asked for
+    if name in _LAZY_MODULES:  # a view, imported when first asked for
         import importlib
-        return importlib.import_module("theano.scalar")
+        return importlib.import_module(_LAZY_MODULES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+# Theano's tensor package star-imported tensor.type_other (slices and None as graph values).
+from arignote.tensor import type_other as _type_other  # noqa: E402
+
+globals().update({name: getattr(_type_other, name) for name in _type_other.__all__})
+__all__ += _type_other.__all__
 
 # The comparison tolerances of Theano's tensor.basic (its defaults, cmp_sloppy=0), which
 # Theano's tests read as theano.tensor.float32_atol and so on.
@@ -40,3 +50,25 @@ def _allclose(a, b, rtol=None, atol=None) -> bool:
 
 
 __all__ += ["_allclose"]
+
+
+# Theano's tensor.basic._convert_to_<dtype>: the elementwise cast op itself (a node even when x
+# has the dtype, where cast() gives x), its scalar op answering Theano's output_types_preference;
+# and _cast_mapping, dtype -> that op.
+def _conversion(dtype: str):
+    from arignote.compat.theano.scalar import specific_out
+    from arignote.scalar import Cast, get_scalar_type
+    from arignote.tensor.elemwise import Elemwise
+    scalar_op = Cast(dtype)
+    scalar_op.output_types_preference = specific_out(get_scalar_type(dtype))
+    return Elemwise(scalar_op)
+
+
+_cast_mapping = {dtype: _conversion(dtype) for dtype in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128")}
+for _dtype, _convert in _cast_mapping.items():
+    globals()[f"_convert_to_{_dtype}"] = _convert
+    __all__.append(f"_convert_to_{_dtype}")
+__all__.append("_cast_mapping")
+del _dtype, _convert

@@ -14,15 +14,18 @@ The pieces, in the order an index meets them:
 from arignote.tensor.subtensor.index import IndexSlice, index_error, numpy_index
 from arignote.tensor.subtensor.layout import (get_canonical_form_slice,  # noqa: F401 - public,
                                               slice_length)  # kept out of tensor.*
-from arignote.tensor.subtensor.read import (AdvancedSubtensor, AdvancedSubtensor1, Subtensor,
+from arignote.tensor.subtensor.read import (AdvancedBooleanSubtensor, AdvancedSubtensor, AdvancedSubtensor1,
+                                            Subtensor,
                                             advanced_subtensor, advanced_subtensor1, getitem)
-from arignote.tensor.subtensor.write import (AdvancedIncSubtensor, AdvancedIncSubtensor1, IncSubtensor,
+from arignote.tensor.subtensor.write import (AdvancedBooleanIncSubtensor, AdvancedIncSubtensor,
+                                             AdvancedIncSubtensor1, IncSubtensor,
                                              advanced_inc_subtensor, advanced_inc_subtensor1,
                                              advanced_set_subtensor, advanced_set_subtensor1,
                                              inc_subtensor, set_subtensor)
 
 __all__ = ["Subtensor", "IncSubtensor", "AdvancedSubtensor1", "AdvancedIncSubtensor1",
-           "AdvancedSubtensor", "AdvancedIncSubtensor", "IndexSlice", "getitem",
+           "AdvancedSubtensor", "AdvancedIncSubtensor", "AdvancedBooleanSubtensor",
+           "AdvancedBooleanIncSubtensor", "IndexSlice", "getitem",
            "set_subtensor", "inc_subtensor", "advanced_subtensor", "advanced_subtensor1",
            "advanced_inc_subtensor", "advanced_set_subtensor", "advanced_inc_subtensor1",
            "advanced_set_subtensor1"]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import INTEGER
 from arignote.tensor.shape import Shape, shape_i
-from arignote.tensor.subtensor.index import (ARRAY, SCALAR, IndexSlice, format_idx_list, index_error,
+from arignote.tensor.subtensor.index import (ARRAY, SCALAR, IndexSlice, _FULL, format_idx_list, index_error,
                                              numpy_index, parse_index)
 from arignote.tensor.subtensor.layout import indexed_shape, indexed_type
 from arignote.tensor.type import TensorType
@@ -27,6 +27,8 @@ def getitem(x: Any, index: Any) -> Variable:
     """``x[index]``: numpy's basic, integer-array and boolean-mask indexing."""
     x = as_tensor_variable(x)
     idx_list, entries = parse_index(x, index)
+    if None in idx_list and all(item is None or item == _FULL for item in idx_list):
+        return _new_axes(x, idx_list)
     if ARRAY not in idx_list:  # no items (x[:], x[...]) is a node too: set_subtensor(x[:], y)
         if (len(idx_list) == 1 and isinstance(idx_list[0], int) and x.owner is not None
                 and isinstance(x.owner.op, Shape)):
@@ -34,7 +36,8 @@ def getitem(x: Any, index: Any) -> Variable:
         return Subtensor(idx_list)(x, *entries)
     if idx_list == (ARRAY,) and entries[0].ndim == 1 and entries[0].dtype in INTEGER:
         return AdvancedSubtensor1()(x, entries[0])
-    return AdvancedSubtensor(idx_list)(x, *entries)
+    read = AdvancedBooleanSubtensor if any(e.dtype == "bool" for e in entries) else AdvancedSubtensor
+    return read(idx_list)(x, *entries)
 
 
 def advanced_subtensor(x: Any, *index: Any) -> Variable:
@@ -45,6 +48,26 @@ def advanced_subtensor(x: Any, *index: Any) -> Variable:
 def advanced_subtensor1(x: Any, ilist: Any) -> Variable:
     """``x[ilist]`` for an integer vector ``ilist`` indexing the first axis."""
     return AdvancedSubtensor1()(x, ilist)
+
+
+def _new_axes(x: Variable, idx_list: Sequence) -> Variable:
+    """``x[:, None, :]`` and the like (new axes between whole axes): a DimShuffle, as in
+    Theano, which rewrites and gradients know better than a Subtensor."""
+    axes = iter(range(x.ndim))
+    pattern = ["x" if item is None else next(axes) for item in idx_list]
+    return x.dimshuffle(*pattern, *axes)
+
+
+def new_axes_index(op: Any) -> tuple | None:
+    """The index (``(_FULL, None)`` for ``[:, None]``) of a DimShuffle that only adds axes, in
+    order, else None: set_subtensor(x[:, None], y) updates x through it."""
+    order = [axis for axis in op.new_order if axis != "x"]
+    if order != list(range(len(op.input_broadcastable))) or len(order) == len(op.new_order):
+        return None
+    index = [None if axis == "x" else _FULL for axis in op.new_order]
+    while index[-1] == _FULL:
+        index.pop()
+    return tuple(index)
 
 
 def _shape_entry(base: Variable, i: int) -> Variable:
@@ -118,6 +141,11 @@ class Subtensor(_IndexRead):
 
 class AdvancedSubtensor(_IndexRead):
     """Indexing with integer or boolean arrays mixed with anything else; copies."""
+
+
+class AdvancedBooleanSubtensor(AdvancedSubtensor):
+    """An AdvancedSubtensor with a boolean mask among its index arrays (Theano's class of it,
+    which its programs look for in graphs)."""
 
 
 class AdvancedSubtensor1(Op):

@@ -16,8 +16,9 @@ from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import upcast
 from arignote.tensor.subtensor.index import ARRAY, format_idx_list, index_error, numpy_index
 from arignote.tensor.subtensor.layout import indexed_type
-from arignote.tensor.subtensor.read import (AdvancedSubtensor, AdvancedSubtensor1, IndexOp, Subtensor,
-                                            getitem)
+from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.subtensor.read import (AdvancedBooleanSubtensor, AdvancedSubtensor, AdvancedSubtensor1,
+                                            IndexOp, Subtensor, getitem, new_axes_index)
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
@@ -97,6 +98,10 @@ class AdvancedIncSubtensor(_IndexedIncOp):
     """Set or add at an advanced index; repeated indices accumulate (``numpy.add.at``)."""
 
     accumulate = True
+
+
+class AdvancedBooleanIncSubtensor(AdvancedIncSubtensor):
+    """An AdvancedIncSubtensor with a boolean mask among its index arrays (Theano's class)."""
 
 
 class AdvancedIncSubtensor1(_IncOp):
@@ -190,6 +195,8 @@ def advanced_set_subtensor1(x: Any, y: Any, ilist: Any) -> Variable:
 def _inc_or_set(indexed: Any, y: Any, set_: bool) -> Variable:
     what = "set_subtensor" if set_ else "inc_subtensor"
     node = getattr(indexed, "owner", None)
+    if node is not None and isinstance(node.op, DimShuffle) and new_axes_index(node.op) is not None:
+        node = Subtensor(new_axes_index(node.op))(node.inputs[0]).owner  # x[:, None] is a DimShuffle
     if node is None or not isinstance(node.op, (Subtensor, AdvancedSubtensor, AdvancedSubtensor1)):
         raise TypeError(f"{what} expects an indexed expression such as {what}(x[1:3], y), got "
                         f"{getattr(indexed, 'describe', lambda: repr(indexed))()}: index the "
@@ -197,5 +204,7 @@ def _inc_or_set(indexed: Any, y: Any, set_: bool) -> Variable:
     op = node.op
     if isinstance(op, AdvancedSubtensor1):
         return AdvancedIncSubtensor1(set_)(node.inputs[0], y, node.inputs[1])
-    inc_op = (IncSubtensor if isinstance(op, Subtensor) else AdvancedIncSubtensor)(op.idx_list, set_)
+    write = (IncSubtensor if isinstance(op, Subtensor) else
+             AdvancedBooleanIncSubtensor if isinstance(op, AdvancedBooleanSubtensor) else AdvancedIncSubtensor)
+    inc_op = write(op.idx_list, set_)
     return inc_op(node.inputs[0], y, *node.inputs[1:])

@@ -1,0 +1,48 @@
+"""Names Theano's ``theano.tensor`` (its ``basic`` module had no ``__all__``), ``theano.compile``
+and ``theano.tensor.raw_random`` carried that Theano programs and tests use."""
+import numpy as np
+import pytest
+
+
+def test_star_import_binds_numpy_and_the_modules(theano):
+    scope = {}
+    exec("from theano.tensor import *", scope)
+    assert scope["np"] is np and scope["basic"] is theano.tensor and scope["compile"] is theano.compile
+    assert scope["slicetype"] is theano.tensor.type_other.slicetype and "make_slice" in scope
+    assert scope["_convert_to_int8"] is theano.tensor.basic._cast_mapping["int8"]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint16", "float32", "float64", "complex128", "bool"])
+def test_convert_to_ops_cast_and_always_make_a_node(theano, dtype):
+    import theano.tensor as T
+    from theano.tensor import basic
+    convert = getattr(basic, f"_convert_to_{dtype}")
+    assert convert.scalar_op.output_types_preference.spec[0].dtype == dtype
+    for source in ("float64", dtype):
+        x = T.vector(dtype=source)
+        y = convert(x)
+        assert y.owner is not None and y.dtype == dtype
+        values = np.asarray([0.0, 1.0, 3.0]).astype(source)
+        np.testing.assert_array_equal(theano.function([x], y)(values), values.astype(dtype))
+
+
+def test_deep_copy_op_copies(theano):
+    import theano.tensor as T
+    from theano.compile import DeepCopyOp, deep_copy_op
+    x = T.dvector()
+    y = deep_copy_op(x)
+    assert isinstance(y.owner.op, DeepCopyOp) and y.type == x.type and DeepCopyOp() == deep_copy_op
+    f = theano.function([theano.In(x, borrow=True)], y)
+    v = np.arange(3.0)
+    out = f(v)
+    np.testing.assert_array_equal(out, v)
+    assert not np.shares_memory(out, v)
+
+
+def test_infer_ndim_bcast_under_theanos_name(theano):
+    import theano.tensor as T
+    from theano.tensor import raw_random
+    ndim, size, bcast = raw_random._infer_ndim_bcast(None, (3, 1))
+    assert ndim == 2 and bcast == (False, True) and list(size.eval()) == [3, 1]
+    ndim, _, bcast = raw_random._infer_ndim_bcast(None, None, T.dmatrix(), T.dvector())
+    assert ndim == 2 and bcast == (False, False)
