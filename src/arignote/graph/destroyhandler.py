@@ -13,6 +13,7 @@ destroying ops: a feature that validates every replacement (below).
 from __future__ import annotations
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.errors import InconsistencyError
 from arignote.graph.fg import FunctionGraph
 
 
@@ -75,7 +76,6 @@ class DestroyHandler:
     def validate(self, fgraph: FunctionGraph) -> None:
         problem = check(fgraph)[1]
         if problem is not None:
-            from arignote.graph.fg import InconsistencyError
             raise InconsistencyError(problem)
 
     def orderings(self, fgraph: FunctionGraph) -> dict[Apply, list[Apply]]:

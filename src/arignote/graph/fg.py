@@ -5,6 +5,7 @@ from typing import Any
 from collections.abc import Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.errors import InconsistencyError
 from arignote.graph.traversal import as_string, clone_get_equiv, io_toposort
 
 
@@ -315,10 +316,6 @@ def _load_fgraph(inputs: list[Variable], outputs: list[Variable]) -> FunctionGra
 def _client_key(client: tuple[Any, int]) -> tuple[int, int]:
     node, i = client
     return (-1 if node == "output" else id(node), i)
-
-
-class InconsistencyError(Exception):
-    """A feature (a DestroyHandler) refuses the graph: its message says what is unsound."""
 
 
 class _Journal:

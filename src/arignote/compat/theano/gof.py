@@ -16,7 +16,8 @@ from arignote.compat.theano.optdb import EquilibriumDB, Query, SequenceDB
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 from arignote.graph.destroyhandler import DestroyHandler
 from arignote.graph.enums import CEnumType, EnumList, EnumType
-from arignote.graph.fg import FunctionGraph, InconsistencyError, MissingInputError
+from arignote.graph.errors import InconsistencyError
+from arignote.graph.fg import FunctionGraph, MissingInputError
 from arignote.graph.traversal import (ancestors, as_string, clone, clone_get_equiv, general_toposort,
                                       graph_inputs, io_toposort, is_in_ancestors, is_same_graph, orphans,
                                       stack_search, view_roots)

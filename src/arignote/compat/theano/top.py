@@ -39,7 +39,7 @@ def sparse_grad(var: Any) -> Any:
 from arignote.compat.theano.gof import (CLinker, Container, DualLinker, LocalLinker, OpWiseCLinker,  # noqa: E402
                                         PerformLinker)
 from arignote.compile.linkers import Linker  # noqa: E402
-from arignote.graph.fg import InconsistencyError  # noqa: E402
+from arignote.graph.errors import InconsistencyError  # noqa: E402
 
 __all__ += ["CLinker", "Container", "DualLinker", "Linker", "LocalLinker", "OpWiseCLinker", "PerformLinker",
             "InconsistencyError"]
