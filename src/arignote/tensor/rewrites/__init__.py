@@ -4,5 +4,5 @@ Phases, in the order they run: ``canonicalize`` (identities, DimShuffles,
 shapes), ``stabilize`` (numerically safer forms), ``specialize`` (faster
 forms: powers, sums of squares, gemm), ``fusion``, ``inplace``.
 """
-from arignote.tensor.rewrites import (bn, canonicalize, erf, fusion, inplace, nnet_compound,  # noqa: F401
+from arignote.tensor.rewrites import (bn, canonicalize, erf, fusion, inplace, nnet_compound, reductions,  # noqa: F401
                                       shape_feature, specialize, stabilize)
