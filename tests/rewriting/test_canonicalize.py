@@ -245,3 +245,18 @@ def test_scalars_beside_an_alloc_are_computed_before_it():
     out = (T.alloc(c, x.shape[0], x.shape[1]) * 2 + 1) * x
     f = check_same_values([x, c], out, FAST_RUN, [rng.standard_normal((2, 3)), 0.5])
     assert "Alloc" not in op_names(f)
+
+
+def test_a_chain_of_dimshuffles_collapses_in_one_step():
+    """One application leaves the input itself when the chain keeps every axis in place, so a
+    single walk that does not revisit new nodes (Theano's out2in) ends clean."""
+    from arignote.graph import FunctionGraph
+    from arignote.tensor.rewrites.canonicalize import local_dimshuffle_merge
+
+    m = T.dmatrix("m")
+    chain = m.dimshuffle(0, "x", 1).dimshuffle(2, 0, "x", 1).dimshuffle(1, 0, 2)
+    fg = FunctionGraph([m], [chain.dimshuffle(1, 0, 2)])
+    (out,) = local_dimshuffle_merge.transform(fg, fg.outputs[0].owner)
+    assert out.owner.op.new_order == (1, 0, "x") and out.owner.inputs[0] is fg.inputs[0]
+    fg = FunctionGraph([m], [m.T.T])
+    assert local_dimshuffle_merge.transform(fg, fg.outputs[0].owner) == [fg.inputs[0]]

@@ -31,6 +31,10 @@ THEANO_TAGS = {
     "gemm_optimizer": "local_gemm", "BlasOpt": "local_gemm", "ShapeOpt": "shape",
     "local_shape_to_shape_i": "local_shape_to_lengths", "topo_constant_folding": "constant_folding",
     "local_log_sum_exp": "local_logsumexp", "gpuarray": "gpu", "gpuarray_opt": "gpu", "gpu_opt": "gpu",
+    "local_setsubtensor_of_constants": "local_incsubtensor_of_zeros", "local_zero_div": "local_div_of_known",
+    "local_intdiv_by_one": "local_div_of_known", "local_canonicalize_alloc": "local_useless_alloc",
+    "local_cut_useless_reduce": "local_reduce_broadcastable", "local_sum_prod_mul_by_scalar": "local_reduce_scaled",
+    "local_op_of_op": "local_reduce_merge", "local_sum_prod_alloc": "local_reduce_alloc",
 }
 
 

@@ -222,13 +222,18 @@ def _same_length(feature: object, other: Variable, d: int, length: Variable) -> 
 # ------------------------------------------------------------- dimshuffles
 @node_rewriter([DimShuffle])
 def local_dimshuffle_merge(fgraph: FunctionGraph, node: Apply):
-    """Two DimShuffles in a row -> one."""
-    inner = node.inputs[0].owner
-    if inner is None or not isinstance(inner.op, DimShuffle):
+    """A chain of DimShuffles -> one, or none when together they keep every axis in place
+    (a double transpose): in one step, so a walk that does not revisit new nodes ends clean."""
+    x = node.inputs[0]
+    if x.owner is None or not isinstance(x.owner.op, DimShuffle):
         return None
-    x = inner.inputs[0]
-    first = inner.op.new_order
-    order = ["x" if i == "x" else first[i] for i in node.op.new_order]
+    order = list(node.op.new_order)
+    while x.owner is not None and isinstance(x.owner.op, DimShuffle):
+        first = x.owner.op.new_order
+        order = ["x" if i == "x" else first[i] for i in order]
+        x = x.owner.inputs[0]
+    if order == list(range(x.ndim)):
+        return [retype(x, node.outputs[0])]
     return [retype(DimShuffle(x.broadcastable, order)(x), node.outputs[0])]
 
 
@@ -276,7 +281,8 @@ def _lifted(fgraph: FunctionGraph, order: tuple, root):
             if owner is not None and isinstance(owner.op, DimShuffle):
                 inner = owner.inputs[0]
                 merged = ["x" if i == "x" else owner.op.new_order[i] for i in order]
-                done[var] = DimShuffle(inner.broadcastable, merged)(inner)
+                identity = merged == list(range(inner.ndim))  # transposes that cancel
+                done[var] = inner if identity else DimShuffle(inner.broadcastable, merged)(inner)
             else:
                 done[var] = DimShuffle(var.broadcastable, order)(var)
         elif not expanded:
