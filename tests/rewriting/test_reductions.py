@@ -130,3 +130,24 @@ def test_any_of_one_element_is_its_truth():
     z = T.TensorType("complex128", (True, False))("z")
     f = check_same_values([z], T.any(z, axis=0), CANON, [np.array([[0j, 1j, 2 + 0j]])])
     assert not _reductions(f)
+
+
+@pytest.mark.parametrize("build, expected", [
+    (lambda: -T.max(-m, 1), ["min"]),
+    (lambda: -T.min(-m), ["max"]),
+    (lambda: T.max(-m, 0), ["min", "neg"]),
+    (lambda: -T.sum(-m, 1), ["sum"]),
+], ids=["-max(-x)", "-min(-x)", "max(-x)", "-sum(-x)"])
+def test_a_negation_moves_out_of_a_reduction(build, expected):
+    f = check_same_values([m], build(), CANON, [M])
+    names = {"maximum": "max", "minimum": "min", "add": "sum"}
+    got = [names[n.op.scalar_op.name] if isinstance(n.op, CAReduce) else n.op.scalar_op.name
+           for n in f.maker.fgraph.toposort()]
+    assert got == expected
+
+
+def test_an_integer_max_of_a_negation_stays():
+    i = T.imatrix("i")
+    low = np.array([[-2 ** 31, 1]], dtype="int32")  # -INT_MIN wraps to INT_MIN
+    f = check_same_values([i], T.max(-i, 0), CANON, [low])
+    assert op_names(f) == ["neg", "CAReduce"]

@@ -18,6 +18,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
+from arignote.scalar import ops as scalar_ops
 from arignote.scalar.dtypes import FLOAT
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import Alloc, alloc
@@ -34,21 +35,26 @@ class Algebra:
     copies of ``v`` (None: not rewritten: ``max`` of no copies is an error the alloc must keep);
     ``pairwise`` is the elementwise op that reduces two arrays; ``scales`` whether a scalar factor
     can be taken out (``sum(c * x) = c * sum(x)``); ``single`` the reduction of one element (then
-    cast to the result's dtype: the truth of ``x`` for all and any)."""
+    cast to the result's dtype: the truth of ``x`` for all and any); ``negated`` the operator ``g``
+    with ``reduce(-x) = -g(x)`` (``max(-x) = -min(x)``), None where there is none."""
     repeated: Callable[[Variable, Variable], Variable] | None
     pairwise: Callable[[Variable, Variable], Variable]
     scales: bool = False
+    negated: str | None = None
     single: Callable[[Variable], Variable] = staticmethod(lambda x: x)
 
 
 ALGEBRA = {
-    "add": Algebra(_math.mul, _math.add, scales=True),
+    "add": Algebra(_math.mul, _math.add, scales=True, negated="add"),
     "mul": Algebra(_math.pow, _math.mul),
-    "maximum": Algebra(None, _math.maximum),
-    "minimum": Algebra(None, _math.minimum),
+    "maximum": Algebra(None, _math.maximum, negated="minimum"),
+    "minimum": Algebra(None, _math.minimum, negated="maximum"),
     "and_": Algebra(None, _math.and_, single=lambda x: _math.neq(x, 0)),
     "or_": Algebra(None, _math.or_, single=lambda x: _math.neq(x, 0)),
 }
+
+
+ALGEBRA_OPS = {"maximum": scalar_ops.maximum, "minimum": scalar_ops.minimum}
 
 
 def _rebuild(op: CAReduce, axis: tuple[int, ...]) -> CAReduce:
@@ -125,17 +131,23 @@ def local_reduce_alloc(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter([CAReduce])
 def local_reduce_scaled(fgraph: FunctionGraph, node: Apply):
-    """``sum(c * x)``, ``sum(x / c)``, ``sum(-x)`` for a broadcast scalar ``c`` -> the factor
-    applied to ``sum(x)``: one multiply per result instead of one per element."""
+    """``sum(c * x)`` and ``sum(x / c)`` for a broadcast scalar ``c`` -> the factor applied to
+    ``sum(x)``; ``sum(-x)`` -> ``-sum(x)``, ``max(-x)`` -> ``-min(x)``: one operation per result
+    instead of one per element (and ``-max(-x)`` is then ``min(x)``)."""
     op, var = node.op, node.inputs[0]
     out = node.outputs[0]
     name = op_name(var)
-    if (not ALGEBRA[op.scalar_op.name].scales or name not in ("mul", "true_div", "neg")
-            or out.dtype not in FLOAT or var.dtype != out.dtype or not single_client(fgraph, var)):
+    algebra = ALGEBRA[op.scalar_op.name]
+    # Floats only: in integers -x wraps (-INT_MIN is INT_MIN), so max(-x) is not -min(x).
+    if name is None or out.dtype not in FLOAT or var.dtype != out.dtype or not single_client(fgraph, var):
         return None
     inputs = var.owner.inputs
-    if name == "neg":
-        return [retype(_math.neg(op(inputs[0])), out)] if inputs[0].dtype == out.dtype else None
+    if name == "neg" and algebra.negated is not None and inputs[0].dtype == out.dtype:
+        negated = op if algebra.negated == op.scalar_op.name else CAReduce(
+            ALGEBRA_OPS[algebra.negated], op.axis, op.dtype, op.acc_dtype)
+        return [retype(_math.neg(negated(inputs[0])), out)]
+    if not algebra.scales or name not in ("mul", "true_div"):
+        return None
     candidates = [1] if name == "true_div" else range(len(inputs))
     for k in candidates:
         factor, rest = inputs[k], inputs[:k] + inputs[k + 1:]
