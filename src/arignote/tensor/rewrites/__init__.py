@@ -4,6 +4,6 @@ Phases, in the order they run: ``canonicalize`` (identities, DimShuffles,
 shapes), ``stabilize`` (numerically safer forms), ``specialize`` (faster
 forms: powers, sums of squares, gemm), ``fusion``, ``inplace``.
 """
-from arignote.tensor.rewrites import (bn, canonicalize, erf, fusion, inplace, known_values,  # noqa: F401
+from arignote.tensor.rewrites import (bn, canonicalize, erf, fusion, inplace, inverses, known_values,  # noqa: F401
                                       nnet_compound, reductions,
                                       shape_feature, specialize, stabilize)
