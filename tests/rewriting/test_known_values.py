@@ -114,3 +114,33 @@ def test_an_alloc_that_broadcasts_stays():
     v = T.dvector("v")
     f = check_same_values([v], T.alloc(v, 3, v.shape[0]), CANON, [np.arange(4.0)])
     assert "Alloc" in op_names(f)
+
+
+@pytest.mark.parametrize("index, kept", [
+    (lambda v: v[0], 0), (lambda v: v[-1], 0), (lambda v: v[:2], 2), (lambda v: v[::2], 2),
+    (lambda v: v[[0, 2]], 2), (lambda v: v[::-1], 3), (lambda v: v[5:], 0),
+], ids=["0", "-1", ":2", "::2", "[0,2]", "::-1", "5:"])
+def test_a_constant_index_into_a_make_vector_picks_its_elements(index, kept):
+    from arignote.tensor.join import make_vector
+
+    a, b, c = T.lscalar("a"), T.lscalar("b"), T.lscalar("c")
+    f = check_same_values([a, b, c], index(make_vector(a, b, c)), CANON, [3, 5, 7])
+    assert "Subtensor" not in op_names(f) and "AdvancedSubtensor1" not in op_names(f)
+    assert sum(len(n.inputs) for n in f.maker.fgraph.toposort() if type(n.op).__name__ == "MakeVector") == kept
+
+
+def test_the_lengths_a_shape_slice_needs_are_read_alone():
+    t = T.dtensor3("t")
+    f = check_same_values([t], T.zeros(t.shape[1:]), CANON, [np.ones((2, 3, 4))])
+    assert "Subtensor" not in op_names(f)
+
+
+def test_a_symbolic_or_out_of_range_index_into_a_make_vector_stays():
+    from arignote.tensor.join import make_vector
+
+    a, b = T.lscalar("a"), T.lscalar("b")
+    f = function([a, b], make_vector(a, b)[a], mode=CANON)
+    assert "Subtensor" in op_names(f)
+    f = function([a, b], make_vector(a, b)[4], mode=CANON)
+    with pytest.raises(IndexError):
+        f(1, 2)

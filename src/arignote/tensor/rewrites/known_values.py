@@ -30,6 +30,10 @@ from arignote.tensor.rewrites.canonicalize import _filled, _same_length
 from arignote.tensor.rewrites.shape_feature import shape_feature
 from arignote.tensor.rewrites.utils import op_name, retype
 from arignote.tensor.shape import Rebroadcast
+from arignote.tensor.join import MakeVector
+from arignote.tensor.shape import Shape, static_value
+from arignote.tensor.subtensor.index import numpy_index
+from arignote.tensor.subtensor.read import AdvancedSubtensor1, Subtensor
 from arignote.tensor.subtensor.write import _IncOp
 
 _NONE = object()  # not known (a filled value may itself be None-like: 0, False)
@@ -129,6 +133,38 @@ def local_div_of_known(fgraph: FunctionGraph, node: Apply):
     return None
 
 
+@node_rewriter([Subtensor, AdvancedSubtensor1])
+def local_subtensor_make_vector(fgraph: FunctionGraph, node: Apply):
+    """A constant index into ``make_vector(a, b, c)`` or ``x.shape`` -> the element, or the
+    MakeVector of the elements it selects: ``x.shape[1:]`` reads the lengths it keeps, alone.
+    The index is applied to the positions ``arange(n)``, so every index numpy takes is handled;
+    an out-of-range one is left for its error when the function runs."""
+    vec = node.inputs[0]
+    if vec.owner is None:
+        return None
+    if isinstance(vec.owner.op, MakeVector):
+        elements, make = vec.owner.inputs, vec.owner.op
+    elif isinstance(vec.owner.op, Shape):  # the shape's lengths, each read alone
+        x = vec.owner.inputs[0]
+        elements, make = [shape_feature(fgraph).entry(x, d) for d in range(x.ndim)], MakeVector("int64")
+    else:
+        return None
+    values = [static_value(e) for e in node.inputs[1:]]
+    if any(v is None for v in values):
+        return None
+    positions = np.arange(len(elements))
+    try:
+        if isinstance(node.op, AdvancedSubtensor1):
+            chosen = positions[np.asarray(values[0], dtype="int64")]
+        else:
+            chosen = positions[numpy_index(node.op.idx_list, values)]
+    except IndexError:
+        return None
+    if chosen.ndim == 0:
+        return [retype(elements[int(chosen)], node.outputs[0])]
+    return [retype(make(*[elements[i] for i in chosen]), node.outputs[0])]
+
+
 @node_rewriter([Alloc])
 def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
     """``alloc(x, *lengths)`` -> ``x`` when ``x`` already has those lengths (an alloc is a copy)."""
@@ -143,5 +179,5 @@ def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
 
 
 for _rewriter in (local_incsubtensor_of_zeros, local_0_dot_x, local_useless_switch, local_div_of_known,
-                  local_useless_alloc):
+                  local_subtensor_make_vector, local_useless_alloc):
     rewrites.register(_rewriter, "canonicalize", "fast_run")
