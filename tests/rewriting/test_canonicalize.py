@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from arignote import function
 from arignote import tensor as T
 from arignote.compile.mode import FAST_COMPILE, FAST_RUN
+from arignote.tensor.elemwise import Elemwise
 from tests.rewriting.rewrite_utils import check_same_values, op_names, phase_mode
 
 CANON = phase_mode("canonicalize")
@@ -198,7 +199,7 @@ def test_a_slice_of_a_cast_casts_only_the_slice():
     assert names.index("Subtensor") < names.index("convert_to_int32")
 
 
-def test_a_subtensor_is_lifted_through_unary_ops_only_when_it_is_their_one_use():
+def test_a_subtensor_is_lifted_through_elemwise_ops_only_when_it_is_their_one_use():
     x = T.dmatrix("x")
     value = rng.standard_normal((4, 5))
     f = check_same_values([x], T.exp(T.tanh(x))[1:, 2], CANON, [value])
@@ -207,7 +208,7 @@ def test_a_subtensor_is_lifted_through_unary_ops_only_when_it_is_their_one_use()
     f = check_same_values([x], [e[1:], e], CANON, [value])
     assert op_names(f) == ["exp", "Subtensor"]
     f = check_same_values([x], (x + x.T)[0], CANON, [rng.standard_normal((4, 4))])
-    assert op_names(f)[-1] == "Subtensor"
+    assert op_names(f)[-1] == "add"  # x[0] + x.T[0]: one row of each
 
 
 # ------------------------------------------------------------- allocs read once
@@ -245,3 +246,33 @@ def test_scalars_beside_an_alloc_are_computed_before_it():
     out = (T.alloc(c, x.shape[0], x.shape[1]) * 2 + 1) * x
     f = check_same_values([x, c], out, FAST_RUN, [rng.standard_normal((2, 3)), 0.5])
     assert "Alloc" not in op_names(f)
+
+
+def test_a_chain_of_dimshuffles_collapses_in_one_step():
+    """One application leaves the input itself when the chain keeps every axis in place, so a
+    single walk that does not revisit new nodes (Theano's out2in) ends clean."""
+    from arignote.graph import FunctionGraph
+    from arignote.tensor.rewrites.canonicalize import local_dimshuffle_merge
+
+    m = T.dmatrix("m")
+    chain = m.dimshuffle(0, "x", 1).dimshuffle(2, 0, "x", 1).dimshuffle(1, 0, 2)
+    fg = FunctionGraph([m], [chain.dimshuffle(1, 0, 2)])
+    (out,) = local_dimshuffle_merge.transform(fg, fg.outputs[0].owner)
+    assert out.owner.op.new_order == (1, 0, "x") and out.owner.inputs[0] is fg.inputs[0]
+    fg = FunctionGraph([m], [m.T.T])
+    assert local_dimshuffle_merge.transform(fg, fg.outputs[0].owner) == [fg.inputs[0]]
+
+
+@pytest.mark.parametrize("index", [lambda v: v[0], lambda v: v[0:2], lambda v: v[1, ::-1]], ids=["row", "slice", "mixed"])
+def test_indexing_moves_into_an_elemwise_of_several_inputs(index):
+    a, b, s = T.dmatrix("a"), T.dmatrix("b"), T.dscalar("s")
+    values = [np.arange(6.0).reshape(3, 2), np.arange(6.0).reshape(3, 2)[::-1], np.float64(0.5)]
+    f = check_same_values([a, b, s], index(T.exp(a + s + b)), CANON, values)
+    last = f.maker.fgraph.toposort()[-1]
+    assert isinstance(last.op, Elemwise)  # the indexing happens before: only the part read is computed
+
+
+def test_indexing_stays_after_an_elemwise_with_a_row_broadcast():
+    a, r = T.dmatrix("a"), T.drow("r")
+    f = check_same_values([a, r], (a * r)[0], CANON, [np.arange(6.0).reshape(3, 2), np.ones((1, 2))])
+    assert type(f.maker.fgraph.toposort()[-1].op).__name__ == "Subtensor"

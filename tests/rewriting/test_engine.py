@@ -121,3 +121,26 @@ def test_database_selects_by_tag_and_excludes():
         db.register(record, "canonicalize", name="record")
     with pytest.raises(ValueError, match="unknown phase"):
         db.register(record, "sometime")
+
+
+def test_position_cutoff_keeps_the_phases_before_it():
+    """Theano's positions: canonicalize 1, stabilize 1.5, specialize 2; a mode's ``_optimizer``
+    is its selection as a Query, and setting its cutoff drops the later phases."""
+    from arignote import function
+    from arignote.compile.mode import FAST_RUN
+    from arignote.graph.rewriting.db import Query
+
+    x = T.dvector("x")
+    out = T.log(1 + x) + x ** 2  # log1p in stabilize, x ** 2 -> sqr in specialize
+    names = lambda f: {n.op.scalar_op.name for n in f.maker.fgraph.toposort()}  # noqa: E731
+    mode = FAST_RUN.excluding("fusion")
+    mode._optimizer.position_cutoff = 1.50001
+    assert names(function([x], out, mode=mode)) == {"log1p", "pow", "add"}
+    assert names(function([x], out, mode=mode.excluding("inplace"))) == {"log1p", "pow", "add"}  # kept
+    assert FAST_RUN.position_cutoff == np.inf
+    assert {"sqr", "log1p"} <= names(function([x], out, mode=FAST_RUN.excluding("fusion")))
+    mode._optimizer = Query(["canonicalize"])
+    assert names(function([x], out, mode=mode)) == {"log", "add", "pow"}
+    assert mode._optimizer.include == ("canonicalize",)
+    with pytest.raises(TypeError, match="takes a Query"):
+        mode._optimizer = "fast_run"

@@ -87,3 +87,17 @@ def test_mlp_gradient_shapes_need_no_forward_pass():
     f = check_same_values([x, w], [h.shape, T.sum(h, axis=1).shape], "FAST_RUN",
                           [np.ones((4, 3)), np.ones((3, 2))])
     assert op_names(f).count("Dot") == 0
+
+
+def test_same_shape_says_what_the_graph_proves():
+    x, y, s = T.dvector("x"), T.dvector("y"), T.dscalar("s")
+    fg = FunctionGraph([x, y, s], [x + 1, x + y, s + 1, T.alloc(s, 3), T.alloc(s, 3)], clone=False)
+    feature = ShapeFeature()
+    fg.attach_feature(feature)
+    plus_one, total, scalar, three, three_again = fg.outputs
+    assert feature.same_shape(x, plus_one) and feature.same_shape(s, scalar)
+    assert feature.same_shape(x, total) and not feature.same_shape(y, total)  # the sum's length is x's
+    assert feature.same_shape(three, three_again) and not feature.same_shape(x, three)
+    assert feature.same_shape(x, total, 0, 0) and not feature.same_shape(x, scalar)
+    with pytest.raises(IndexError):
+        feature.same_shape(x, total, 1, 0)

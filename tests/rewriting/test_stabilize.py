@@ -261,3 +261,31 @@ def test_the_tutorial_cross_entropy_and_its_gradient_stay_finite():
     expected = np.sum(tv * np.logaddexp(0, -zv) + (1 - tv) * np.logaddexp(0, zv))
     np.testing.assert_allclose(c, expected, rtol=1e-15)
     np.testing.assert_allclose(g, special.expit(zv) - tv, rtol=1e-12, atol=1e-300)
+
+
+LOGADD_A = np.array([10000, -np.inf, np.inf, 1, -1000, -np.inf, np.inf, 1e-300, 0.5])
+LOGADD_B = np.array([10000, -np.inf, 5, 2, -1001, 3, np.inf, -50, 0.5])
+
+
+def test_log_of_a_sum_of_exps_is_logaddexp():
+    y = T.dvector("y")
+    f = function([x, y], T.log(T.exp(x) + T.exp(y)), mode=STABLE)
+    assert "log" not in op_names(f)
+    with np.errstate(all="raise"):  # neither branch computes inf - inf
+        got = f(LOGADD_A, LOGADD_B)
+    np.testing.assert_allclose(got, np.logaddexp(LOGADD_A, LOGADD_B), rtol=1e-15)
+    assert np.isinf(function([x, y], T.log(T.exp(x) + T.exp(y)), mode=phase_mode("canonicalize"))(
+        LOGADD_A[:1], LOGADD_B[:1])).all()  # the written-out form overflows
+
+
+def test_log_of_a_longer_sum_of_exps_folds_logaddexp():
+    y = T.dvector("y")
+    out = T.log(T.exp(x) + T.exp(y) + T.exp(x - y) + T.exp(x + y))
+    f = check_same_values([x, y], out, STABLE, [np.array([1.0, -3]), np.array([2.0, 0.25])], rtol=1e-14)
+    np.testing.assert_allclose(f(np.array([10000.0]), np.array([10000.0])), [20000.0])
+
+
+def test_log_of_a_sum_with_another_term_is_left_alone():
+    y = T.dvector("y")
+    f = check_same_values([x, y], T.log(T.exp(x) + y), STABLE, [np.arange(3.0), np.arange(3.0)])
+    assert "log" in op_names(f)

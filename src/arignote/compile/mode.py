@@ -9,6 +9,7 @@ the merging of equal nodes, and ``Mode(optimizer=None)`` none.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 from collections.abc import Callable
 
@@ -16,7 +17,7 @@ import arignote.tensor.rewrites  # noqa: F401  (registers the tensor rewrites)
 from arignote.compile.linkers import Linker
 from arignote.config import config
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.db import rewrites
+from arignote.graph.rewriting.db import Query, rewrites
 
 _PRESETS = {"fast_run": ("fast_run",), "fast_compile": ("fast_compile",), "merge": ()}
 # Theano's linker names: arignote has one linker, so each of them means it.
@@ -31,6 +32,10 @@ THEANO_TAGS = {
     "gemm_optimizer": "local_gemm", "BlasOpt": "local_gemm", "ShapeOpt": "shape",
     "local_shape_to_shape_i": "local_shape_to_lengths", "topo_constant_folding": "constant_folding",
     "local_log_sum_exp": "local_logsumexp", "gpuarray": "gpu", "gpuarray_opt": "gpu", "gpu_opt": "gpu",
+    "local_setsubtensor_of_constants": "local_incsubtensor_of_zeros", "local_zero_div": "local_div_of_known",
+    "local_intdiv_by_one": "local_div_of_known", "local_canonicalize_alloc": "local_useless_alloc",
+    "local_cut_useless_reduce": "local_reduce_broadcastable", "local_sum_prod_mul_by_scalar": "local_reduce_scaled",
+    "local_op_of_op": "local_reduce_merge", "local_sum_prod_alloc": "local_reduce_alloc",
 }
 
 
@@ -70,12 +75,28 @@ class Mode:
         self.include = tuple(include)
         self.exclude = tuple(exclude)
         self.require = tuple(require)
+        self.position_cutoff = math.inf
         self.name = name
 
     @property
     def provided_optimizer(self) -> Any:
         """Theano's name for the optimizer this mode was given."""
         return self.optimizer
+
+    @property
+    def _optimizer(self) -> Query:
+        """The rewrite selection as Theano's ``Query`` (Theano's test files read and assign
+        ``mode._optimizer``, and set its ``position_cutoff`` to stop after a phase)."""
+        return _Selection(self)
+
+    @_optimizer.setter
+    def _optimizer(self, query: Query) -> None:
+        if not isinstance(query, Query):
+            raise TypeError(f"mode._optimizer takes a Query (theano.gof.Query), got {query!r}; "
+                            "pass other optimizers as Mode(optimizer=...)")
+        self.optimizer = "merge"  # the query's own tags say what runs
+        self.include, self.exclude, self.require = query.include, query.exclude, query.require
+        self.position_cutoff = query.position_cutoff
 
     def _derive(self, include: tuple, exclude: tuple, require: tuple) -> Mode:
         # A copy keeps the class and its settings (DebugMode's checks, NanGuardMode's).
@@ -118,7 +139,8 @@ class Mode:
             if not self.include:
                 return
         preset = _PRESETS.get(self.optimizer, ()) if isinstance(self.optimizer, str) else ()
-        rewrites.query(preset + _tags(self.include), _tags(self.exclude), _tags(self.require)).apply(fgraph)
+        rewrites.query(preset + _tags(self.include), _tags(self.exclude), _tags(self.require),
+                       self.position_cutoff).apply(fgraph)
 
     def __repr__(self) -> str:
         if self.name and not self.include and not self.exclude and not self.require:
@@ -126,6 +148,21 @@ class Mode:
         text = (f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r}, "
                 f"include={self.include}, exclude={self.exclude}")
         return text + (f", require={self.require})" if self.require else ")")
+
+
+class _Selection(Query):
+    """A mode's ``_optimizer``: its tags as a Query; setting ``position_cutoff`` sets the mode's."""
+
+    def __init__(self, mode: Mode):
+        preset = _PRESETS.get(mode.optimizer, ()) if isinstance(mode.optimizer, str) else ()
+        super().__init__(preset + mode.include, mode.require, mode.exclude,
+                         position_cutoff=mode.position_cutoff)
+        self._mode = mode
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "position_cutoff" and "_mode" in self.__dict__:
+            self._mode.position_cutoff = value
 
 
 FAST_RUN = Mode("cpu", "fast_run", name="FAST_RUN")

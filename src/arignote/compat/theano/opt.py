@@ -21,7 +21,8 @@ from arignote.graph.rewriting.merge import MergeRewriter
 
 __all__ = ["Optimizer", "FromFunctionOptimizer", "optimizer", "inplace_optimizer", "SeqOptimizer",
            "MergeOptimizer", "LocalOptimizer", "FromFunctionLocalOptimizer", "local_optimizer",
-           "LocalOptGroup", "OpSub", "OpRemove", "PatternSub", "NavigatorOptimizer", "TopoOptimizer",
+           "LocalOptGroup", "RewriteAsLocalOptimizer", "OpSub", "OpRemove", "PatternSub", "NavigatorOptimizer",
+           "TopoOptimizer",
            "OpKeyOptimizer",
            "EquilibriumOptimizer", "in2out", "out2in", "as_rewriter", "Feature", "ReplaceValidate",
            "AlreadyThere", "check_stack_trace"]
@@ -185,6 +186,36 @@ class LocalOptGroup(LocalOptimizer):
 
     def transform(self, node: Apply) -> Any:
         return self._rewrite(None, node)
+
+
+class RewriteAsLocalOptimizer(LocalOptimizer):
+    """Node rewriters of arignote's as one Theano local optimizer, under Theano's name for the
+    rewrite they do together (``theano.tensor.opt.local_dimshuffle_lift``): the first that
+    applies wins. ``transform(node)`` alone has no graph, so rewriters that read shapes apply
+    only inside a walk (``out2in(opt).optimize(fgraph)``)."""
+
+    def __init__(self, name: str, *rewriters: NodeRewriter):
+        self.__name__ = name
+        self.rewriters = rewriters
+
+    def tracks(self) -> Sequence[Any] | None:
+        if any(not r.tracks for r in self.rewriters):
+            return None
+        return [t for r in self.rewriters for t in r.tracks]
+
+    def _rewrite(self, fgraph: FunctionGraph, node: Apply) -> Any:
+        for rewriter in self.rewriters:
+            if rewriter.applies_to(node):
+                result = rewriter.transform(fgraph, node)
+                if result:
+                    return result
+        return False
+
+    def transform(self, node: Apply) -> Any:
+        return self._rewrite(None, node)
+
+    def __repr__(self) -> str:
+        return self.__name__
 
 
 def _fits(old: Variable, new: Any) -> bool:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from typing import Any
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from arignote.compat.theano.opt import EquilibriumOptimizer, Optimizer, as_rewriter
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.db import rewrites, selects
+from arignote.graph.rewriting.db import Query, rewrites, selects
 
 __all__ = ["Query", "SequenceDB", "EquilibriumDB", "optdb", "register_canonicalize", "register_stabilize",
            "register_specialize", "register_uncanonicalize", "register_specialize_device",
@@ -28,32 +28,6 @@ PHASE_BY_POSITION = ((1.5, "canonicalize"), (2.0, "stabilize"), (49.0, "speciali
 PHASE_BY_DB = {"canonicalize": "canonicalize", "stabilize": "stabilize", "specialize": "specialize",
                "uncanonicalize": "specialize", "specialize_device": "specialize",
                "elemwise_fusion": "fusion", "inplace_opt": "inplace"}
-
-
-class Query:
-    """Which optimizers to take: every one with an ``include`` tag, all the ``require`` tags
-    and no ``exclude`` tag (``subquery`` and ``position_cutoff`` are Theano's and accepted).
-    As strings: ``'tag'``/``'+tag'`` includes, ``'-tag'`` excludes, ``'&tag'`` requires."""
-
-    def __init__(self, include: Iterable[str], require: Iterable[str] | None = None,
-                 exclude: Iterable[str] | None = None, subquery: dict | None = None,
-                 position_cutoff: float = math.inf, extra_optimizations: Any = None):
-        self.include, self.require = tuple(include), tuple(require or ())
-        self.exclude, self.subquery = tuple(exclude or ()), dict(subquery or {})
-        self.position_cutoff = position_cutoff
-
-    def including(self, *tags: str) -> Query:
-        return Query(self.include + tags, self.require, self.exclude, self.subquery, self.position_cutoff)
-
-    def excluding(self, *tags: str) -> Query:
-        return Query(self.include, self.require, self.exclude + tags, self.subquery, self.position_cutoff)
-
-    def requiring(self, *tags: str) -> Query:
-        return Query(self.include, self.require + tags, self.exclude, self.subquery, self.position_cutoff)
-
-    def __repr__(self) -> str:
-        return (f"Query(include={list(self.include)}, require={list(self.require)}, "
-                f"exclude={list(self.exclude)})")
 
 
 def _as_query(tags: tuple) -> Query:
@@ -73,7 +47,7 @@ class _QueriedOptimizer(Optimizer):
 
     def __init__(self, query: Query):
         self.query = query
-        self.rewriter = rewrites.query(query.include, query.exclude, query.require)
+        self.rewriter = rewrites.query(query.include, query.exclude, query.require, query.position_cutoff)
 
     def apply(self, fgraph: FunctionGraph) -> None:
         self.rewriter.apply(fgraph)

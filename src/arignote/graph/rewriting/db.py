@@ -11,9 +11,11 @@ own name) and can exclude any tag.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from collections.abc import Iterable
+from typing import Any
 
 from arignote import progress
 from arignote.graph.fg import FunctionGraph
@@ -23,6 +25,10 @@ from arignote.graph.rewriting.constant_folding import constant_folding
 from arignote.graph.rewriting.merge import MergeRewriter
 
 PHASES = ("canonicalize", "stabilize", "specialize", "fusion", "placement", "late_fusion", "inplace")
+# Where Theano's optimizer database ran each phase's work (its ``position``): a query's
+# ``position_cutoff`` keeps the phases before it, as Theano's kept the optimizers before it.
+PHASE_POSITIONS = {"canonicalize": 1.0, "stabilize": 1.5, "specialize": 2.0, "fusion": 49.0,
+                   "placement": 49.1, "late_fusion": 49.5, "inplace": 75.0}
 
 
 @dataclass
@@ -37,6 +43,33 @@ def selects(tags: frozenset, include: frozenset, exclude: frozenset, require: fr
     """Whether a query takes an entry with ``tags``: an included tag, no excluded one, all the
     required ones."""
     return bool(tags & include) and not tags & exclude and require <= tags
+
+
+class Query:
+    """Which optimizers to take: every one with an ``include`` tag, all the ``require`` tags
+    and no ``exclude`` tag (``subquery`` is Theano's and accepted;
+    ``position_cutoff`` keeps the phases Theano ran before that position, ``PHASE_POSITIONS``).
+    As strings: ``'tag'``/``'+tag'`` includes, ``'-tag'`` excludes, ``'&tag'`` requires."""
+
+    def __init__(self, include: Iterable[str], require: Iterable[str] | None = None,
+                 exclude: Iterable[str] | None = None, subquery: dict | None = None,
+                 position_cutoff: float = math.inf, extra_optimizations: Any = None):
+        self.include, self.require = tuple(include), tuple(require or ())
+        self.exclude, self.subquery = tuple(exclude or ()), dict(subquery or {})
+        self.position_cutoff = position_cutoff
+
+    def including(self, *tags: str) -> Query:
+        return Query(self.include + tags, self.require, self.exclude, self.subquery, self.position_cutoff)
+
+    def excluding(self, *tags: str) -> Query:
+        return Query(self.include, self.require, self.exclude + tags, self.subquery, self.position_cutoff)
+
+    def requiring(self, *tags: str) -> Query:
+        return Query(self.include, self.require + tags, self.exclude, self.subquery, self.position_cutoff)
+
+    def __repr__(self) -> str:
+        return (f"Query(include={list(self.include)}, require={list(self.require)}, "
+                f"exclude={list(self.exclude)})")
 
 
 class RewriteDatabase:
@@ -63,9 +96,10 @@ class RewriteDatabase:
         return self.entries.pop(name)
 
     def query(self, include: Iterable[str], exclude: Iterable[str] = (),
-              require: Iterable[str] = ()) -> GraphRewriter:
+              require: Iterable[str] = (), position_cutoff: float = math.inf) -> GraphRewriter:
         """The pipeline of every rewriter carrying an included tag, no excluded one and
-        every required one."""
+        every required one, in the phases before ``position_cutoff``."""
+        exclude = set(exclude) | {p for p, at in PHASE_POSITIONS.items() if at >= position_cutoff}
         include, exclude, require = frozenset(include), frozenset(exclude), frozenset(require)
         found = self._queried.get((include, exclude, require))
         if found is None:

@@ -222,13 +222,18 @@ def _same_length(feature: object, other: Variable, d: int, length: Variable) -> 
 # ------------------------------------------------------------- dimshuffles
 @node_rewriter([DimShuffle])
 def local_dimshuffle_merge(fgraph: FunctionGraph, node: Apply):
-    """Two DimShuffles in a row -> one."""
-    inner = node.inputs[0].owner
-    if inner is None or not isinstance(inner.op, DimShuffle):
+    """A chain of DimShuffles -> one, or none when together they keep every axis in place
+    (a double transpose): in one step, so a walk that does not revisit new nodes ends clean."""
+    x = node.inputs[0]
+    if x.owner is None or not isinstance(x.owner.op, DimShuffle):
         return None
-    x = inner.inputs[0]
-    first = inner.op.new_order
-    order = ["x" if i == "x" else first[i] for i in node.op.new_order]
+    order = list(node.op.new_order)
+    while x.owner is not None and isinstance(x.owner.op, DimShuffle):
+        first = x.owner.op.new_order
+        order = ["x" if i == "x" else first[i] for i in order]
+        x = x.owner.inputs[0]
+    if order == list(range(x.ndim)):
+        return [retype(x, node.outputs[0])]
     return [retype(DimShuffle(x.broadcastable, order)(x), node.outputs[0])]
 
 
@@ -276,7 +281,8 @@ def _lifted(fgraph: FunctionGraph, order: tuple, root):
             if owner is not None and isinstance(owner.op, DimShuffle):
                 inner = owner.inputs[0]
                 merged = ["x" if i == "x" else owner.op.new_order[i] for i in order]
-                done[var] = DimShuffle(inner.broadcastable, merged)(inner)
+                identity = merged == list(range(inner.ndim))  # transposes that cancel
+                done[var] = inner if identity else DimShuffle(inner.broadcastable, merged)(inner)
             else:
                 done[var] = DimShuffle(var.broadcastable, order)(var)
         elif not expanded:
@@ -288,20 +294,32 @@ def _lifted(fgraph: FunctionGraph, order: tuple, root):
 
 
 @node_rewriter([Subtensor])
-def local_subtensor_of_unary(fgraph: FunctionGraph, node: Apply):
-    """``f(x)[idx]`` -> ``f(x[idx])`` for a one-input elementwise ``f``.
+def local_subtensor_of_elemwise(fgraph: FunctionGraph, node: Apply):
+    """``f(x, y, s)[idx]`` -> ``f(x[idx], y[idx], s)`` for an elementwise ``f`` whose inputs have
+    its result's broadcast pattern, or are broadcast scalars (kept as scalars).
 
     Only the part that is read gets computed: Theano-era code slices a cast of
     the whole label vector in its ``givens`` (``T.cast(y, 'int32')[i*n:(i+1)*n]``),
-    which otherwise converts every label on every call. Only through results the
-    indexing is the one use of, so nothing is computed twice.
+    which otherwise converts every label on every call; ``exp(x + b)[0]`` computes
+    one row. Only through results the indexing is the one use of, so nothing is
+    computed twice.
     """
     x = node.inputs[0]
     owner = x.owner
     if (owner is None or not isinstance(owner.op, Elemwise) or owner.op.inplace_pattern
-            or len(owner.inputs) != 1 or len(owner.outputs) != 1 or not single_client(fgraph, x)):
+            or len(owner.outputs) != 1 or not single_client(fgraph, x)):
         return None
-    return [retype(owner.op(node.op(owner.inputs[0], *node.inputs[1:])), node.outputs[0])]
+    out = node.outputs[0]
+    inputs = []
+    for i in owner.inputs:
+        if i.broadcastable == x.broadcastable:
+            inputs.append(node.op(i, *node.inputs[1:]))
+        elif all(i.broadcastable):
+            scalar = DimShuffle(i.broadcastable, [])(i) if i.ndim else i
+            inputs.append(DimShuffle((), ["x"] * out.ndim)(scalar) if out.ndim else scalar)
+        else:
+            return None  # a row or column broadcast along some axes: its index would differ
+    return [retype(owner.op(*inputs), out)]
 
 
 # ----------------------------------------------------- reshapes and casts
@@ -372,5 +390,5 @@ for _rewriter in (local_remove_gradient_ops, local_mul_one, local_pow_one, local
                   local_useless_subtensor, local_join_1):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
 for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
-                  local_elemwise_alloc, local_dimshuffle_lift, local_subtensor_of_unary, local_useless_reshape):
+                  local_elemwise_alloc, local_dimshuffle_lift, local_subtensor_of_elemwise, local_useless_reshape):
     rewrites.register(_rewriter, "canonicalize", "fast_run")

@@ -83,6 +83,16 @@ class ShapeFeature:
         """Length ``i`` of ``var`` as an int64 scalar variable (a constant when fixed)."""
         return as_int64(self.shape(var)[i])
 
+    def same_shape(self, x: Variable, y: Variable, dim_x: int | None = None, dim_y: int | None = None) -> bool:
+        """Whether the graph proves ``x`` and ``y`` have one shape (or, given ``dim_x`` and
+        ``dim_y``, those two lengths): equal fixed lengths, or one length variable for both."""
+        sx, sy = self.shape(x), self.shape(y)
+        if dim_x is not None:
+            sx = (sx[dim_x],)
+        if dim_y is not None:
+            sy = (sy[dim_y],)
+        return len(sx) == len(sy) and all(_length_id(a) == _length_id(b) for a, b in zip(sx, sy))
+
     def is_own_length(self, entry: Entry, var: Variable) -> bool:
         """True when ``entry`` is just ``var``'s own length read at run time."""
         return (isinstance(entry, Variable) and entry.owner is not None
@@ -138,6 +148,19 @@ class ShapeFeature:
                 value = static_value(item)
                 entries.append(int(value) if value is not None else as_int64(item))
         return tuple(entries)
+
+
+def _length_id(entry: Entry) -> object:
+    """What identifies a length: its value when fixed, else the variable (or the length it reads)."""
+    if isinstance(entry, int):
+        return entry
+    value = static_value(entry)
+    if value is not None:
+        return int(value)
+    node = entry.owner
+    if node is not None and isinstance(node.op, Shape_i):
+        return (node.inputs[0], node.op.i)
+    return entry
 
 
 def _elemwise_shape(node: Apply, input_shapes: list[tuple[Entry, ...]]) -> tuple[Entry, ...]:

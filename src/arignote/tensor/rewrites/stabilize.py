@@ -144,6 +144,35 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
 
 
 @node_rewriter([Elemwise])
+def local_log_add_exp(fgraph: FunctionGraph, node: Apply):
+    """``log(exp(a) + exp(b) + ...)`` -> ``logaddexp`` folded over the terms, each step
+    ``max(a, b) + log1p(exp(min(a, b) - max(a, b)))`` (``log(exp(1000) + exp(1000))`` is ``inf`` written out);
+    where the maximum is infinite, the step is the maximum, as the plain form gives."""
+    out = node.outputs[0]
+    total = node.inputs[0]
+    if op_name(out) != "log" or op_name(total) != "add" or out.dtype not in FLOAT:
+        return None
+    terms, todo = [], [total]
+    while todo:  # the terms of nested additions, in order: (e^a + e^b) + e^c
+        t = todo.pop()
+        if op_name(t) == "add":
+            todo.extend(reversed(t.owner.inputs))
+        else:
+            terms.append(t)
+    if any(op_name(t) != "exp" for t in terms):
+        return None
+    result = _inner(terms[0])
+    for t in terms[1:]:
+        a, b = result, _inner(t)
+        peak, low = _math.maximum(a, b), _math.minimum(a, b)
+        infinite = _math.isinf(peak)
+        finite_peak = _math.switch(infinite, typed_constant(0, peak.dtype), peak)  # no inf - inf
+        step = _math.add(peak, _math.log1p(_math.exp(_math.sub(low, finite_peak))))
+        result = _math.switch(infinite, peak, step)
+    return [retype(result, out)]
+
+
+@node_rewriter([Elemwise])
 def local_softmax_of_exp_ratio(fgraph: FunctionGraph, node: Apply):
     """``exp(x) / sum(exp(x), axis)`` (the sum's axis kept or put back) -> ``softmax(x, axis)``:
     the written-out softmax (Theano's ``softmax_graph``) overflows to NaN for large logits."""
@@ -171,5 +200,5 @@ def local_softmax_of_exp_ratio(fgraph: FunctionGraph, node: Apply):
 
 
 for _rewriter in (local_log1p, local_expm1, local_sigmoid, local_log_sigmoid, local_softmax_of_exp_ratio,
-                  local_log_softmax, local_logsumexp):
+                  local_log_softmax, local_logsumexp, local_log_add_exp):
     rewrites.register(_rewriter, "stabilize", "fast_run")
