@@ -26,6 +26,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.compile": ("arignote.compile", "arignote.compat.theano.compile"),
     "theano.scan_module": ("arignote.scan_module", None),
     "theano.sandbox": ("arignote.sandbox", None),
+    "theano.sandbox.linalg": ("arignote.sandbox.linalg", None),
     "theano.gof": ("arignote.graph", "arignote.compat.theano.gof"),
     "theano.misc": ("arignote.misc", None),
     "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
@@ -74,4 +75,5 @@ MODULES: dict[str, str] = {
     "theano.typed_list.type": "arignote.typed_list",
     "theano.tests.unittest_tools": "arignote.testing",
     "theano.tests.breakpoint": "arignote.misc.breakpoint",
+    "theano.sandbox.linalg.ops": "arignote.compat.theano.sandbox_linalg",
 }
