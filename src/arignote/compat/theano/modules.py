@@ -27,6 +27,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.scan_module": ("arignote.scan_module", None),
     "theano.sandbox": ("arignote.sandbox", None),
     "theano.sandbox.linalg": ("arignote.sandbox.linalg", None),
+    "theano.d3viz": ("arignote.d3viz", None),
     "theano.gof": ("arignote.graph", "arignote.compat.theano.gof"),
     "theano.misc": ("arignote.misc", None),
     "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
@@ -76,4 +77,5 @@ MODULES: dict[str, str] = {
     "theano.tests.unittest_tools": "arignote.testing",
     "theano.tests.breakpoint": "arignote.misc.breakpoint",
     "theano.sandbox.linalg.ops": "arignote.compat.theano.sandbox_linalg",
+    "theano.d3viz.d3viz": "arignote.d3viz.page",
 }
