@@ -5,6 +5,7 @@ import shutil
 import subprocess
 from collections import Counter
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +197,25 @@ def test_pydot_formatter_gives_theanos_attributes():
     nested = [n for n in graph.get_nodes() if "subg" in n.get_attributes()]
     assert sorted(n.get_attributes()["subg"] for n in nested) == sorted(c.get_name() for c in clusters)
     assert all(len(c.get_nodes()) == len(clusters[0].get_nodes()) for c in clusters)
+
+
+def test_the_pages_script_runs_and_answers_the_user(tmp_path):
+    """The page's own script, run by node against a minimal DOM (tests/d3viz_page.js)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the page's script is not run")
+    inputs, out = ofg()
+    profiled = an.function(inputs, out, profile=ProfileStats(False))
+    profiled(1.0, 2.0, 3.0)
+    path, _ = write_page(tmp_path, profiled)
+    script = Path(__file__).with_name("d3viz_page.js")
+    seen = json.loads(subprocess.run([node, str(script), str(path)], capture_output=True, text=True,
+                                     check=True, timeout=60).stdout)
+    graph = model.build(profiled)
+    assert seen["main"] == {"nodes": len(graph.nodes), "edges": len(graph.edges)}
+    assert seen["hoverPanel"].startswith(graph.nodes[0].label) and seen["panelHiddenAfterLeave"]
+    assert seen["dragged"] and seen["resetRestores"] and seen["zoomed"] and seen["panned"]
+    assert seen["selectedButtons"] == ["Edit label", "Open inner graph"] and seen["renamed"]
+    inner = next(n.subgraph for n in graph.nodes if n.subgraph is not None)
+    assert seen["inner"] == {"nodes": len(inner.nodes), "where": "inside renamed", "back": True}
+    assert seen["backToMain"] and seen["profileButton"] and seen["profileRecolours"]
