@@ -33,3 +33,14 @@ def test_d3viz_writes_a_page_under_theanos_names(theano, tmp_path):
     assert (tmp_path / "f.dot").read_text().startswith("digraph")
     if pydot_imported:
         assert len(PyDotFormatter()(f).get_nodes()) == 3
+
+
+def test_sparse_sandbox_sp_and_compat_next(theano):
+    import arignote.sparse.convolution
+    from theano.compat import next as compat_next
+    from theano.sparse.opt import local_csm_properties_csm, sd_csc
+    from theano.sparse.sandbox import sp
+
+    assert sp.convolve is arignote.sparse.convolution.convolve and sp.max_pool is not None
+    assert sd_csc is arignote.sparse.sd_csc and local_csm_properties_csm is not None
+    assert compat_next(iter([3])) == 3

@@ -48,6 +48,7 @@ MODULES: dict[str, str] = {
     "theano.sparse.utils": "arignote.compat.theano.sparse",
     "theano.sparse.opt": "arignote.compat.theano.sparse",
     "theano.sparse.sandbox.sp2": "arignote.sparse.random",
+    "theano.sparse.sandbox.sp": "arignote.sparse.convolution",
     "theano.gof.graph": "arignote.compat.theano.gof",
     "theano.gof.utils": "arignote.compat.theano.gof",
     "theano.gof.op": "arignote.compat.theano.gof",
