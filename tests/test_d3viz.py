@@ -134,6 +134,7 @@ def test_the_page_is_self_contained_and_carries_the_graph(tmp_path):
     graph = model.build(f)
     assert [n["id"] for n in main["nodes"]] == [n.id for n in graph.nodes]
     assert [(e["source"], e["target"]) for e in main["edges"]] == [(e.source, e.target) for e in graph.edges]
+    assert all(0 < e["at"] < 1 for e in main["edges"])
     assert main["parent"] is None
     assert {t for t, _ in page.tags} >= {"svg", "button"}
 

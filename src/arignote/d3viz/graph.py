@@ -79,7 +79,7 @@ def _build(fct: Any, compact: bool, prefix: str) -> tuple[Graph, dict[Any, str]]
         return graph.nodes[-1]
 
     def variable_node(var: Variable, kind: str, **info: str) -> str:
-        return add(var, kind, _label(var), {"type": _type_text(var), **info}).id
+        return add(var, kind, _label(var, kind), {"type": _type_text(var), **info}).id
 
     drawn = set(applies)
     for node in applies:
@@ -88,7 +88,7 @@ def _build(fct: Any, compact: bool, prefix: str) -> tuple[Graph, dict[Any, str]]
         seconds = times.get(node)
         if seconds is not None:
             info["time"] = f"{seconds:.3g} s ({100 * seconds / total:.1f}% of the calls)"
-        box = add(node, "apply", _short(op_text.splitlines()[0]), info,
+        box = add(node, "apply", _short(" ".join(op_text.splitlines())), info,
                   profile=None if seconds is None else (seconds, seconds / total))
         for i, var in enumerate(node.inputs):
             label = _type_text(var) if len(node.inputs) == 1 else f"{i} {_type_text(var)}"
@@ -137,9 +137,11 @@ def _edge_kind(node: Apply, i: int) -> str:
     return ""
 
 
-def _label(var: Variable) -> str:
+def _label(var: Variable, kind: str) -> str:
     if var.name:
         return var.name
+    if kind == "output":
+        return "output"
     if _role(var) == "constant":
         return _constant_text(var)
     return _type_text(var)

@@ -1,7 +1,8 @@
 """Where the page draws each node: layers top to bottom, in an order that crosses few edges.
 
 A node's layer is the length of the longest path to it from a node nothing
-feeds, so every edge points down. Within a layer, nodes are sorted by the mean
+feeds, so every edge points down; then each node moves down to just above the
+first node that reads it, so an input sits next to its use. Within a layer, nodes are sorted by the mean
 position of their neighbours in the layer above, then below, a few times over
 (the barycentre heuristic), and placed side by side, each layer centred. This
 needs no Graphviz, so a page can be written on any machine.
@@ -30,8 +31,12 @@ def layout(graph: Graph) -> dict[str, tuple[float, float]]:
         parents[edge.target].append(edge.source)
         children[edge.source].append(edge.target)
     layer: dict[str, int] = {}
-    for node_id in _topological(order, parents, children):
+    ranked = _topological(order, parents, children)
+    for node_id in ranked:
         layer[node_id] = max((layer[p] + 1 for p in parents[node_id]), default=0)
+    for node_id in reversed(ranked):  # then each node as low as its readers allow
+        if children[node_id]:
+            layer[node_id] = max(layer[node_id], min(layer[c] for c in children[node_id]) - 1)
     layers: list[list[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
     for node_id in order:
         layers[layer[node_id]].append(node_id)

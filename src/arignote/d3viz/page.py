@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections import Counter
 from typing import Any
 
 from arignote.d3viz.graph import Graph, build
@@ -62,8 +63,11 @@ def page_data(graph: Graph, title: str = "graph") -> dict:
                           "share": None if node.profile is None else node.profile[1],
                           "subgraph": node.id if node.subgraph is not None else None,
                           "x": x, "y": y, "w": width, "h": height, "fill": FILLS[node.kind]})
-        graphs[key] = {"parent": parent, "nodes": nodes,
-                       "edges": [vars(edge) for edge in model.edges]}
+        readers = Counter(edge.target for edge in model.edges)
+        # a label sits where its edge is apart from the others: nearer the source when the
+        # target has several inputs (the edges converge there), else nearer the target
+        edges = [{**vars(edge), "at": 0.35 if readers[edge.target] > 1 else 0.65} for edge in model.edges]
+        graphs[key] = {"parent": parent, "nodes": nodes, "edges": edges}
         for node in model.nodes:
             if node.subgraph is not None:
                 add(node.id, node.subgraph, key)
@@ -204,8 +208,8 @@ function render() {
     edge.redraw = () => {
       path.setAttribute("d", edgePath(byId[edge.source], byId[edge.target]));
       const pa = where(byId[edge.source]), pb = where(byId[edge.target]);
-      text.setAttribute("x", (pa.x + pb.x) / 2 + 4);
-      text.setAttribute("y", (pa.y + pb.y) / 2);
+      text.setAttribute("x", pa.x + (pb.x - pa.x) * edge.at + 4);
+      text.setAttribute("y", pa.y + (pb.y - pa.y) * edge.at);
     };
     edge.redraw();
   }
