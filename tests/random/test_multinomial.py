@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from arignote import function, tensor as T
+from arignote import function, grad, tensor as T
 from arignote.misc.pkl_utils import CompatUnpickler
 from arignote.sandbox import multinomial
 
@@ -116,3 +116,13 @@ def test_compat_unpickler_reencodes_python2_byte_strings():
     assert CompatUnpickler(io.BytesIO(blob), encoding="latin1").load().data == b"\xe9ab"
     array = np.arange(6.0).reshape(2, 3)
     np.testing.assert_array_equal(CompatUnpickler(io.BytesIO(pickle.dumps(array, 2))).load(), array)
+
+
+@pytest.mark.parametrize("make", [lambda: multinomial.MultinomialFromUniform("float64"),
+                                  lambda: multinomial.ChoiceFromUniform("float64")])
+def test_a_draw_from_given_uniforms_has_zero_gradients(make):
+    p, u = T.dmatrix(), T.dvector()
+    out = make()(p, u, 1)
+    gp, gu = function([p, u], grad((out * 3).sum(), [p, u]))(np.full((2, 2), 0.5), np.array([0.2, 0.7]))
+    np.testing.assert_array_equal(gp, np.zeros((2, 2)))
+    np.testing.assert_array_equal(gu, np.zeros(2))

@@ -15,6 +15,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Op
 from arignote.tensor import math as _math
+from arignote.tensor.alloc import zeros_like
 from arignote.tensor.random import mrg31k3p
 from arignote.tensor.shape import static_entry, static_value, vector_length
 from arignote.tensor.type import TensorType
@@ -89,6 +90,13 @@ def check_draw(op: Op, node: Apply, state_shape: tuple, size: Any) -> tuple[int,
     return shape
 
 
+def _zero_grads(inputs: list) -> list:
+    """Theano's gradient of a draw from given uniforms: zero for the probabilities and the
+    uniforms (a draw is piecewise constant in both), none for the count."""
+    pvals, unis, _ = inputs
+    return [zeros_like(pvals), zeros_like(unis), None]
+
+
 class MultinomialFromUniform(Op):
     """Counts per category from ``n`` uniforms per row of ``pvals``.
 
@@ -129,6 +137,9 @@ class MultinomialFromUniform(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
+
+    def grad(self, inputs: list, output_grads: list) -> list:
+        return _zero_grads(inputs)
 
 
 class ChoiceFromUniform(Op):
@@ -185,3 +196,6 @@ class ChoiceFromUniform(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [(input_shapes[0][0], node.inputs[2])]
+
+    def grad(self, inputs: list, output_grads: list) -> list:
+        return _zero_grads(inputs)
