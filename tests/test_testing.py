@@ -140,3 +140,13 @@ def test_parameterized_cases_are_named_by_their_arguments():
 
     names = sorted(name for name, value in vars(Case).items() if name.startswith("test_pow") and value)
     assert names == ["test_pow_0_2_a", "test_pow_1_3_b_c"]
+
+
+def test_attr_sets_nose_style_attributes():
+    from arignote.testing import attr
+
+    @attr("slow", speed="fast")
+    def case():
+        return 1
+
+    assert case.slow is True and case.speed == "fast" and case() == 1

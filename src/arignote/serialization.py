@@ -329,3 +329,24 @@ def load_pickle(f: IO[bytes], persistent_load: Any = PersistentNdarrayLoad) -> A
         unpickler = pickle.Unpickler(io.BytesIO(archive.read("pkl")))
         unpickler.persistent_load = persistent_load(archive)
         return unpickler.load()
+
+
+class CompatUnpickler(pickle._Unpickler):
+    """An unpickler for Python 2 pickles of numpy arrays (Theano's ``CompatUnpickler``).
+
+    Open such a file with ``CompatUnpickler(f, encoding="latin1").load()``: a
+    constructor that refuses the decoded ``str`` arguments Python 2 wrote as
+    byte strings is called again with them encoded back to bytes.
+    """
+
+    def _reduce_reencoding(self) -> None:
+        args = self.stack.pop()
+        func = self.stack[-1]
+        try:
+            self.stack[-1] = func(*args)
+        except Exception:
+            if self.encoding is None or not any(isinstance(a, str) for a in args):
+                raise
+            self.stack[-1] = func(*(a.encode(self.encoding) if isinstance(a, str) else a for a in args))
+
+    dispatch = {**pickle._Unpickler.dispatch, pickle.REDUCE[0]: _reduce_reencoding}

@@ -28,7 +28,8 @@ from arignote import gradient
 from arignote.config import config
 
 __all__ = ["fetch_seed", "seed_rng", "verify_grad", "assert_allclose", "WrongValue", "SkipTest",
-           "InferShapeTester", "TestOptimizationMixin", "T_OpContractMixin", "assertFailure_fast", "custom_name_func"]
+           "InferShapeTester", "TestOptimizationMixin", "T_OpContractMixin", "assertFailure_fast",
+           "custom_name_func", "attr"]
 
 SkipTest = unittest.SkipTest
 
@@ -60,6 +61,18 @@ def verify_grad(op: Callable[..., Any], pt: Sequence[Any], n_tests: int = 2, rng
 
 
 verify_grad.E_grad = gradient.GradientError
+
+
+def attr(*flags: str, **values: Any) -> Callable[[Callable], Callable]:
+    """nose's ``@attr('slow')`` / ``@attr(speed='slow')``, which Theano's test files import from
+    here: it sets those attributes on the test (``test.slow = True``) and changes nothing else."""
+    def mark(test: Callable) -> Callable:
+        for flag in flags:
+            setattr(test, flag, True)
+        for name, value in values.items():
+            setattr(test, name, value)
+        return test
+    return mark
 
 
 def custom_name_func(testcase_func: Callable[..., Any], param_num: int, param: Any) -> str:

@@ -24,8 +24,9 @@ from arignote.sparse.ops import (UNARY, AddSD, AddSS, AddSSData, add_s_s_data, M
                                  structured_minimum, structured_monoid, structured_pow,
                                  structured_sigmoid, sub, transpose)
 from arignote.sparse import ops as _ops
-from arignote.sparse.products import (Dot, SamplingDot, StructuredDot, StructuredDotGrad, TrueDot, dot,
-                                     sampling_dot, structured_dot, structured_dot_grad, true_dot)
+from arignote.sparse.products import (Dot, SamplingDot, StructuredDot, StructuredDotCSC, StructuredDotCSR,
+                                     StructuredDotGrad, TrueDot, dot, sampling_dot, sd_csc, sd_csr,
+                                     structured_dot, structured_dot_grad, true_dot)
 from arignote.sparse.diagonal import Diag, SquareDiagonal, diag, square_diagonal
 from arignote.sparse.join import HStack, VStack, hstack, vstack
 from arignote.sparse.subtensor import (ConstructSparseFromList, GetItem2d, GetItem2Lists, GetItemList,
@@ -35,6 +36,7 @@ from arignote.sparse.random import (Binomial, Multinomial, Poisson, csc_dbinomia
                                     csr_dbinomial, csr_fbinomial, multinomial, poisson)
 from arignote.sparse.sharedvar import SparseSharedVariable, SparseTensorSharedVariable, shared, sparse_constructor
 from arignote.sparse import grad as _grad  # noqa: F401  (registers the gradient rules)
+from arignote.sparse import rewrites as _rewrites  # noqa: F401  (registers the sparse rewrites)
 from arignote.sparse.testing import verify_grad_sparse
 
 globals().update({name: getattr(_ops, name) for name in UNARY})

@@ -22,7 +22,8 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["StructuredDot", "structured_dot", "StructuredDotGrad", "structured_dot_grad", "Dot", "dot",
-           "TrueDot", "true_dot", "SamplingDot", "sampling_dot"]
+           "TrueDot", "true_dot", "SamplingDot", "sampling_dot", "StructuredDotCSC", "sd_csc", "StructuredDotCSR",
+           "sd_csr"]
 
 
 def _check_inner(node: Apply, x: Any, y: Any) -> None:
@@ -195,3 +196,61 @@ class SamplingDot(SparseOp):
 
 
 sampling_dot = SamplingDot()
+
+
+class _ComponentsDot(SparseOp):
+    """``a . b`` for a sparse ``a`` given by its parts (values, indices, index pointers) and a
+    dense matrix ``b``: Theano's forms of ``structured_dot`` after its specialization."""
+
+    format = ""
+
+    def _parts(self, a_val: Any, a_ind: Any, a_ptr: Any, b: Any) -> tuple[list, TensorType]:
+        a_val, b = as_tensor_variable(a_val), as_tensor_variable(b)
+        a_ind, a_ptr = (as_tensor_variable(v) for v in (a_ind, a_ptr))
+        name = type(self).__name__
+        for what, part, var in (("a_val", "data", a_val), ("a_ind", "indices", a_ind), ("a_ptr", "indptr", a_ptr)):
+            if var.ndim != 1:
+                raise TypeError(f"{name}: {what} {var.describe()} must be a vector (the matrix's .{part})")
+        if a_ind.dtype not in ("int32", "int64") or a_ptr.dtype not in ("int32", "int64"):
+            raise TypeError(f"{name}: a_ind and a_ptr must be int vectors, got {a_ind.dtype} and {a_ptr.dtype}")
+        if b.ndim != 2:
+            raise TypeError(f"{name}: b {b.describe()} must be a dense matrix, got {b.ndim} dimensions")
+        return [a_val, a_ind, a_ptr, b], TensorType(upcast(a_val.dtype, b.dtype), (False, b.broadcastable[1]))
+
+    def _product(self, node: Apply, a: Any, b: np.ndarray, out: list[list]) -> None:
+        _check_inner(node, a, b)
+        out[0][0] = np.asarray(a @ b, dtype=node.outputs[0].dtype)
+
+
+class StructuredDotCSC(_ComponentsDot):
+    """``sd_csc(a_val, a_ind, a_ptr, a_nrows, b)``: a csc matrix of ``a_nrows`` rows times ``b``."""
+
+    def make_node(self, a_val: Any, a_ind: Any, a_ptr: Any, a_nrows: Any, b: Any) -> Apply:
+        inputs, out = self._parts(a_val, a_ind, a_ptr, b)
+        a_nrows = as_tensor_variable(a_nrows)
+        if a_nrows.ndim != 0 or a_nrows.dtype not in ("int32", "int64"):
+            raise TypeError(f"StructuredDotCSC: a_nrows must be an int scalar, got {a_nrows.describe()}")
+        return Apply(self, inputs[:3] + [a_nrows, inputs[3]], [out()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        a_val, a_ind, a_ptr, a_nrows, b = inputs
+        a = scipy.sparse.csc_matrix((a_val, a_ind, a_ptr), shape=(int(a_nrows), len(a_ptr) - 1))
+        self._product(node, a, b, out)
+
+
+class StructuredDotCSR(_ComponentsDot):
+    """``sd_csr(a_val, a_ind, a_ptr, b)``: a csr matrix (one row per index pointer but the
+    last, as many columns as ``b`` has rows) times ``b``."""
+
+    def make_node(self, a_val: Any, a_ind: Any, a_ptr: Any, b: Any) -> Apply:
+        inputs, out = self._parts(a_val, a_ind, a_ptr, b)
+        return Apply(self, inputs, [out()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        a_val, a_ind, a_ptr, b = inputs
+        a = scipy.sparse.csr_matrix((a_val, a_ind, a_ptr), shape=(len(a_ptr) - 1, b.shape[0]))
+        self._product(node, a, b, out)
+
+
+sd_csc = StructuredDotCSC()
+sd_csr = StructuredDotCSR()

@@ -26,6 +26,8 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.compile": ("arignote.compile", "arignote.compat.theano.compile"),
     "theano.scan_module": ("arignote.scan_module", None),
     "theano.sandbox": ("arignote.sandbox", None),
+    "theano.sandbox.linalg": ("arignote.sandbox.linalg", None),
+    "theano.d3viz": ("arignote.d3viz", None),
     "theano.gof": ("arignote.graph", "arignote.compat.theano.gof"),
     "theano.misc": ("arignote.misc", None),
     "theano.sparse": ("arignote.sparse", "arignote.compat.theano.sparse"),
@@ -46,6 +48,7 @@ MODULES: dict[str, str] = {
     "theano.sparse.utils": "arignote.compat.theano.sparse",
     "theano.sparse.opt": "arignote.compat.theano.sparse",
     "theano.sparse.sandbox.sp2": "arignote.sparse.random",
+    "theano.sparse.sandbox.sp": "arignote.sparse.convolution",
     "theano.gof.graph": "arignote.compat.theano.gof",
     "theano.gof.utils": "arignote.compat.theano.gof_utils",
     "theano.gof.op": "arignote.compat.theano.gof",
@@ -81,4 +84,6 @@ MODULES: dict[str, str] = {
     "theano.typed_list.type": "arignote.typed_list",
     "theano.tests.unittest_tools": "arignote.testing",
     "theano.tests.breakpoint": "arignote.misc.breakpoint",
+    "theano.sandbox.linalg.ops": "arignote.compat.theano.sandbox_linalg",
+    "theano.d3viz.d3viz": "arignote.d3viz.page",
 }

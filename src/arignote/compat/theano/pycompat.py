@@ -7,12 +7,13 @@ from typing import Any
 
 __all__ = ["PY3", "OrderedDict", "izip", "imap", "ifilter", "exc_message", "string_types",
            "integer_types", "decode", "decode_iter", "get_unbound_function", "cmp", "BytesIO",
-           "StringIO"]
+           "StringIO", "next"]
 
 PY3 = True
 izip, imap, ifilter = zip, map, filter
 string_types = (str,)
 integer_types = (int,)
+next = next  # six.next, the builtin on Python 3
 
 
 def exc_message(e: BaseException) -> Any:

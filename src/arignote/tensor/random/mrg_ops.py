@@ -15,6 +15,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Op
 from arignote.tensor import math as _math
+from arignote.tensor.alloc import zeros_like
 from arignote.tensor.random import mrg31k3p
 from arignote.tensor.shape import static_entry, static_value, vector_length
 from arignote.tensor.type import TensorType
@@ -89,6 +90,13 @@ def check_draw(op: Op, node: Apply, state_shape: tuple, size: Any) -> tuple[int,
     return shape
 
 
+def _zero_grads(inputs: list) -> list:
+    """Theano's gradient of a draw from given uniforms: zero for the probabilities and the
+    uniforms (a draw is piecewise constant in both), none for the count."""
+    pvals, unis, _ = inputs
+    return [zeros_like(pvals), zeros_like(unis), None]
+
+
 class MultinomialFromUniform(Op):
     """Counts per category from ``n`` uniforms per row of ``pvals``.
 
@@ -130,21 +138,26 @@ class MultinomialFromUniform(Op):
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
 
+    def grad(self, inputs: list, output_grads: list) -> list:
+        return _zero_grads(inputs)
+
 
 class ChoiceFromUniform(Op):
-    """``n`` categories per row of ``p`` without replacement, from ``n`` uniforms per row.
+    """``n`` categories per row of ``p``, from ``n`` uniforms per row.
 
-    Each pick takes the first category whose running sum exceeds the uniform,
-    then zeroes that category and renormalises the row, so it is not picked
+    Each pick takes the first category whose running sum (in float64) exceeds
+    the uniform; without replacement (the default) it then zeroes that
+    category and renormalises the row, in the row's dtype, so it is not picked
     again. The result has shape ``(rows, n)``.
     """
 
-    __props__ = ("odtype",)
+    __props__ = ("odtype", "replace")
 
-    def __init__(self, odtype: str = "int64"):
+    def __init__(self, odtype: str = "int64", replace: bool = False):
         self.odtype = odtype
+        self.replace = replace
 
-    def make_node(self, pvals: Any, unis: Any, n: Any) -> Apply:
+    def make_node(self, pvals: Any, unis: Any, n: Any = 1) -> Apply:
         pvals, unis, n = (as_tensor_variable(v) for v in (pvals, unis, n))
         if pvals.ndim != 2 or unis.ndim != 1 or n.ndim != 0:
             raise TypeError(f"{type(self).__name__} takes a p matrix, a vector of uniforms and "
@@ -158,26 +171,31 @@ class ChoiceFromUniform(Op):
         pvals, unis, n = inputs
         rows, cats = pvals.shape
         n = int(n)
-        if n > cats:
+        if n > cats and not self.replace:
             raise ValueError(f"choice without replacement of {n} items from {cats} categories: "
                              f"n must be at most {cats}")
         if unis.shape[0] != rows * n:
             raise ValueError(f"{type(self).__name__}: {unis.shape[0]} uniforms for {rows} rows "
                              f"and n={n}; it needs rows * n")
-        p = pvals.astype(np.float64)
+        p = pvals.astype(pvals.dtype if pvals.dtype.kind == "f" else np.float64)  # a copy
         out = np.full((rows, n), -1, dtype=node.outputs[0].dtype)
         rows_index = np.arange(rows)
         for c in range(n):
             u = unis[c * rows:(c + 1) * rows].astype(np.float64)
-            picked = (np.cumsum(p, axis=1) <= u[:, None]).sum(axis=1)
+            picked = (np.cumsum(p, axis=1, dtype=np.float64) <= u[:, None]).sum(axis=1)
             # a uniform past the row's rounded total takes its last category still available
             last = cats - 1 - np.argmax(p[:, ::-1] > 0, axis=1)
             picked = np.where(picked >= cats, last, picked)
             out[:, c] = picked
-            p[rows_index, picked] = 0.0
+            if self.replace:
+                continue
+            p[rows_index, picked] = 0
             total = p.sum(axis=1, keepdims=True)
             p = np.divide(p, total, out=np.zeros_like(p), where=total > 0)
         output_storage[0][0] = out
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [(input_shapes[0][0], node.inputs[2])]
+
+    def grad(self, inputs: list, output_grads: list) -> list:
+        return _zero_grads(inputs)
