@@ -27,6 +27,7 @@ from typing import Any
 
 from arignote.backends.cpu import make_thunk as backend_thunk
 from arignote.compile.sharedvalue import Container as _Cell
+from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 
 Thunk = Callable[[], Any]
@@ -196,9 +197,9 @@ class LocalLinker(Linker):
         fgraph = self._bound()
         order = list(self.schedule(fgraph))
         in_cells, out_cells, storage = map_storage(fgraph, order, input_storage, output_storage, storage_map)
-        compute_map = {v: [v.owner is None] for v in storage}
+        given = set(fgraph.inputs)
+        compute_map = {v: [v.owner is None or v in given] for v in storage}
         thunks = [node.op.make_thunk(node, storage, compute_map, self.no_recycling) for node in order]
-        from arignote.config import config
         allow_gc = config.allow_gc if self.allow_gc is None else self.allow_gc
         dead = gc_helper(order, set(fgraph.outputs)) if allow_gc else [[] for _ in order]
         dead_cells = [[storage[v] for v in vs] for vs in dead]
@@ -300,8 +301,8 @@ class VM_Linker(LocalLinker):
         storage = fn.storage_map
         inputs = fn.maker.fgraph.inputs
         computed = {v: [False] for v in storage}
-        given = [computed[v] for v in storage if v.owner is None or v in set(inputs)]
-        pending = [computed[v] for v in storage if v.owner is not None and v not in set(inputs)]
+        given = [cell for v, cell in computed.items() if v.owner is None]  # function()'s inputs are ownerless
+        pending = [cell for v, cell in computed.items() if v.owner is not None]
 
         def restart() -> None:
             for cell in given:
