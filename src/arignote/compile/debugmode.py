@@ -35,7 +35,7 @@ from arignote.backends.cpu.thunks import perform_thunk
 from arignote.compile import reference
 from arignote.compile.mode import PREDEFINED, Mode, SharedMode
 from arignote.config import config
-from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.basic import Apply, Constant, Variable, perform_of
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.history import RewriteHistory, describe_node, history_of
 from arignote.tensor.type import TensorType
@@ -262,7 +262,7 @@ class _Checker:
 
     def _check_perform(self, node: Apply, before: list, results: list) -> None:
         storage: list[list] = [[None] for _ in node.outputs]
-        node.op.perform(node, [reference.snapshot(v) for v in before], storage)
+        perform_of(node)(node, [reference.snapshot(v) for v in before], storage)
         for k, (cell, result) in enumerate(zip(storage, results)):
             wrong = reference.difference(cell[0], result)
             if wrong is not None:

@@ -1,7 +1,7 @@
 """Constant folding: a node whose inputs are all constants is computed at compile time."""
 from __future__ import annotations
 
-from arignote.graph.basic import Apply, Constant
+from arignote.graph.basic import Apply, Constant, perform_of
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 
@@ -14,5 +14,5 @@ def constant_folding(fgraph: FunctionGraph, node: Apply):
     if not getattr(node.op, "foldable", True):
         return None
     storage = [[None] for _ in node.outputs]
-    node.op.perform(node, [i.data for i in node.inputs], storage)
+    perform_of(node)(node, [i.data for i in node.inputs], storage)
     return [out.type.make_constant(cell[0]) for out, cell in zip(node.outputs, storage)]
