@@ -484,5 +484,6 @@ def test_boolean_masks_build_the_boolean_classes():
     expected = v.copy()
     expected[mask] += 1
     assert_matches(run([x], inc, v), expected)
-    assert type(x[[0, 2]].owner.op) is AdvancedSubtensor1 and type(x[[0, 2], 1:].owner.op) is AdvancedSubtensor
+    assert type(x[[0, 2]].owner.op) is AdvancedSubtensor1
+    assert type(x[[0, 2], 1:].owner.op) is AdvancedSubtensor
     verify_grad(lambda t: t[t > 0.5].sum(), [v])

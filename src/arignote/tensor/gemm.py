@@ -81,8 +81,9 @@ class _BlasUpdate(_Kinds, Op):
     """``Z * beta + alpha * dot(X, Y)`` with 0-d ``alpha, beta``, all of one float (complex)
     dtype; a subclass names the operands and their ranks (``ROLES``). The result has Z's type
     (a length-1 axis of ``dot(X, Y)`` may meet a Z that does not broadcast: the run-time check
-    compares shapes). ``beta == 0`` ignores Z's values (NaN included), as BLAS does. With ``inplace=True`` the result is written into
-    ``Z`` (declared in ``destroy_map``), which must then view neither ``X`` nor ``Y``."""
+    compares shapes). ``beta == 0`` ignores Z's values (NaN included), as BLAS does. With
+    ``inplace=True`` the result is written into ``Z`` (declared in ``destroy_map``), which
+    must then view neither ``X`` nor ``Y``."""
 
     __props__ = ("inplace",)
     ROLES: tuple[tuple[str, int], ...] = ()

@@ -27,8 +27,8 @@ from arignote.tensor.gemm import dot22scalar as _dot22scalar
 from arignote.tensor.type import integer_dtypes
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = [*_dot_names, "BatchedDot", "Dot22", "Dot22Scalar", "Gemm", "Gemv", "Ger", "InconsistencyError", "gemm",
-           "gemm_inplace", "gemm_no_inplace", "gemv", "gemv_inplace", "gemv_no_inplace", "ger",
+__all__ = [*_dot_names, "BatchedDot", "Dot22", "Dot22Scalar", "Gemm", "Gemv", "Ger", "InconsistencyError",
+           "gemm", "gemm_inplace", "gemm_no_inplace", "gemv", "gemv_inplace", "gemv_no_inplace", "ger",
            "ger_destructive", "_dot22", "_dot22scalar", "ldflags", "res_is_a", "_as_scalar",
            "_is_real_matrix", "_is_real_vector", "_gemm_canonicalize", "_factor_canonicalized"]
 
@@ -125,7 +125,8 @@ def _gemm_canonicalize(r: Variable, scale: Any, rval: list, maxclients: int) -> 
     node = r.owner
     name = getattr(getattr(node, "op", None), "scalar_op", None)
     name = getattr(name, "name", None)
-    if (maxclients and len(getattr(r, "clients", ())) > maxclients) or name not in ("add", "sub", "neg", "mul"):
+    crowded = maxclients and len(getattr(r, "clients", ())) > maxclients
+    if crowded or name not in ("add", "sub", "neg", "mul"):
         rval.append((scale, r))
     elif name == "sub":
         _gemm_canonicalize(node.inputs[0], scale, rval, 1)

@@ -204,7 +204,7 @@ def _inc_or_set(indexed: Any, y: Any, set_: bool) -> Variable:
     op = node.op
     if isinstance(op, AdvancedSubtensor1):
         return AdvancedIncSubtensor1(set_)(node.inputs[0], y, node.inputs[1])
-    write = (IncSubtensor if isinstance(op, Subtensor) else
-             AdvancedBooleanIncSubtensor if isinstance(op, AdvancedBooleanSubtensor) else AdvancedIncSubtensor)
+    write = (IncSubtensor if isinstance(op, Subtensor) else AdvancedBooleanIncSubtensor
+             if isinstance(op, AdvancedBooleanSubtensor) else AdvancedIncSubtensor)
     inc_op = write(op.idx_list, set_)
     return inc_op(node.inputs[0], y, *node.inputs[1:])
