@@ -31,17 +31,26 @@ COMPLEMENTS = {
 _FUNCTIONS = {"erf": _math.erf, "erfc": _math.erfc}
 
 
-def _signed_terms(var: Variable) -> list[tuple[int, Variable]]:
-    """The terms of an addition with their signs: ``a - (-b)`` is ``[(1, a), (1, b)]``."""
-    name = op_name(var)
-    if name == "add":
-        return [t for i in var.owner.inputs for t in _signed_terms(i)]
-    if name == "sub":
-        a, b = var.owner.inputs
-        return _signed_terms(a) + [(-s, t) for s, t in _signed_terms(b)]
-    if name == "neg":
-        return [(-s, t) for s, t in _signed_terms(var.owner.inputs[0])]
-    return [(1, var)]
+def _signed_terms(var: Variable, most: int = 2) -> list[tuple[int, Variable]] | None:
+    """The terms of an addition with their signs (``a - (-b)`` is ``[(1, a), (1, b)]``), or
+    None past ``most`` of them: the rule needs two, so a long sum is not walked (nor
+    recursed into: a chain of thousands of additions compiles)."""
+    terms: list[tuple[int, Variable]] = []
+    todo = [(1, var)]
+    while todo:
+        sign, v = todo.pop()
+        name = op_name(v)
+        if name == "add":
+            todo += [(sign, i) for i in v.owner.inputs]
+        elif name == "sub":
+            todo += [(sign, v.owner.inputs[0]), (-sign, v.owner.inputs[1])]
+        elif name == "neg":
+            todo.append((-sign, v.owner.inputs[0]))
+        else:
+            terms.append((sign, v))
+            if len(terms) > most:
+                return None
+    return terms
 
 
 def _negate(x: Variable) -> Variable:
@@ -55,7 +64,7 @@ def local_erf_complement(fgraph: FunctionGraph, node: Apply):
     if op_name(out) not in ("add", "sub") or out.dtype not in FLOAT:
         return None
     terms = _signed_terms(out)
-    if len(terms) != 2:
+    if terms is None or len(terms) != 2:
         return None
     for (c_sign, c), (s, term) in (terms, terms[::-1]):
         value = scalar_constant(c)
