@@ -108,5 +108,13 @@ def local_remove_useless_assert(fgraph: FunctionGraph, node: Apply):
     return [retype(node.op(value, *kept) if kept else value, node.outputs[0])]
 
 
+@node_rewriter([Assert])
+def local_remove_all_assert(fgraph: FunctionGraph, node: Apply):
+    """Every Assert -> its value: opt-in only (Theano's ``unsafe`` rewrite, taken by name,
+    ``mode.including('local_remove_all_assert')``), for graphs whose checks are known to hold."""
+    return [node.inputs[0]]
+
+
 for _rewriter in (local_useless_elemwise_comparison, local_remove_useless_assert):
     rewrites.register(_rewriter, "canonicalize", "fast_run")
+rewrites.register(local_remove_all_assert, "canonicalize", "unsafe", opt_in=True)
