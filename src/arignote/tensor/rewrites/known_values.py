@@ -166,6 +166,27 @@ def local_subtensor_make_vector(fgraph: FunctionGraph, node: Apply):
 
 
 @node_rewriter([Alloc])
+def local_merge_alloc(fgraph: FunctionGraph, node: Apply):
+    """``alloc(alloc(m, *a), *b)`` -> ``alloc(m, *b)``: one fill, not two. A length of ``a`` that
+    is not 1 must equal the length of ``b`` it meets: checked (an Assert) unless the graph shows it."""
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, Alloc):
+        return None
+    value, *a = inner.inputs
+    b = node.inputs[1:]
+    checks = []
+    for length, meets in zip(a, b[len(b) - len(a):]):
+        fixed, other = static_value(length), static_value(meets)
+        if length is meets or (fixed is not None and (int(fixed) == 1 or int(fixed) == other)):
+            continue
+        checks.append(_math.eq(length, meets))
+    merged = alloc(value, *b)
+    if checks:
+        merged = Assert("alloc of an alloc: an inner length differs from the outer one it meets")(merged, *checks)
+    return [retype(merged, node.outputs[0])]
+
+
+@node_rewriter([Alloc])
 def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
     """``alloc(x, *lengths)`` -> ``x`` when ``x`` already has those lengths (an alloc is a copy)."""
     x, *lengths = node.inputs
@@ -179,5 +200,5 @@ def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
 
 
 for _rewriter in (local_incsubtensor_of_zeros, local_0_dot_x, local_useless_switch, local_div_of_known,
-                  local_subtensor_make_vector, local_useless_alloc):
+                  local_subtensor_make_vector, local_merge_alloc, local_useless_alloc):
     rewrites.register(_rewriter, "canonicalize", "fast_run")
