@@ -75,3 +75,13 @@ def test_an_assert_keeps_the_conditions_not_decided():
     f = function([x], assert_op(x, T.lt(x.shape[0], 0)), mode=CANON)  # decided false: still fails
     with pytest.raises(AssertionError):
         f(VALUES[x])
+
+
+def test_removing_every_assert_is_opt_in():
+    n = T.lscalar("n")
+    out = assert_op(x * 2, T.gt(n, 0))
+    with pytest.raises(AssertionError):
+        function([x, n], out)(VALUES[x], 0)
+    f = function([x, n], out, mode=CANON.including("local_remove_all_assert"))
+    assert "Assert" not in op_names(f)
+    np.testing.assert_array_equal(f(VALUES[x], 0), VALUES[x] * 2)

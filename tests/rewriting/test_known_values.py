@@ -144,3 +144,19 @@ def test_a_symbolic_or_out_of_range_index_into_a_make_vector_stays():
     f = function([a, b], make_vector(a, b)[4], mode=CANON)
     with pytest.raises(IndexError):
         f(1, 2)
+
+
+def test_an_alloc_of_an_alloc_fills_once():
+    m = T.dmatrix("m")
+    a, b, c = T.lscalar("a"), T.lscalar("b"), T.lscalar("c")
+    f = check_same_values([m, a, b, c], T.alloc(T.alloc(m, b, 1, 1), a, b, c, 2), CANON, [np.full((1, 1), 2.5), 2, 3, 4])
+    assert op_names(f) == ["Alloc"]
+
+
+def test_an_alloc_of_an_alloc_checks_the_lengths_it_cannot_prove():
+    m = T.dmatrix("m")
+    a, b = T.lscalar("a"), T.lscalar("b")
+    f = check_same_values([m, a, b], T.alloc(T.alloc(m, a, 1), 2, b, 3), CANON, [np.ones((1, 1)), 2, 2])
+    assert op_names(f).count("Alloc") == 1 and "Assert" in op_names(f)
+    with pytest.raises(AssertionError, match="alloc of an alloc"):
+        f(np.ones((1, 1)), 2, 5)

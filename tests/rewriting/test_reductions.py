@@ -120,12 +120,6 @@ def test_a_stack_reduced_along_another_axis_is_left_alone():
     assert "Join" in op_names(f)
 
 
-def test_reducing_no_axes_is_a_cast():
-    s = T.dscalar("s")
-    f = check_same_values([s], s.prod(axis=()) + s.sum(axis=(), dtype="float32"), CANON, [np.float64(2.5)])
-    assert not _reductions(f)
-
-
 def test_any_of_one_element_is_its_truth():
     z = T.TensorType("complex128", (True, False))("z")
     f = check_same_values([z], T.any(z, axis=0), CANON, [np.array([[0j, 1j, 2 + 0j]])])

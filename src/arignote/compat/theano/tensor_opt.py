@@ -22,7 +22,7 @@ assert_ = assert_op  # Theano's other name for it
 _THEANO_REWRITES = {
     "local_dimshuffle_lift": (_canon.local_dimshuffle_lift, _canon.local_dimshuffle_merge,
                               _canon.local_dimshuffle_identity),
-    "local_useless_alloc": (_known.local_useless_alloc,), "local_canonicalize_alloc": (_known.local_useless_alloc,),
+    "local_useless_alloc": (_known.local_useless_alloc,), "local_merge_alloc": (_known.local_merge_alloc,), "local_canonicalize_alloc": (_known.local_useless_alloc,),
     "local_useless_reshape": (_canon.local_useless_reshape,), "local_useless_switch": (_known.local_useless_switch,),
     "local_incsubtensor_of_zeros": (_known.local_incsubtensor_of_zeros,),
     "local_setsubtensor_of_constants": (_known.local_incsubtensor_of_zeros,), "local_0_dot_x": (_known.local_0_dot_x,),

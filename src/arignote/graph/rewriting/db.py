@@ -78,13 +78,16 @@ class RewriteDatabase:
         self._queried: dict[tuple, Pipeline] = {}  # a query -> its pipeline (they hold no state)
 
     def register(self, rewriter: NodeRewriter | GraphRewriter, phase: str, *tags: str,
-                 name: str | None = None) -> NodeRewriter | GraphRewriter:
+                 name: str | None = None, opt_in: bool = False) -> NodeRewriter | GraphRewriter:
+        """Add ``rewriter`` to ``phase`` with ``tags``; its name and phase are tags too, except
+        the phase for an ``opt_in`` rewrite (one that drops checks): only its name or its own
+        tags select it, never ``including('canonicalize')``."""
         if phase not in PHASES:
             raise ValueError(f"unknown phase {phase!r}; phases are {', '.join(PHASES)}")
         name = name or repr(rewriter)
         if name in self.entries:
             raise ValueError(f"a rewrite named {name!r} is already registered")
-        self.entries[name] = Entry(name, rewriter, phase, frozenset(tags) | {name, phase})
+        self.entries[name] = Entry(name, rewriter, phase, frozenset(tags) | {name} | (set() if opt_in else {phase}))
         self._queried.clear()
         return rewriter
 

@@ -19,7 +19,7 @@ from arignote.tensor.checks import Assert
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.join import MakeVector
 from arignote.tensor.rewrites.canonicalize import _filled
-from arignote.tensor.rewrites.known_values import _NONE, filled_value
+from arignote.tensor.rewrites.known_values import UNKNOWN, filled_value
 from arignote.tensor.rewrites.utils import op_name, retype, scalar_constant
 from arignote.tensor.shape import Shape, Shape_i
 from arignote.tensor.subtensor.read import Subtensor
@@ -102,11 +102,19 @@ def local_remove_useless_assert(fgraph: FunctionGraph, node: Apply):
     """An Assert drops the conditions the graph decides are true (the value alone when none is
     left); one decided false stays, to fail when the function runs."""
     value, *conditions = node.inputs
-    kept = [c for c in conditions if filled_value(c) is _NONE or not filled_value(c)]
+    kept = [c for c in conditions if filled_value(c) is UNKNOWN or not filled_value(c)]
     if len(kept) == len(conditions):
         return None
     return [retype(node.op(value, *kept) if kept else value, node.outputs[0])]
 
 
+@node_rewriter([Assert])
+def local_remove_all_assert(fgraph: FunctionGraph, node: Apply):
+    """Every Assert -> its value: opt-in only (Theano's ``unsafe`` rewrite, taken by name,
+    ``mode.including('local_remove_all_assert')``), for graphs whose checks are known to hold."""
+    return [node.inputs[0]]
+
+
 for _rewriter in (local_useless_elemwise_comparison, local_remove_useless_assert):
     rewrites.register(_rewriter, "canonicalize", "fast_run")
+rewrites.register(local_remove_all_assert, "canonicalize", "unsafe", opt_in=True)

@@ -83,28 +83,24 @@ def local_erf_complement(fgraph: FunctionGraph, node: Apply):
 
 def _factors(var: Variable) -> tuple[int, list[Variable], list[Variable]]:
     """A product as ``(sign, numerator factors, denominator factors)``, through mul, true_div
-    and neg: ``-(a * b) / c`` is ``(-1, [a, b], [c])``."""
-    name = op_name(var)
-    if name == "neg":
-        sign, num, den = _factors(var.owner.inputs[0])
-        return -sign, num, den
-    if name == "mul":
-        sign, num, den = 1, [], []
-        for i in var.owner.inputs:
-            s, n, d = _factors(i)
-            sign, num, den = sign * s, num + n, den + d
-        return sign, num, den
-    if name == "true_div":
-        s1, n1, d1 = _factors(var.owner.inputs[0])
-        s2, n2, d2 = _factors(var.owner.inputs[1])
-        return s1 * s2, n1 + d2, d1 + n2
-    if name == "sqr":
-        x = var.owner.inputs[0]
-        return 1, [x, x], []
-    if name == "pow" and scalar_constant(var.owner.inputs[1]) == 2:
-        x = var.owner.inputs[0]
-        return 1, [x, x], []
-    return 1, [var], []
+    and neg: ``-(a * b) / c`` is ``(-1, [a, b], [c])`` (a walk with a stack, as above)."""
+    sign, num, den = 1, [], []
+    todo = [(var, False)]
+    while todo:
+        v, below = todo.pop()
+        name = op_name(v)
+        if name == "neg":
+            sign = -sign
+            todo.append((v.owner.inputs[0], below))
+        elif name == "mul":
+            todo.extend((i, below) for i in reversed(v.owner.inputs))
+        elif name == "true_div":
+            todo.extend([(v.owner.inputs[1], not below), (v.owner.inputs[0], below)])
+        elif name == "sqr" or (name == "pow" and scalar_constant(v.owner.inputs[1]) == 2):
+            (den if below else num).extend([v.owner.inputs[0]] * 2)
+        else:
+            (den if below else num).append(v)
+    return sign, num, den
 
 
 def _gaussian_argument(var: Variable) -> Variable | None:

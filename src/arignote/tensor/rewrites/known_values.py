@@ -21,46 +21,45 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.dtypes import DISCRETE
-from arignote.tensor.alloc import Alloc, alloc
 from arignote.tensor import math as _math
+from arignote.tensor.alloc import Alloc, alloc
 from arignote.tensor.blas import Dot
 from arignote.tensor.checks import Assert
 from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.join import MakeVector
 from arignote.tensor.rewrites.canonicalize import _filled, _same_length
 from arignote.tensor.rewrites.shape_feature import shape_feature
 from arignote.tensor.rewrites.utils import op_name, retype
-from arignote.tensor.shape import Rebroadcast
-from arignote.tensor.join import MakeVector
-from arignote.tensor.shape import Shape, static_value
+from arignote.tensor.shape import Rebroadcast, Shape, static_value
 from arignote.tensor.subtensor.index import numpy_index
 from arignote.tensor.subtensor.read import AdvancedSubtensor1, Subtensor
 from arignote.tensor.subtensor.write import _IncOp
 
-_NONE = object()  # not known (a filled value may itself be None-like: 0, False)
+UNKNOWN = object()  # what filled_value gives when the graph does not fix the value (0 and False are values)
 
 
 def filled_value(var: Variable) -> Any:
-    """The one value every element of ``var`` has, when the graph fixes it; else ``_NONE``."""
+    """The one value every element of ``var`` has, when the graph fixes it; else ``UNKNOWN``."""
     while True:
         owner = var.owner
         if isinstance(var, Constant):
             data = np.asarray(var.data)
             if data.size == 0 or not (data == data.flat[0]).all():
-                return _NONE
+                return UNKNOWN
             return data.flat[0].item()
         if owner is None:
-            return _NONE
+            return UNKNOWN
         if isinstance(owner.op, (Alloc, DimShuffle, Rebroadcast)):
             var = owner.inputs[0]
         elif op_name(var) == "second":
             var = owner.inputs[1]
         else:
-            return _NONE
+            return UNKNOWN
 
 
 def _is_filled_with(var: Variable, value: Any) -> bool:
     found = filled_value(var)
-    return found is not _NONE and not isinstance(found, complex) and found == value
+    return found is not UNKNOWN and not isinstance(found, complex) and found == value
 
 
 def _broadcast_to_out(fgraph: FunctionGraph, var: Variable, out: Variable) -> Variable | None:
@@ -80,7 +79,7 @@ def local_incsubtensor_of_zeros(fgraph: FunctionGraph, node: Apply):
     x, y = node.inputs[:2]
     if node.op.set_instead_of_inc:
         known = filled_value(x)
-        if known is _NONE or not _is_filled_with(y, known):
+        if known is UNKNOWN or not _is_filled_with(y, known):
             return None
     elif not _is_filled_with(y, 0):
         return None
@@ -110,7 +109,7 @@ def local_useless_switch(fgraph: FunctionGraph, node: Apply):
         return None
     cond, a, b = node.inputs
     known = filled_value(cond)
-    if known is not _NONE:
+    if known is not UNKNOWN:
         return [_broadcast_to_out(fgraph, a if known else b, out)]
     if a is b:
         return [_broadcast_to_out(fgraph, a, out)]
@@ -166,6 +165,27 @@ def local_subtensor_make_vector(fgraph: FunctionGraph, node: Apply):
 
 
 @node_rewriter([Alloc])
+def local_merge_alloc(fgraph: FunctionGraph, node: Apply):
+    """``alloc(alloc(m, *a), *b)`` -> ``alloc(m, *b)``: one fill, not two. A length of ``a`` that
+    is not 1 must equal the length of ``b`` it meets: checked (an Assert) unless the graph shows it."""
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, Alloc):
+        return None
+    value, *a = inner.inputs
+    b = node.inputs[1:]
+    checks = []
+    for length, meets in zip(a, b[len(b) - len(a):]):
+        fixed, other = static_value(length), static_value(meets)
+        if length is meets or (fixed is not None and (int(fixed) == 1 or int(fixed) == other)):
+            continue
+        checks.append(_math.eq(length, meets))
+    merged = alloc(value, *b)
+    if checks:
+        merged = Assert("alloc of an alloc: an inner length differs from the outer one it meets")(merged, *checks)
+    return [retype(merged, node.outputs[0])]
+
+
+@node_rewriter([Alloc])
 def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
     """``alloc(x, *lengths)`` -> ``x`` when ``x`` already has those lengths (an alloc is a copy)."""
     x, *lengths = node.inputs
@@ -179,5 +199,5 @@ def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
 
 
 for _rewriter in (local_incsubtensor_of_zeros, local_0_dot_x, local_useless_switch, local_div_of_known,
-                  local_subtensor_make_vector, local_useless_alloc):
+                  local_subtensor_make_vector, local_merge_alloc, local_useless_alloc):
     rewrites.register(_rewriter, "canonicalize", "fast_run")

@@ -93,10 +93,10 @@ def local_reduce_merge(fgraph: FunctionGraph, node: Apply):
 @node_rewriter([CAReduce])
 def local_reduce_broadcastable(fgraph: FunctionGraph, node: Apply):
     """The axes of length 1 (broadcastable) of a reduction are dropped, not reduced: all of them
-    (or none: ``prod(s, axis=())``) -> a DimShuffle (and the cast to the reduction's dtype)."""
+    -> a DimShuffle (and the cast to the reduction's dtype)."""
     op, x = node.op, node.inputs[0]
     ones = tuple(a for a in op.axis if x.broadcastable[a])
-    if not ones and op.axis:
+    if not ones:
         return None
     rest = tuple(a for a in op.axis if a not in ones)
     dropped = _drop(x, ones)
