@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arignote import function, tensor as T
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from tests.graph._ops import Combine, Thing, f, g, two, var
 
@@ -18,6 +19,10 @@ class WithArray(Op):
 
 class NoProps(Op):
     pass
+
+
+class EmptyProps(Op):
+    __props__ = ()
 
 
 def test_op_equality_and_hash_follow_props():
@@ -51,7 +56,32 @@ def test_ops_of_different_classes_never_compare_equal():
     class Other(Combine):
         pass
     assert Combine("f") != Other("f")
-    assert NoProps() == NoProps()
+    assert EmptyProps() == EmptyProps() and hash(EmptyProps()) == hash(EmptyProps())
+
+
+def test_an_op_whose_class_declares_no_props_is_equal_only_to_itself():
+    """Theano's rule: without __props__ (or an __eq__ of its own), two instances are two ops,
+    so nodes of a user's Scale(2) and Scale(3) are never merged into one."""
+    op = NoProps()
+    assert op == op and NoProps() != NoProps() and len({NoProps(), NoProps()}) == 2
+    assert hash(op) == hash(op)
+
+    class Scale(Op):
+        def __init__(self, k):
+            self.k = k
+
+        def make_node(self, x):
+            x = T.as_tensor_variable(x)
+            return Apply(self, [x], [x.type()])
+
+        def perform(self, node, inputs, outputs):
+            outputs[0][0] = inputs[0] * self.k
+
+    x = T.dvector("x")
+    f = function([x], [Scale(2)(x), Scale(3)(x)])
+    doubled, tripled = f(np.ones(2))
+    np.testing.assert_array_equal(doubled, [2, 2])
+    np.testing.assert_array_equal(tripled, [3, 3])
 
 
 def test_op_str_and_repr_from_props():

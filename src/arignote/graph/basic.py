@@ -237,10 +237,21 @@ class Op:
     # transfer, a padding dimshuffle): errors then name the input (``user_variable``).
     passes_value: bool = False
 
+    # Whether the class (or a base below Op) declares __props__: ops of one class with equal
+    # props are equal (and merge); an op of a class that declares none is equal only to
+    # itself, as in Theano, so a user's ``Scale(2)`` and ``Scale(3)`` stay two nodes.
+    _by_props = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._by_props = any("__props__" in k.__dict__ for k in cls.__mro__ if k is not Op)
+
     def _props(self) -> tuple:
         return tuple(getattr(self, p) for p in self.__props__)
 
     def __eq__(self, other: object) -> bool:
+        if not self._by_props:
+            return self is other
         return type(self) is type(other) and self._props() == other._props()
 
     def __hash__(self) -> int:
@@ -248,7 +259,8 @@ class Op:
         # attribute drops it, and it is never pickled or copied (hashes differ per process).
         found = self.__dict__.get("_hash")
         if found is None:
-            found = self.__dict__["_hash"] = hash((type(self), tuple(_hashable(p) for p in self._props())))
+            key = (type(self), tuple(_hashable(p) for p in self._props())) if self._by_props else id(self)
+            found = self.__dict__["_hash"] = hash(key)
         return found
 
     def __setattr__(self, name: str, value: Any) -> None:

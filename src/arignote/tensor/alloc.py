@@ -86,6 +86,8 @@ class Alloc(Op):
     is the constant 1.
     """
 
+    __props__ = ()
+
     def make_node(self, value: Any, *shape: Any) -> Apply:
         value = as_tensor_variable(value)
         dims = [as_shape_scalar(s, f"alloc shape[{i}]") for i, s in enumerate(shape)]

@@ -27,6 +27,8 @@ class Dot(Op):
     """numpy.dot of two tensors of at least one dimension: the last axis of ``a``
     against the second-to-last of ``b`` (its only one when ``b`` is a vector)."""
 
+    __props__ = ()
+
     def make_node(self, a: Any, b: Any) -> Apply:
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim == 0 or b.ndim == 0:
@@ -54,6 +56,8 @@ class Dot(Op):
 class MatMul(Op):
     """numpy.matmul: matrix products over the last two axes, broadcasting the rest;
     a vector operand acts as a matrix whose added axis is then dropped."""
+
+    __props__ = ()
 
     def make_node(self, a: Any, b: Any) -> Apply:
         a, b = as_tensor_variable(a), as_tensor_variable(b)

@@ -217,6 +217,8 @@ class Dot22Scalar(_Kinds, Op):
     """``dot(x, y) * a`` for matrices ``x, y`` and a 0-d ``a``, all of one float (complex)
     dtype (Theano's ``_dot22scalar``)."""
 
+    __props__ = ()
+
     ROLES = (("x", 2), ("y", 2), ("a", 0))
 
     def make_node(self, x: Any, y: Any, a: Any) -> Apply:

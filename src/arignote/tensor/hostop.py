@@ -11,6 +11,8 @@ from arignote.graph.basic import Op
 class HostOp(Op):
     """An op whose ``perform`` is the only implementation: numpy on the host."""
 
+    __props__ = ()
+
     host_reason = "numpy runs it on the host"
 
     @property

@@ -24,6 +24,8 @@ __all__ = ["TensorFromScalar", "ScalarFromTensor", "tensor_from_scalar", "scalar
 class TensorFromScalar(Op):
     """The 0-d tensor of a scalar variable, of the same dtype."""
 
+    __props__ = ()
+
     def make_node(self, s: Any) -> Apply:
         if isinstance(s, Variable) and not isinstance(s.type, ScalarType):
             raise TypeError(f"tensor_from_scalar takes a scalar variable, got {s.describe()} of type "
@@ -45,6 +47,8 @@ class TensorFromScalar(Op):
 
 class ScalarFromTensor(Op):
     """The scalar variable of a 0-d tensor, of the same dtype."""
+
+    __props__ = ()
 
     def make_node(self, t: Any) -> Apply:
         from arignote.tensor.variable import as_tensor_variable

@@ -43,6 +43,8 @@ def _shaped(x: Any) -> Variable:
 class Shape(Op):
     """The shape of a tensor (or of a sparse matrix), as an int64 vector."""
 
+    __props__ = ()
+
     def make_node(self, x: Any) -> Apply:
         x = _shaped(x)
         return Apply(self, [x], [TensorType("int64", (False,))()])
@@ -519,6 +521,8 @@ class SpecifyShape(Op):
     An entry of -1 in the shape (``None`` in ``specify_shape``) accepts any length.
     Entries fixed to 1 make those dimensions broadcastable.
     """
+
+    __props__ = ()
 
     view_map = {0: [0]}
     passes_value = True

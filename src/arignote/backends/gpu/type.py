@@ -233,6 +233,8 @@ class GpuFromHost(Op):
 class HostFromGpu(Op):
     """Copy a GPU array to the host (a contiguous numpy array)."""
 
+    __props__ = ()
+
     passes_value = True
 
     def make_node(self, x: Variable) -> Apply:

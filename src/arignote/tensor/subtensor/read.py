@@ -151,6 +151,8 @@ class AdvancedBooleanSubtensor(AdvancedSubtensor):
 class AdvancedSubtensor1(Op):
     """``x[ilist]`` for an integer vector ``ilist`` on the first axis (``numpy.take``)."""
 
+    __props__ = ()
+
     def make_node(self, x: Any, ilist: Any) -> Apply:
         x = as_tensor_variable(x)
         ilist = as_tensor_variable(ilist)

@@ -30,6 +30,8 @@ __all__ = ["IncSubtensor", "AdvancedIncSubtensor", "AdvancedIncSubtensor1", "set
 class _IncOp(Op):
     """What the set/increment ops share: copy ``x``, then write ``y`` at the index."""
 
+    __props__ = ()
+
     def _fresh_copy(self, x: np.ndarray, cell: list) -> np.ndarray:
         """A copy of ``x`` to write into: last call's array when it fits, so no allocation."""
         out = cell[0]
