@@ -261,3 +261,34 @@ def test_check_stack_trace_sees_the_user_line_carried_through_rewrites():
         opt.check_stack_trace(e, ops_to_check="first")
     with pytest.raises(ValueError, match="a compiled function or a FunctionGraph"):
         opt.check_stack_trace([x])
+
+
+def test_navigators_validate_and_report_refused_replacements_to_the_failure_callback():
+    from arignote.graph.errors import InconsistencyError
+    from tests.graph._ops import var
+    from tests.graph.test_destroyhandler import graph, inplace, pure, pure2
+
+    def fresh():
+        x, y = var("x"), var("y")
+        return x, graph([x, y], [pure(pure2(pure2(x, y), pure2(x, y)))])
+
+    seen = []
+    x, fg = fresh()
+    opt.TopoOptimizer(opt.OpSub(pure2, inplace),
+                      failure_callback=lambda *args: seen.append(args)).optimize(fg)
+    assert fg.consistent() and len(fg.destroyers(x)) == 1
+    (error, nav, pairs, local_opt, node), = seen
+    assert isinstance(error, InconsistencyError) and isinstance(nav, opt.TopoOptimizer)
+    assert isinstance(local_opt, opt.OpSub) and node.op == pure2 and pairs[0][0] is node.outputs[0]
+    for quiet in (opt.NavigatorOptimizer.warn_ignore, opt.NavigatorOptimizer.warn_inplace):
+        x, fg = fresh()
+        opt.TopoOptimizer(opt.OpSub(pure2, inplace), failure_callback=quiet).optimize(fg)
+        assert fg.consistent()
+    x, fg = fresh()
+    with pytest.raises(InconsistencyError):  # no callback: the refusal is raised, the graph unchanged
+        opt.TopoOptimizer(opt.OpSub(pure2, inplace)).optimize(fg)
+    assert fg.consistent()
+    with pytest.warns(UserWarning, match="optimization failure due to"):
+        opt.NavigatorOptimizer.warn(ValueError("boom"), None, [], "some_opt", None)
+    with pytest.warns(UserWarning, match="boom"):
+        opt.NavigatorOptimizer.warn_inplace(ValueError("boom"), None, [], "some_opt", None)

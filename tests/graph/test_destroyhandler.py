@@ -115,3 +115,24 @@ def test_without_a_validating_feature_replace_validate_is_replace():
     fg = FunctionGraph([x, y], [pure2(x, y)], clone=False)
     fg.replace_validate(fg.outputs[0], inplace(x, x))
     assert fg.consistent() and str(fg.outputs[0].owner.op) == "inplace"
+
+
+def test_a_walk_with_a_failure_callback_skips_the_replacements_refused():
+    """pure2(pure2(x, y), pure2(x, y)) -> inplace: the first node may overwrite x, the
+    second then may not (x would be overwritten twice); the walk reports it and goes on."""
+    from arignote.graph.rewriting.basic import WalkingRewriter, node_rewriter
+
+    @node_rewriter([Mem])
+    def make_inplace(fgraph, node):
+        return [inplace(*node.inputs)] if node.op == pure2 else None
+
+    x, y = var("x"), var("y")
+    out = pure(pure2(pure2(x, y), pure2(x, y)))
+    fg = graph([x, y], [out])
+    refused = []
+    walk = WalkingRewriter([make_inplace], failure_callback=lambda *args: refused.append(args))
+    assert walk.apply(fg) == 2  # the outer node and one of the inner ones
+    assert fg.consistent() and len(fg.destroyers(x)) == 1
+    (error, walker, pairs, rewriter, node), = refused
+    assert isinstance(error, InconsistencyError) and walker is walk and rewriter is make_inplace
+    assert node.op == pure2 and pairs[0][0] is node.outputs[0]

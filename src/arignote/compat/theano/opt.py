@@ -14,6 +14,7 @@ from typing import Any
 from collections.abc import Callable, Sequence
 
 from arignote.graph.basic import Apply, Constant, Op, Variable
+from arignote.graph.errors import InconsistencyError
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, NodeRewriter, Replacement,
                                             WalkingRewriter)
@@ -385,7 +386,10 @@ def _same_constant(a: Variable, b: Variable) -> bool:
 
 
 class NavigatorOptimizer(_EngineOptimizer):
-    """Applies a local optimizer over the graph (Theano's base of the walking optimizers)."""
+    """Applies a local optimizer over the graph (Theano's base of the walking optimizers).
+    With a ``failure_callback(exc, nav, repl_pairs, local_opt, node)`` (e.g. one of the
+    ``warn*`` below) each replacement is validated, and one the graph's features refuse is
+    undone and reported to it; without one, a refused replacement raises."""
 
     order = "in_to_out"
 
@@ -393,7 +397,30 @@ class NavigatorOptimizer(_EngineOptimizer):
                  failure_callback: Any = None):
         self.local_opt = local_opt
         self.order = order or self.order
-        self.rewriter = WalkingRewriter([as_rewriter(local_opt)], self.order)
+        self.failure_callback = failure_callback
+        self.rewriter = WalkingRewriter([as_rewriter(local_opt)], self.order, failure_callback=self._failed)
+
+    def _failed(self, exc: Exception, walk: Any, pairs: list, rewriter: Any, node: Apply) -> None:
+        if self.failure_callback is None:
+            raise exc
+        self.failure_callback(exc, self, pairs, self.local_opt, node)
+
+    @staticmethod
+    def warn(exc: Exception, nav: Any, repl_pairs: list, local_opt: Any, node: Any) -> None:
+        """A failure callback that warns and goes on."""
+        warnings.warn(f"optimization failure due to {local_opt} on {node}: {type(exc).__name__}: {exc}",
+                      stacklevel=2)
+
+    @staticmethod
+    def warn_inplace(exc: Exception, nav: Any, repl_pairs: list, local_opt: Any, node: Any) -> None:
+        """A failure callback that ignores InconsistencyError (an in-place rewrite the destroy
+        handler refused, the usual case) and warns of anything else."""
+        if not isinstance(exc, InconsistencyError):
+            NavigatorOptimizer.warn(exc, nav, repl_pairs, local_opt, node)
+
+    @staticmethod
+    def warn_ignore(exc: Exception, nav: Any, repl_pairs: list, local_opt: Any, node: Any) -> None:
+        """A failure callback that ignores every failure."""
 
     def add_requirements(self, fgraph: FunctionGraph) -> None:
         self.local_opt.add_requirements(fgraph)
@@ -410,7 +437,7 @@ class OpKeyOptimizer(NavigatorOptimizer):
         if not hasattr(local_opt, "op_key"):
             raise TypeError(f"OpKeyOptimizer needs a local optimizer with op_key() (OpSub, OpRemove, "
                             f"PatternSub), got {local_opt!r}: use TopoOptimizer for others")
-        super().__init__(local_opt)
+        super().__init__(local_opt, ignore_newtrees=ignore_newtrees, failure_callback=failure_callback)
 
 
 class EquilibriumOptimizer(_EngineOptimizer):

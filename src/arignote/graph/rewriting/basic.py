@@ -12,6 +12,7 @@ from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.errors import InconsistencyError
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.traversal import graph_inputs
 
@@ -85,15 +86,19 @@ class GraphRewriter:
         return self.name or type(self).__name__
 
 
-def apply_replacement(fgraph: FunctionGraph, node: Apply, result: Replacement, reason: str) -> bool:
-    """Install a node rewriter's result; False when it was None or changed nothing."""
+def apply_replacement(fgraph: FunctionGraph, node: Apply, result: Replacement, reason: str,
+                      validate: bool = False) -> bool:
+    """Install a node rewriter's result; False when it was None or changed nothing. With
+    ``validate`` the replacements go in together through ``fgraph.replace_all_validate``:
+    one that a feature (the DestroyHandler) refuses is undone and its InconsistencyError
+    raised."""
     if result is None or result is False:
         return False
     pairs = list(result.items()) if isinstance(result, dict) else list(zip(node.outputs, result))
     if not isinstance(result, dict) and len(result) != len(node.outputs):
         raise ValueError(f"rewrite {reason} returned {len(result)} replacements for "
                          f"{len(node.outputs)} outputs of {node.op}")
-    changed = False
+    changes = []
     for old, new in pairs:
         if new is None or new is old:
             continue
@@ -104,20 +109,32 @@ def apply_replacement(fgraph: FunctionGraph, node: Apply, result: Replacement, r
                                 f"by {new} of type {new.type}")
             new = converted
         if old in fgraph.variables:
-            fgraph.replace(old, new, reason=reason)
-            changed = True
-    return changed
+            changes.append((old, new))
+    if validate:
+        fgraph.replace_all_validate(changes, reason=reason)
+    else:
+        fgraph.replace_all(changes, reason=reason)
+    return bool(changes)
+
+
+# failure_callback(error, rewriter, pairs, node_rewriter, node): told of a replacement refused
+FailureCallback = Callable[[Exception, Any, list, Any, Apply], Any]
 
 
 class WalkingRewriter(GraphRewriter):
-    """One pass of node rewriters over the graph, inputs first or outputs first."""
+    """One pass of node rewriters over the graph, inputs first or outputs first. Given a
+    ``failure_callback``, each replacement is validated (see ``apply_replacement``) and a
+    refused one (InconsistencyError) goes to the callback instead of stopping the walk, as
+    Theano's navigators did for in-place rewrites a destroy handler turns down."""
 
-    def __init__(self, rewriters: Sequence[NodeRewriter], order: str = "in_to_out", name: str = ""):
+    def __init__(self, rewriters: Sequence[NodeRewriter], order: str = "in_to_out", name: str = "",
+                 failure_callback: FailureCallback | None = None):
         if order not in ("in_to_out", "out_to_in"):
             raise ValueError(f"order must be 'in_to_out' or 'out_to_in', got {order!r}")
         self.rewriters = list(rewriters)
         self.order = order
         self.name = name or f"walk({', '.join(map(repr, self.rewriters))})"
+        self.failure_callback = failure_callback
         # Op class -> the rewriters that may apply to its nodes, in order, each with
         # whether a node must still be asked (``applies_to``) and what to call: the tracks
         # are looked at once per class, not once per node and pass (most of a walk's time
@@ -147,10 +164,20 @@ class WalkingRewriter(GraphRewriter):
             for rw, ask, transform in candidates.get(cls) or self._candidates(cls):
                 if not ask or rw.applies_to(node):
                     result = transform(fgraph, node)
-                    if result is not None and apply_replacement(fgraph, node, result, repr(rw)):
+                    if result is not None and self._install(fgraph, node, result, rw):
                         changes += 1
                         break
         return changes
+
+    def _install(self, fgraph: FunctionGraph, node: Apply, result: Replacement, rw: NodeRewriter) -> bool:
+        if self.failure_callback is None:
+            return apply_replacement(fgraph, node, result, repr(rw))
+        try:
+            return apply_replacement(fgraph, node, result, repr(rw), validate=True)
+        except InconsistencyError as error:
+            pairs = list(result.items()) if isinstance(result, dict) else list(zip(node.outputs, result))
+            self.failure_callback(error, self, pairs, rw, node)
+            return False
 
 
 def in_to_out(*rewriters: NodeRewriter, name: str = "") -> WalkingRewriter:
