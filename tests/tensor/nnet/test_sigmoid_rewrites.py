@@ -48,3 +48,11 @@ def test_ultra_fast_sigmoid_is_the_elemwise_of_the_rewritten_graph():
     x = T.dmatrix("x")
     f = function([x], sigmoid(x), mode=get_default_mode().including("local_ultra_fast_sigmoid"))
     assert [node.op for node in f.maker.fgraph.toposort()] == [ultra_fast_sigmoid]
+
+
+def test_including_the_specialize_phase_keeps_the_exact_sigmoid():
+    """The approximations are opt-in: only their own names select them, never their phase."""
+    x = T.dmatrix("x")
+    f = function([x], sigmoid(x), mode=get_default_mode().including("specialize"))
+    assert _scalar_ops(f) == {"sigmoid"}
+    np.testing.assert_allclose(f(np.array([[-3.0, 0.5]])), 1 / (1 + np.exp([[3.0, -0.5]])))

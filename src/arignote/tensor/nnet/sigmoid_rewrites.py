@@ -22,7 +22,7 @@ def _sigmoid_to(approximation, name: str):
             return None
         new = retype(approximation(node.inputs[0]), out)
         return None if new is None else [new]
-    rewrites.register(rewrite, "specialize", name=name)
+    rewrites.register(rewrite, "specialize", name=name, opt_in=True)
     return rewrite
 
 
