@@ -10,6 +10,7 @@ NullType gradient), ``grad_clip`` (clipped to ``[lower, upper]``) and
 names, which its code compares nodes' ops with).
 Their rules live in ``tensor/grad/gradient_ops.py``; compiling removes the
 ops (``local_remove_gradient_ops``), so they cost nothing at run time.
+``IdentityView`` is their forward pass, for other marker ops too (sandbox.linalg's hints).
 """
 from __future__ import annotations
 
@@ -18,13 +19,13 @@ from typing import Any
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["ViewGradOp", "ZeroGrad", "DisconnectedGrad", "ConsiderConstant", "UndefinedGrad", "GradClip",
+__all__ = ["IdentityView", "ViewGradOp", "ZeroGrad", "DisconnectedGrad", "ConsiderConstant", "UndefinedGrad", "GradClip",
            "GradScale", "zero_grad", "disconnected_grad", "consider_constant", "undefined_grad", "grad_clip",
            "grad_scale", "zero_grad_", "consider_constant_", "disconnected_grad_", "undefined_grad_"]
 
 
-class ViewGradOp(Op):
-    """The identity on its one input (a view), with a gradient rule of its own."""
+class IdentityView(Op):
+    """The identity on its one input, whose output is a view of it."""
 
     __props__ = ()
 
@@ -39,6 +40,10 @@ class ViewGradOp(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[0]]
+
+
+class ViewGradOp(IdentityView):
+    """The identity on its one input (a view), with a gradient rule of its own."""
 
 
 class ZeroGrad(ViewGradOp):
