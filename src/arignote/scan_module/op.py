@@ -28,16 +28,23 @@ import numpy as np
 from arignote.compile.function import function
 from arignote.compile.io import Out
 from arignote.config import config
-from arignote.graph.basic import Apply, Op, Variable, user_variable
+from arignote.graph.basic import Apply, Op, Variable, _hashable, user_variable
 from arignote.graph.traversal import ancestors
+from arignote.scan_module.names import TheanoScanNames
 from arignote.scan_module.shapes import scan_output_shapes
+from arignote.scan_module.utils import equal_computations
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 from arignote.tensor import math as tm
 
 
-class Scan(Op):
-    """A loop over ``n_steps`` running the inner graph ``inner_inputs -> inner_outputs``."""
+class Scan(TheanoScanNames, Op):
+    """A loop over ``n_steps`` running the inner graph ``inner_inputs -> inner_outputs``.
+
+    Two Scans are equal when their layouts and settings are and their inner graphs compute
+    the same from corresponding inner inputs (Theano's rule), so equal loops over the same
+    outer inputs merge into one node (whose name and mode are one of theirs).
+    """
 
     __props__ = ("inner_inputs", "inner_outputs", "seq_taps", "state_taps", "n_nit", "n_carry",
                  "n_nonseq", "as_while", "truncate_gradient", "name", "mode")
@@ -83,6 +90,31 @@ class Scan(Op):
 
     def __str__(self) -> str:
         return f"Scan{{{self.name}}}" if self.name else "Scan"
+
+    # What equality compares besides the inner graph (Theano's keys): a loop's name, mode and
+    # allow_gc change how it is compiled and shown, not what it computes.
+    _SETTINGS = ("seq_taps", "state_taps", "n_nit", "n_carry", "n_nonseq", "as_while", "truncate_gradient",
+                 "profile")
+
+    def _settings(self) -> tuple:
+        return tuple(getattr(self, p) for p in self._SETTINGS)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(self) is not type(other) or self._settings() != other._settings():
+            return False
+        mine, theirs = self.inner_inputs, other.inner_inputs
+        return (len(mine) == len(theirs) and len(self.inner_outputs) == len(other.inner_outputs)
+                and all(a.type == b.type for a, b in zip(mine, theirs))
+                and equal_computations(self.inner_outputs, other.inner_outputs, mine, theirs))
+
+    def __hash__(self) -> int:
+        found = self.__dict__.get("_hash")
+        if found is None:
+            graph = (tuple(v.type for v in self.inner_inputs), tuple(v.type for v in self.inner_outputs))
+            found = self.__dict__["_hash"] = hash((type(self), tuple(map(_hashable, self._settings())), graph))
+        return found
 
     # ------------------------------------------------------------ layout
     @property
@@ -287,10 +319,8 @@ class Scan(Op):
         for j, (seq, taps) in enumerate(zip(seqs, self.seq_taps)):
             lo, hi = min(min(taps), 0), max(max(taps), 0)
             if seq.shape[0] < n + hi - lo:
-                name = user_variable(node.inputs[1 + j]).describe()
-                raise ValueError(f"{self}: sequence {j} ({name}) has {seq.shape[0]} entries, but {n} "
-                                 f"steps with taps {list(taps)} need {n + hi - lo}: pass a longer "
-                                 "sequence or fewer n_steps")
+                raise ValueError(short_sequence(f"{self}: sequence {j} ({user_variable(node.inputs[1 + j]).describe()})",
+                                                seq.shape[0], n, taps))
             seq_reads.append([(seq, k - lo) for k in taps])
         buffers = []
         for i, (init, taps) in enumerate(zip(inits, self.state_taps)):
@@ -345,6 +375,36 @@ class Scan(Op):
         outputs.extend(carried)
         for cell, value in zip(output_storage, outputs):
             cell[0] = value
+
+
+def short_sequence(what: str, length: int, n: int, taps: Sequence[int]) -> str:
+    """The error for a sequence too short for ``n`` steps at these taps."""
+    need = n + max(max(taps), 0) - min(min(taps), 0)
+    return (f"{what} has {length} entries, but {n} steps with taps {list(taps)} need {need}: pass a longer "
+            "sequence or fewer n_steps")
+
+
+class SequenceLengthCheck(Op):
+    """``check(seq, n_steps)``: ``seq`` (a view), after checking it has the rows ``n_steps`` steps at
+    ``taps`` read; stands for the loop's own check where a rewrite moved work on ``seq`` out of it."""
+
+    __props__ = ("what", "taps")
+    view_map = {0: [0]}
+
+    def __init__(self, what: str, taps: Sequence[int]):
+        self.what, self.taps = what, tuple(taps)
+
+    def make_node(self, seq: Any, n_steps: Any) -> Apply:
+        return Apply(self, [seq, as_tensor_variable(n_steps)], [seq.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        seq, n = inputs[0], int(inputs[1])
+        if seq.shape[0] < n + max(max(self.taps), 0) - min(min(self.taps), 0):
+            raise ValueError(short_sequence(self.what, seq.shape[0], n, self.taps))
+        output_storage[0][0] = seq
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
 
 
 def _note_step(err: BaseException, op: Scan, node: Apply, t: int) -> None:
