@@ -220,3 +220,29 @@ def test_expanded_inputs_list_the_shared_variables():
     assert ins[1].implicit and ins[1].update is not None
     ins[1].value.data = np.float64(5.0)
     assert w.get_value() == 5.0 and f(1.0) == 5.0
+
+
+@pytest.mark.parametrize("per_step", ["vector", "matrix", "transposed"])
+def test_products_with_a_fixed_matrix_leave_the_loop(rng, per_step):
+    W, h = T.dmatrix("W"), T.dtensor3("h") if per_step == "matrix" else T.dmatrix("h")
+
+    def step(hi, acc, W_):
+        new = acc + hi
+        return new, (T.dot(W_, new) if per_step == "transposed" else T.dot(new, W_))
+
+    init = T.zeros_like(h[0])
+    o, _ = arignote.scan(step, outputs_info=[init, None], sequences=[h], non_sequences=[W])
+    fast = function([W, h], o)
+    plain = function([W, h], o, mode=get_default_mode().excluding("scan_pushout_dot"))
+    inner = scans(fast)[0].op.fn.maker.fgraph.apply_nodes
+    assert not any("Dot" in type(n.op).__name__ or "Gemv" in type(n.op).__name__ for n in inner)
+    assert any("Dot" in type(n.op).__name__ or "Gemv" in type(n.op).__name__
+               for n in scans(plain)[0].op.fn.maker.fgraph.apply_nodes)
+    hv = rng.normal(size=(5, 2, 3) if per_step == "matrix" else (5, 3))
+    Wv = rng.normal(size=(3, 3))
+    got, want = fast(Wv, hv), plain(Wv, hv)
+    states = np.cumsum(hv, axis=0)
+    expected = states @ Wv.T if per_step == "transposed" else states @ Wv
+    np.testing.assert_allclose(got[1], expected)
+    np.testing.assert_allclose(got[1], want[1])
+    np.testing.assert_allclose(got[0], want[0])

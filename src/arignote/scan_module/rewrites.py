@@ -12,6 +12,9 @@ on sequence rows and fixed values: one elementwise op over all rows instead of o
 step (the work Theano's ``PushOutSeqScan`` moved by default). (Work on fixed values
 alone never enters a loop here: ``scan()`` computes it before the loop.)
 
+``scan_pushout_dot`` (canonicalize) turns a plain output ``dot(v, W)``, ``W`` fixed, into
+one product of all the steps' ``v`` after the loop.
+
 ``ScanMerge`` (specialize, after the steps' counts are merged into one variable)
 makes one loop of loops with the same number of steps, the same ``truncate_gradient``
 and mode, the same stopping condition (if any), none reading another's outputs: one
@@ -31,8 +34,9 @@ from arignote.graph.traversal import ancestors, clone_get_equiv, io_toposort
 from arignote.scan_module.op import Scan, SequenceLengthCheck
 from arignote.scan_module.utils import equal_computations
 from arignote.tensor.alloc import alloc
+from arignote.tensor.blas import Dot, dot
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.shape import NotScalarConstantError, get_scalar_constant_value
+from arignote.tensor.shape import NotScalarConstantError, get_scalar_constant_value, reshape
 from arignote.tensor.type import TensorType
 
 
@@ -148,6 +152,44 @@ def _pushout(node: Apply, vectorize: bool) -> dict | None:
     new = new_op.make_node(n_steps, *seqs, *[whole[v] for v in new_seqs], *inits, *carries, *nonseqs)
     olds = node.outputs[:S] + [node.outputs[S + j] for j in kept] + node.outputs[S + N:]
     result.update(zip(olds, new.outputs))
+    return result
+
+
+@node_rewriter([Scan], name="scan_pushout_dot")
+def scan_pushout_dot(fgraph: FunctionGraph, node: Apply) -> dict | None:
+    """A plain output that is ``dot(v, W)`` with ``W`` fixed for the loop becomes ``v``, and the
+    products are one matrix product after the loop (``dot(W, v)`` likewise, with ``W``
+    transposed): one call to a matrix-matrix kernel instead of one small product per step
+    (Theano's ``PushOutScanOutput`` for dots). ``v`` may be a vector or a matrix per step."""
+    op = node.op
+    S, N = op.n_states, op.n_nit
+    _, _, _, _, nonseqs = op.split_outer_inputs(node.inputs)
+    fixed = dict(zip(op.split_inner_inputs()[3], nonseqs))
+    outs = list(op.inner_outputs)
+    after: dict[int, Variable] = {}  # plain output -> the fixed matrix its rows are multiplied by
+    for j in range(N):
+        out = outs[S + j]
+        if out.owner is None or not isinstance(out.owner.op, Dot) or out.ndim == 0:
+            continue
+        a, b = out.owner.inputs
+        outer_b, outer_a = fixed.get(b, b if isinstance(b, Constant) else None), \
+            fixed.get(a, a if isinstance(a, Constant) else None)
+        if outer_b is not None and outer_a is None and a.ndim in (1, 2) and b.ndim == 2:
+            outs[S + j], after[j] = a, outer_b
+        elif outer_a is not None and outer_b is None and a.ndim == 2 and b.ndim == 1:
+            outs[S + j], after[j] = b, outer_a.T
+    if not after:
+        return None
+    new = _like(op, op.inner_inputs, outs).make_node(*node.inputs)
+    result = dict(zip(node.outputs, new.outputs))
+    for j, matrix in after.items():
+        rows = new.outputs[S + j]  # one v per step
+        if rows.ndim == 2:
+            result[node.outputs[S + j]] = dot(rows, matrix)
+        else:  # a matrix per step: one product of all their rows
+            flat = reshape(rows, (rows.shape[0] * rows.shape[1], rows.shape[2]), ndim=2)
+            result[node.outputs[S + j]] = reshape(dot(flat, matrix), (rows.shape[0], rows.shape[1], matrix.shape[1]),
+                                                  ndim=3)
     return result
 
 
@@ -280,6 +322,7 @@ def _common_inner_inputs(x: Apply, y: Apply) -> list[tuple[Variable, Variable]]:
 
 rewrites.register(remove_constants_and_unused_inputs_scan, "canonicalize", "fast_run", "scan")
 rewrites.register(scan_pushout_outputs, "canonicalize", "fast_run", "scan")
+rewrites.register(scan_pushout_dot, "canonicalize", "fast_run", "scan", "scanOp_pushout_output")
 rewrites.register(scan_pushout_seqs_ops, "canonicalize", "scan_pushout", opt_in=True)
 # Again after merging, which may give one loop an outer variable twice.
 rewrites.register(remove_constants_and_unused_inputs_scan, "specialize", "fast_run", "scan",
