@@ -246,3 +246,55 @@ def test_products_with_a_fixed_matrix_leave_the_loop(rng, per_step):
     np.testing.assert_allclose(got[1], expected)
     np.testing.assert_allclose(got[1], want[1])
     np.testing.assert_allclose(got[0], want[0])
+
+
+def kept_rows(f):
+    return [n.op.kept_rows for n in scans(f)]
+
+
+NO_SAVE_MEM = get_default_mode().excluding("scan_save_mem")
+
+
+def test_a_loop_keeps_only_the_last_rows_read(rng):
+    x = T.dvector("x")
+    total, _ = arignote.reduce(lambda v, acc: acc + v, x, T.constant(0.0))
+    f = function([x], total)
+    assert kept_rows(f) == [(2,)]  # the row read, and the one written next
+    data = rng.normal(size=50)
+    np.testing.assert_allclose(f(data), data.sum())
+    assert kept_rows(function([x], total, mode=NO_SAVE_MEM)) == [(None,)]
+    # several taps, several rows read, a plain output read at its end
+    x0 = T.dvector("x0")
+    (fib, doubled), _ = arignote.scan(lambda v, a3, a1: (a3 + a1 + v, v * 2), sequences=x,
+                                      outputs_info=[dict(initial=x0, taps=[-3, -1]), None])
+    outs = [fib[-2:], fib[-1], doubled[-1]]
+    f, plain = function([x, x0], outs), function([x, x0], outs, mode=NO_SAVE_MEM)
+    assert kept_rows(f) == [(5, 1)]  # 3 initial rows + the 2 read; 1 row of the plain output
+    for n in (1, 2, 7, 40):
+        data = rng.normal(size=n)
+        for got, want in zip(f(data, np.arange(3.0)), plain(data, np.arange(3.0))):
+            np.testing.assert_allclose(got, want)
+
+
+def test_save_mem_keeps_what_other_uses_need(rng):
+    x = T.dvector("x")
+    h, _ = arignote.scan(lambda v, acc: acc * 0.5 + v, sequences=x, outputs_info=T.constant(0.0))
+    for outs in ([h], [h[-1], h[1]], [h[::-1][0]]):
+        assert kept_rows(function([x], outs)) == [(None,)]
+    # a shape read before the rewrite is the shape of every row
+    f = function([x], [h[-1], h.shape[0]])
+    assert f(np.arange(5.0))[1] == 5
+    # a do-while loop: the rows kept are those of the steps that ran
+    w, _ = arignote.scan(lambda v, acc: (acc + v, arignote.scan_module.until(acc + v > 10)), sequences=x,
+                         outputs_info=T.constant(0.0))
+    f, plain = function([x], [w[-1], w[-3:]]), function([x], [w[-1], w[-3:]], mode=NO_SAVE_MEM)
+    assert kept_rows(f) == [(4,)]
+    for data in (np.ones(30), np.ones(2), 4 * np.ones(30)):
+        for got, want in zip(f(data), plain(data)):
+            np.testing.assert_allclose(got, want)
+    # reading further back than the loop went fails as it does without the rewrite
+    far = function([x], h[-5])
+    assert kept_rows(far) == [(6,)]
+    np.testing.assert_allclose(far(np.arange(9.0)), function([x], h[-5], mode=NO_SAVE_MEM)(np.arange(9.0)))
+    with pytest.raises(IndexError):
+        far(np.arange(3.0))

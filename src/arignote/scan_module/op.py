@@ -47,13 +47,14 @@ class Scan(TheanoScanNames, Op):
     """
 
     __props__ = ("inner_inputs", "inner_outputs", "seq_taps", "state_taps", "n_nit", "n_carry",
-                 "n_nonseq", "as_while", "truncate_gradient", "name", "mode")
+                 "n_nonseq", "as_while", "truncate_gradient", "name", "mode", "kept_rows")
 
     def __init__(self, inner_inputs: Sequence[Variable], inner_outputs: Sequence[Variable],
                  seq_taps: Sequence[Sequence[int]], state_taps: Sequence[Sequence[int]],
                  n_nit: int, n_carry: int, n_nonseq: int, as_while: bool = False,
                  truncate_gradient: int = -1, name: str | None = None, mode: Any = None,
-                 allow_gc: bool | None = None, profile: Any = None):
+                 allow_gc: bool | None = None, profile: Any = None,
+                 kept_rows: Sequence[int | None] | None = None):
         self.inner_inputs = tuple(inner_inputs)
         self.inner_outputs = tuple(inner_outputs)
         self.seq_taps = tuple(tuple(int(k) for k in taps) for taps in seq_taps)
@@ -70,6 +71,14 @@ class Scan(TheanoScanNames, Op):
         for taps in self.state_taps:
             if not taps or max(taps) >= 0:
                 raise ValueError(f"scan: the taps of a recurrent output must be negative, got {list(taps)}")
+        # Per state and plain output: how many of its last rows the output keeps (None: all of
+        # them); set by the scan_save_mem rewrite where the graph reads no others. A state's
+        # buffer then holds that many rows and the steps write them round-robin.
+        self.kept_rows = tuple(kept_rows) if kept_rows is not None else (None,) * (len(self.state_taps) + n_nit)
+        least = [1 - min(taps) for taps in self.state_taps] + [1] * n_nit
+        if len(self.kept_rows) != len(least) or any(k is not None and k < lo for k, lo in zip(self.kept_rows, least)):
+            raise ValueError(f"scan: kept_rows {list(self.kept_rows)} must give, per state and plain output, "
+                             f"None or at least {least}")
         n_in = sum(map(len, self.seq_taps)) + sum(map(len, self.state_taps)) + n_carry + n_nonseq
         n_out = len(self.state_taps) + n_nit + n_carry + int(as_while)
         if len(self.inner_inputs) != n_in or len(self.inner_outputs) != n_out:
@@ -94,7 +103,7 @@ class Scan(TheanoScanNames, Op):
     # What equality compares besides the inner graph (Theano's keys): a loop's name, mode and
     # allow_gc change how it is compiled and shown, not what it computes.
     _SETTINGS = ("seq_taps", "state_taps", "n_nit", "n_carry", "n_nonseq", "as_while", "truncate_gradient",
-                 "profile")
+                 "profile", "kept_rows")
 
     def _settings(self) -> tuple:
         return tuple(getattr(self, p) for p in self._SETTINGS)
@@ -267,6 +276,17 @@ class Scan(TheanoScanNames, Op):
     def _write(dst: Any, value: Any) -> None:
         dst[...] = value
 
+    @staticmethod
+    def _in_order(a: Any, start: int) -> Any:
+        """The rows of a round-robin buffer, oldest (row ``start``) first. (Only host loops keep
+        rows round-robin: the GPU lowering builds its loop without ``kept_rows``.)"""
+        return np.concatenate((a[start:], a[:start]))
+
+    def _finished(self, buf: Any, rows: int) -> Any:
+        """The output of a buffer whose steps produced ``rows`` rows in all."""
+        length = buf.shape[0]
+        return self._head(buf, rows) if rows <= length else self._in_order(buf, rows % length)
+
     # ------------------------------------------------------------ running
     def inner_function(self) -> Any:
         """The inner function, compiled on first use and kept for every later step and call."""
@@ -328,7 +348,8 @@ class Scan(TheanoScanNames, Op):
             if init.shape[0] != m:
                 raise ValueError(f"{self}: the initial value of recurrent output {i} has "
                                  f"{init.shape[0]} rows, but taps {list(taps)} need exactly {m}")
-            buf = self._empty(init, (m + n,) + init.shape[1:], init.dtype)
+            kept = self.kept_rows[i]
+            buf = self._empty(init, (m + n if kept is None else min(kept, m + n),) + init.shape[1:], init.dtype)
             self._write(self._head(buf, m), init)
             buffers.append(buf)
         nits: list[np.ndarray | None] = [None] * self.n_nit
@@ -338,7 +359,7 @@ class Scan(TheanoScanNames, Op):
             args = [self._row(seq, t + offset) for reads in seq_reads for seq, offset in reads]
             for buf, taps in zip(buffers, self.state_taps):
                 m = -min(taps)
-                args.extend(self._row(buf, m + t + k) for k in taps)
+                args.extend(self._row(buf, (m + t + k) % buf.shape[0]) for k in taps)
             try:
                 results = fn(*args, *carried, *nonseqs)
             except Exception as err:
@@ -352,26 +373,28 @@ class Scan(TheanoScanNames, Op):
                                      f"but the rows of its initial value {init} have shape "
                                      f"{buf.shape[1:]}: the step function must keep the shape of each "
                                      "recurrent output")
-                self._write(self._row(buf, -min(self.state_taps[i]) + t), row)
+                self._write(self._row(buf, (-min(self.state_taps[i]) + t) % buf.shape[0]), row)
             for j in range(self.n_nit):
                 row = results[self.n_states + j]
                 if nits[j] is None:
-                    nits[j] = self._empty(row, (n,) + row.shape, row.dtype)
+                    kept = self.kept_rows[self.n_states + j]
+                    nits[j] = self._empty(row, (n if kept is None else min(kept, n),) + row.shape, row.dtype)
                 elif row.shape != nits[j].shape[1:]:
                     raise ValueError(f"{self}: step {t} of output {self.n_states + j} has shape "
                                      f"{row.shape}, but step 0 had {nits[j].shape[1:]}: every step "
                                      "must give the same shape")
-                self._write(self._row(nits[j], t), row)
+                self._write(self._row(nits[j], t % nits[j].shape[0]), row)
             carried = results[self.n_states + self.n_nit:self.n_states + self.n_nit + self.n_carry]
             if self.as_while and results[-1]:
                 steps = t + 1
                 break
-        outputs = [self._head(buf, -min(taps) + steps) for buf, taps in zip(buffers, self.state_taps)]
+        outputs = [self._finished(buf, -min(taps) + steps)
+                   for buf, taps in zip(buffers, self.state_taps)]
         for j, arr in enumerate(nits):
             if arr is None:
                 var = node.outputs[self.n_states + j]
                 arr = self._empty(var.type, (0,) * var.type.ndim, var.type.dtype)
-            outputs.append(self._head(arr, steps))
+            outputs.append(self._finished(arr, steps))
         outputs.extend(carried)
         for cell, value in zip(output_storage, outputs):
             cell[0] = value

@@ -15,6 +15,9 @@ alone never enters a loop here: ``scan()`` computes it before the loop.)
 ``scan_pushout_dot`` (canonicalize) turns a plain output ``dot(v, W)``, ``W`` fixed, into
 one product of all the steps' ``v`` after the loop.
 
+``scan_save_mem`` (with the fusions, after the others) lets a state or plain output keep
+only the last rows the graph reads of it (``Scan.kept_rows``).
+
 ``ScanMerge`` (specialize, after the steps' counts are merged into one variable)
 makes one loop of loops with the same number of steps, the same ``truncate_gradient``
 and mode, the same stopping condition (if any), none reading another's outputs: one
@@ -28,7 +31,7 @@ from collections.abc import Sequence
 
 from arignote.graph.basic import Apply, Constant, Variable, user_variable
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.basic import GraphRewriter, node_rewriter
+from arignote.graph.rewriting.basic import GraphRewriter, in_to_out, node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.graph.traversal import ancestors, clone_get_equiv, io_toposort
 from arignote.scan_module.op import Scan, SequenceLengthCheck
@@ -37,6 +40,8 @@ from arignote.tensor.alloc import alloc
 from arignote.tensor.blas import Dot, dot
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.shape import NotScalarConstantError, get_scalar_constant_value, reshape
+from arignote.tensor.subtensor.index import IndexSlice
+from arignote.tensor.subtensor.read import Subtensor
 from arignote.tensor.type import TensorType
 
 
@@ -198,6 +203,53 @@ def _repeated_axis(value: Variable) -> Variable:
     return value.dimshuffle("x", *range(value.ndim))
 
 
+@node_rewriter([Scan], name="scan_save_mem")
+def scan_save_mem(fgraph: FunctionGraph, node: Apply) -> list | None:
+    """Keep only the last rows of a state or plain output that the graph reads (``out[-1]``,
+    ``out[-k:]``, and those of ``out[s:]``), so a loop of many steps whose results are only
+    read at the end holds a few rows instead of one per step (Theano's ``scan_save_mem``)."""
+    op = node.op
+    S = op.n_states
+    kept = list(op.kept_rows)
+    for k, out in enumerate(node.outputs[:S + op.n_nit]):
+        rows = _last_rows_read(fgraph, out)
+        if rows is None:
+            continue
+        least = 1 - min(op.state_taps[k]) if k < S else 1
+        rows = max(rows, least)
+        if kept[k] is None or rows < kept[k]:
+            kept[k] = rows
+    if tuple(kept) == op.kept_rows:
+        return None
+    return _like(op, op.inner_inputs, op.inner_outputs, kept_rows=kept).make_node(*node.inputs).outputs
+
+
+def _last_rows_read(fgraph: FunctionGraph, var: Variable) -> int | None:
+    """How many of ``var``'s last rows (along its first axis) its uses read, when that is fixed
+    and every use gives the same result on those rows alone as on all of them; else None."""
+    most = 0
+    for client, position in fgraph.clients.get(var, []):
+        if client == "output" or position != 0 or type(client.op) is not Subtensor:
+            return None
+        first = client.op.idx_list[0] if client.op.idx_list else IndexSlice(None, None, None)
+        if isinstance(first, int) and not isinstance(first, bool) and first < 0:
+            most = max(most, -first)
+            continue
+        if not isinstance(first, IndexSlice) or first.stop is not None or first.step not in (None, 1):
+            return None
+        start = first.start
+        if isinstance(start, int) and start < 0:
+            most = max(most, -start)
+        elif start is None or isinstance(start, int):
+            below = _last_rows_read(fgraph, client.outputs[0])  # var[s:][-j] reads var's last s + j
+            if below is None:
+                return None
+            most = max(most, (start or 0) + below)
+        else:
+            return None
+    return most
+
+
 def _like(op: Scan, inner_inputs: Sequence[Variable], inner_outputs: Sequence[Variable], **changes: Any) -> Scan:
     """A Scan with ``op``'s settings, this inner graph, and ``changes`` to its layout."""
     layout = dict(seq_taps=op.seq_taps, state_taps=op.state_taps, n_nit=op.n_nit, n_carry=op.n_carry,
@@ -327,4 +379,7 @@ rewrites.register(scan_pushout_seqs_ops, "canonicalize", "scan_pushout", opt_in=
 # Again after merging, which may give one loop an outer variable twice.
 rewrites.register(remove_constants_and_unused_inputs_scan, "specialize", "fast_run", "scan",
                   name="remove_constants_and_unused_inputs_scan_merged")
+# After merging and the other loop rewrites (which build loops keeping every row), before the
+# GPU placement (whose loops keep every row: dropping kept_rows is always safe).
+rewrites.register(in_to_out(scan_save_mem, name="scan_save_mem"), "fusion", "fast_run", "scan", name="scan_save_mem")
 rewrites.register(ScanMerge(), "specialize", "fast_run", "scan", "scanOp_merge", name="scan_merge")
