@@ -106,23 +106,32 @@ def _pushout(node: Apply, vectorize: bool) -> dict | None:
     op = node.op
     n_steps, seqs, inits, carries, nonseqs = op.split_outer_inputs(node.inputs)
     in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
-    whole: dict[Variable, Variable] = {}  # inner variable -> its values for all steps, outside
-    for j, (outer, taps, inner) in enumerate(zip(seqs, op.seq_taps, in_seqs)):
-        lo = min(min(taps), 0)
-        checked = SequenceLengthCheck(f"{op}: sequence {j} ({user_variable(outer).describe()})", taps)(
-            outer, n_steps)
-        for tap, var in zip(taps, inner):
-            whole[var] = checked[tap - lo:tap - lo + n_steps]
+    row_of: dict[Variable, tuple[int, int]] = {}  # a sequence tap's variable -> (sequence, first row)
+    for j, (taps, inner) in enumerate(zip(op.seq_taps, in_seqs)):
+        row_of.update((var, (j, tap - min(min(taps), 0))) for tap, var in zip(taps, inner))
+    whole: dict[Variable, Variable] = {}  # an inner variable -> its values for all steps, outside
+    checked: dict[int, Variable] = {}  # a sequence, checked long enough (built on first use)
+
+    def all_steps(var: Variable) -> Variable:
+        if var not in whole:
+            j, first = row_of[var]
+            if j not in checked:
+                what = f"{op}: sequence {j} ({user_variable(seqs[j]).describe()})"
+                checked[j] = SequenceLengthCheck(what, op.seq_taps[j])(seqs[j], n_steps)
+            whole[var] = checked[j][first:first + n_steps]
+        return whole[var]
+
+    def varying(var: Variable) -> bool:
+        return var in row_of or var in whole
     fixed: dict[Variable, Variable] = dict(zip(in_nonseqs, nonseqs))  # inner -> outer, same every step
     pushed: list[Variable] = []
     for inner_node in io_toposort(list(op.inner_inputs), list(op.inner_outputs)) if vectorize else ():
         if not isinstance(inner_node.op, Elemwise):
             continue
         ins = inner_node.inputs
-        if not any(v in whole for v in ins) or not all(v in whole or v in fixed or isinstance(v, Constant)
-                                                       for v in ins):
+        if not any(map(varying, ins)) or not all(varying(v) or v in fixed or isinstance(v, Constant) for v in ins):
             continue
-        outer_ins = [whole[v] if v in whole else _repeated_axis(fixed.get(v, v)) for v in ins]
+        outer_ins = [all_steps(v) if varying(v) else _repeated_axis(fixed.get(v, v)) for v in ins]
         outs = inner_node.op.make_node(*outer_ins).outputs
         if any(TensorType(o.dtype, o.broadcastable[1:]) != v.type for o, v in zip(outs, inner_node.outputs)):
             continue  # the rows' types would differ from the step's (a broadcastable row)
@@ -134,8 +143,8 @@ def _pushout(node: Apply, vectorize: bool) -> dict | None:
     if not op.as_while:
         for j in range(N):
             out = outs[S + j]
-            if out in whole:
-                leaving[j] = whole[out]
+            if varying(out):
+                leaving[j] = all_steps(out)
             elif out in fixed or isinstance(out, Constant):
                 value = fixed.get(out, out)
                 leaving[j] = alloc(value, n_steps, *[value.shape[d] for d in range(value.ndim)])
