@@ -47,10 +47,6 @@ class TheanoScanNames:
         return self.n_carry
 
     @property
-    def n_non_seqs(self) -> int:
-        return self.n_nonseq
-
-    @property
     def tap_array(self) -> list[list[int]]:
         """The taps of each recurrent state (Theano's ``tap_array``)."""
         return [list(taps) for taps in self.state_taps]

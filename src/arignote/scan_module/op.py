@@ -96,6 +96,8 @@ class Scan(TheanoScanNames, Op):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, _fn=None, _idle=[], _compiling=threading.Lock())
+        if "kept_rows" not in state:  # pickled before loops kept rows
+            self.kept_rows = (None,) * (len(self.state_taps) + self.n_nit)
 
     def __str__(self) -> str:
         return f"Scan{{{self.name}}}" if self.name else "Scan"
