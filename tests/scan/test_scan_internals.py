@@ -298,3 +298,46 @@ def test_save_mem_keeps_what_other_uses_need(rng):
     np.testing.assert_allclose(far(np.arange(9.0)), function([x], h[-5], mode=NO_SAVE_MEM)(np.arange(9.0)))
     with pytest.raises(IndexError):
         far(np.arange(3.0))
+
+
+def test_save_mem_leaves_no_stale_lengths():
+    from arignote.graph.fg import FunctionGraph
+    from arignote.graph.rewriting.basic import in_to_out
+    from arignote.scan_module.rewrites import scan_save_mem
+    from arignote.tensor.rewrites.shape_feature import shape_feature
+    x = T.dvector("x")
+    h, _ = arignote.scan(lambda v, acc: acc + v, sequences=x, outputs_info=T.constant(0.0))
+    fg = FunctionGraph([x], [h[-1]], clone=False)
+    feature = shape_feature(fg)
+    feature.shape(h)  # known before the rewrite: one row per step
+    assert in_to_out(scan_save_mem).apply(fg)
+    assert h.owner.inputs[0].owner.op.kept_rows == (2,)
+    length = function([x], T.as_tensor_variable(feature.shape(h)[0]))
+    assert length(np.arange(9.0)) == 1  # h now holds the last row only
+
+
+def test_rows_kept_survive_the_other_rewrites():
+    from arignote.scan_module.rewrites import _like
+    x, unused = T.dvector("x"), T.dscalar("unused")
+    h, _ = arignote.scan(lambda v, acc, _c: acc + v, sequences=x, outputs_info=T.constant(0.0),
+                         non_sequences=unused)
+    node = h.owner.inputs[0].owner
+    kept = _like(node.op, node.op.inner_inputs, node.op.inner_outputs, kept_rows=(3,)).make_node(*node.inputs)
+    buffer = kept.outputs[0]
+    f = function([x, unused], [buffer, buffer.shape[0]], on_unused_input="ignore")
+    (loop,) = scans(f)
+    assert loop.op.kept_rows == (3,) and not loop.op.outer_non_seqs(loop)  # rebuilt without `unused`
+    for n in (1, 2, 6):
+        rows, length = f(np.arange(float(n)), 0.0)
+        full = np.concatenate([[0.0], np.cumsum(np.arange(float(n)))])
+        np.testing.assert_allclose(rows, full[-3:])  # oldest first, after wrapping round
+        assert length == min(3, n + 1)
+
+
+def test_a_loop_keeping_rows_refuses_a_gradient():
+    x = T.dvector("x")
+    total, _ = arignote.reduce(lambda v, acc: acc + v, x, T.constant(0.0))
+    f = function([x], total)
+    compiled = f.maker.fgraph.outputs[0]
+    with pytest.raises(NotImplementedError, match="keeps only the last rows.*before compiling"):
+        arignote.grad(compiled, f.maker.fgraph.inputs[0])

@@ -278,11 +278,14 @@ class Scan(TheanoScanNames, Op):
     def _write(dst: Any, value: Any) -> None:
         dst[...] = value
 
-    @staticmethod
-    def _in_order(a: Any, start: int) -> Any:
-        """The rows of a round-robin buffer, oldest (row ``start``) first. (Only host loops keep
-        rows round-robin: the GPU lowering builds its loop without ``kept_rows``.)"""
-        return np.concatenate((a[start:], a[:start]))
+    def _in_order(self, a: Any, start: int) -> Any:
+        """The rows of a round-robin buffer, oldest (row ``start``) first: a new buffer, copied row
+        by row with the primitives above (so the GPU loop does it on the device)."""
+        length = a.shape[0]
+        out = self._empty(a, a.shape, a.dtype)
+        for i in range(length):
+            self._write(self._row(out, i), self._row(a, (start + i) % length))
+        return out
 
     def _finished(self, buf: Any, rows: int) -> Any:
         """The output of a buffer whose steps produced ``rows`` rows in all."""

@@ -39,6 +39,7 @@ from arignote.scan_module.utils import equal_computations
 from arignote.tensor.alloc import alloc
 from arignote.tensor.blas import Dot, dot
 from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.rewrites.shape_feature import ShapeFeature
 from arignote.tensor.shape import NotScalarConstantError, get_scalar_constant_value, reshape
 from arignote.tensor.subtensor.index import IndexSlice
 from arignote.tensor.subtensor.read import Subtensor
@@ -162,7 +163,7 @@ def _pushout(node: Apply, vectorize: bool) -> dict | None:
     seq_vars = [v for vs in in_seqs for v in vs]
     inner_inputs = seq_vars + rows + list(op.inner_inputs[len(seq_vars):])
     new_op = _like(op, inner_inputs, [equiv[r] for r in roots], seq_taps=op.seq_taps + ((0,),) * len(rows),
-                   n_nit=len(kept))
+                   n_nit=len(kept), kept_rows=op.kept_rows[:S] + tuple(op.kept_rows[S + j] for j in kept))
     new = new_op.make_node(n_steps, *seqs, *[whole[v] for v in new_seqs], *inits, *carries, *nonseqs)
     olds = node.outputs[:S] + [node.outputs[S + j] for j in kept] + node.outputs[S + N:]
     result.update(zip(olds, new.outputs))
@@ -230,7 +231,28 @@ def scan_save_mem(fgraph: FunctionGraph, node: Apply) -> list | None:
             kept[k] = rows
     if tuple(kept) == op.kept_rows:
         return None
-    return _like(op, op.inner_inputs, op.inner_outputs, kept_rows=kept).make_node(*node.inputs).outputs
+    new = _like(op, op.inner_inputs, op.inner_outputs, kept_rows=kept).make_node(*node.inputs)
+    _forget_lengths(fgraph, node.outputs, new.outputs)
+    return new.outputs
+
+
+def _forget_lengths(fgraph: FunctionGraph, old: Sequence[Variable], new: Sequence[Variable]) -> None:
+    """The ShapeFeature's lengths of ``old`` and the slices read from them hold every row; the
+    new outputs keep fewer: give ``new`` their own lengths and drop the slices', so no later
+    rewrite reads a length the kept rows do not have."""
+    feature = next((f for f in fgraph.features if isinstance(f, ShapeFeature)), None)
+    if feature is None:
+        return
+    for var in new:
+        feature.shape(var)
+    stack = list(old)
+    while stack:
+        var = stack.pop()
+        for client, _ in fgraph.clients.get(var, []):
+            if client != "output" and type(client.op) is Subtensor:
+                for out in client.outputs:
+                    feature.shape_of.pop(out, None)
+                    stack.append(out)
 
 
 def _last_rows_read(fgraph: FunctionGraph, var: Variable) -> int | None:
@@ -260,9 +282,10 @@ def _last_rows_read(fgraph: FunctionGraph, var: Variable) -> int | None:
 
 
 def _like(op: Scan, inner_inputs: Sequence[Variable], inner_outputs: Sequence[Variable], **changes: Any) -> Scan:
-    """A Scan with ``op``'s settings, this inner graph, and ``changes`` to its layout."""
+    """A Scan with ``op``'s settings, this inner graph, and ``changes`` to its layout. Its rows kept
+    are ``op``'s: a change of the states or plain outputs must say which it keeps."""
     layout = dict(seq_taps=op.seq_taps, state_taps=op.state_taps, n_nit=op.n_nit, n_carry=op.n_carry,
-                  n_nonseq=op.n_nonseq, as_while=op.as_while, name=op.name)
+                  n_nonseq=op.n_nonseq, as_while=op.as_while, name=op.name, kept_rows=op.kept_rows)
     layout.update(changes)
     return type(op)(inner_inputs, inner_outputs, truncate_gradient=op.truncate_gradient, mode=op.mode,
                     allow_gc=op.allow_gc, profile=op.profile, **layout)
@@ -318,10 +341,10 @@ class ScanMerge(GraphRewriter):
             seq_outer += seqs
             pos = n_seq_in
             for k, taps in enumerate(op.state_taps):
-                states.append((taps, ins[pos:pos + len(taps)], outs[k], inits[k], nd.outputs[k]))
+                states.append((taps, ins[pos:pos + len(taps)], outs[k], inits[k], nd.outputs[k], op.kept_rows[k]))
                 pos += len(taps)
             S, N, C = op.n_states, op.n_nit, op.n_carry
-            nit_outs += [(outs[S + j], nd.outputs[S + j]) for j in range(N)]
+            nit_outs += [(outs[S + j], nd.outputs[S + j], op.kept_rows[S + j]) for j in range(N)]
             carry_vars += ins[pos:pos + C]
             carry_outs += [(outs[S + N + c], nd.outputs[S + N + c]) for c in range(C)]
             carry_outer += carries
@@ -329,16 +352,17 @@ class ScanMerge(GraphRewriter):
             nonseq_outer += nonseqs
         states.sort(key=lambda s: s[0] == (-1,))  # Theano's order: mit_sot, then sit_sot
         inner_inputs = seq_vars + [v for s in states for v in s[1]] + carry_vars + nonseq_vars
-        inner_outputs = [s[2] for s in states] + [o for o, _ in nit_outs] + [o for o, _ in carry_outs]
+        inner_outputs = [s[2] for s in states] + [o for o, _, _ in nit_outs] + [o for o, _ in carry_outs]
         first = nodes[0].op
         if first.as_while:
             inner_outputs.append(parts[0][2][-1])
         names = [nd.op.name for nd in nodes if nd.op.name]
         merged = _like(first, inner_inputs, inner_outputs, seq_taps=seq_taps, state_taps=[s[0] for s in states],
                        n_nit=len(nit_outs), n_carry=len(carry_vars), n_nonseq=len(nonseq_vars),
-                       name="&".join(names) if names else None)
+                       name="&".join(names) if names else None,
+                       kept_rows=[s[5] for s in states] + [k for _, _, k in nit_outs])
         new = merged.make_node(nodes[0].inputs[0], *seq_outer, *[s[3] for s in states], *carry_outer, *nonseq_outer)
-        olds = [s[4] for s in states] + [o for _, o in nit_outs] + [o for _, o in carry_outs]
+        olds = [s[4] for s in states] + [o for _, o, _ in nit_outs] + [o for _, o in carry_outs]
         return dict(zip(olds, new.outputs))
 
     def apply(self, fgraph: FunctionGraph) -> int:
@@ -388,7 +412,7 @@ rewrites.register(scan_pushout_seqs_ops, "canonicalize", "scan_pushout", opt_in=
 # Again after merging, which may give one loop an outer variable twice.
 rewrites.register(remove_constants_and_unused_inputs_scan, "specialize", "fast_run", "scan",
                   name="remove_constants_and_unused_inputs_scan_merged")
-# After merging and the other loop rewrites (which build loops keeping every row), before the
-# GPU placement (whose loops keep every row: dropping kept_rows is always safe).
+# After merging and the other loop rewrites; the loops they rebuild, and the GPU lowering's,
+# keep the same rows (a length read after this rewrite is the kept rows' length).
 rewrites.register(in_to_out(scan_save_mem, name="scan_save_mem"), "fusion", "fast_run", "scan", name="scan_save_mem")
 rewrites.register(ScanMerge(), "specialize", "fast_run", "scan", "scanOp_merge", name="scan_merge")

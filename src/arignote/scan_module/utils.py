@@ -117,7 +117,7 @@ def _rebuild_scan(replacer: Callable, node: Any, inputs: list) -> list:
         inner_outputs = [equiv[o] for o in inner_outputs]
     new_op = Scan(list(op.inner_inputs) + proxies, inner_outputs, op.seq_taps, op.state_taps, op.n_nit,
                   op.n_carry, op.n_nonseq + len(foreign), op.as_while, op.truncate_gradient, op.name,
-                  op.mode, op.allow_gc, op.profile)
+                  op.mode, op.allow_gc, op.profile, op.kept_rows)
     return new_op.make_node(*inputs, *foreign).outputs
 
 
