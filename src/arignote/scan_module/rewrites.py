@@ -48,6 +48,7 @@ from arignote.tensor.type import TensorType
 
 @node_rewriter([Scan], name="remove_constants_and_unused_inputs_scan")
 def remove_constants_and_unused_inputs_scan(fgraph: FunctionGraph, node: Apply) -> list | None:
+    """The loop without the inputs no step reads, each outer variable once, constants inside."""
     op = node.op
     n_steps, seqs, inits, carries, nonseqs = op.split_outer_inputs(node.inputs)
     in_seqs, in_states, in_carries, in_nonseqs = op.split_inner_inputs()
