@@ -226,3 +226,17 @@ def test_an_error_inside_the_step_names_the_outer_variables_on_every_device(devi
     assert "'x[t+0]' has shape (3,) and 'b' has shape (2,)" in str(info.value)
     assert "GpuFromHost" not in str(info.value)
     assert "in step 0 of " in "\n".join(info.value.__notes__)
+
+
+def test_a_loop_keeping_its_last_rows_runs_on_the_device(opencl):
+    """scan_save_mem's kept rows (written round-robin) survive the lowering to GpuScan."""
+    def build():
+        x = T.fvector("x")
+        h, _ = arignote.scan(lambda v, acc: acc * np.float32(0.5) + v, sequences=x,
+                             outputs_info=T.constant(np.float32(0)))
+        doubled, _ = arignote.scan(lambda v: v * 2, sequences=x)
+        return [x], [h[-1], h[-3:], doubled[-2:]], None, []
+
+    f = same_on_cpu_and_opencl(build, np.arange(7, dtype="float32"))
+    assert [n.op.kept_rows for n in loops(f)] == [(4, 2)]  # merged: 1 initial row + 3, and 2
+    assert isinstance(loops(f)[0].op, GpuScan)

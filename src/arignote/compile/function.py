@@ -223,6 +223,15 @@ class FunctionMaker:
             self._linker = chosen.accept(self.fgraph)
         return self._linker
 
+    @property
+    def expanded_inputs(self) -> list[In]:
+        """Theano's list of every input: the explicit ones, then one implicit ``In`` per shared
+        variable the graph reads, whose ``value`` is that variable's container (setting its
+        ``data`` sets the variable) and whose ``update`` is the function's update of it."""
+        updates = {target: expr for target, expr in self.updates if isinstance(target, SharedVariable)}
+        return list(self.inputs) + [In(s, value=s.container, update=updates.get(s), implicit=True)
+                                    for s in self.shared_inputs]
+
     # ------------------------------------------------------------ checks
     def _check_inputs(self) -> None:
         seen: dict[Variable, int] = {}

@@ -4,7 +4,8 @@
 ``basic`` the ``scan`` function that builds it from a step function, ``views``
 ``map``/``reduce``/``foldl``/``foldr``, ``checkpoints`` ``scan_checkpoints`` (a loop
 whose gradient recomputes chunks of steps instead of storing them), and ``grad`` the gradient of a loop,
-itself a loop running backwards.
+itself a loop running backwards, ``rewrites`` the rewrites of loops (unused inputs, merging),
+``utils`` graph tools for loops and ``names`` Theano's names for a Scan's parts.
 
 On a GPU device the loop runs there as a whole: the placement pass turns a
 Scan into ``GpuScan`` (``backends/gpu/scan.py``), whose outer sequences,
@@ -23,5 +24,6 @@ from arignote.scan_module.basic import scan, until
 from arignote.scan_module.views import foldl, foldr, map, reduce  # noqa: A004 - Theano's names
 from arignote.scan_module.checkpoints import scan_checkpoints
 from arignote.scan_module import grad  # noqa: F401,E402  (registers the gradient of Scan)
+from arignote.scan_module import rewrites  # noqa: F401,E402  (registers the loop rewrites)
 
 __all__ = ["Scan", "scan", "until", "map", "reduce", "foldl", "foldr", "scan_checkpoints"]

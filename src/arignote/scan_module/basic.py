@@ -84,10 +84,14 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
         # The step must see the initial values in their new dtypes.
         infos = upcast_infos
         seq_vars, state_vars, outputs, step_updates, condition = _trace(fn, seq_specs, infos, non_seqs)
-    state_idx = [i for i, (_, taps) in enumerate(infos) if taps]
+    # Theano's order of states: those read at other taps than -1 (mit_sot) before the rest.
+    state_idx = sorted((i for i, (_, taps) in enumerate(infos) if taps), key=lambda i: infos[i][1] == (-1,))
     nit_idx = [i for i, (_, taps) in enumerate(infos) if not taps]
     for i in state_idx:
         _check_state(outputs[i], *infos[i], i)
+    # The step's variables of each state, in the loop's order of states.
+    by_output = dict(zip([i for i, (_, taps) in enumerate(infos) if taps], state_vars))
+    state_vars = [by_output[i] for i in state_idx]
 
     # Non-sequences are values computed once, before the loop: the inner graph stops at them
     # (a random draw passed in is not redrawn per step; closure uses of it see the same value).

@@ -45,6 +45,11 @@ def _float(var: Any) -> bool:
 
 @register_grad(Scan)
 def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list:
+    if any(k is not None for k in op.kept_rows):
+        raise NotImplementedError(
+            f"{op} keeps only the last rows of its outputs (kept_rows {list(op.kept_rows)}, set when a "
+            "function was compiled), so the steps' values its gradient replays are gone: "
+            "differentiate the graph as built, before compiling it")
     through = _through_carried(op, inputs, outputs, output_grads)
     if through is not None:
         return through

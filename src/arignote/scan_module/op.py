@@ -28,25 +28,33 @@ import numpy as np
 from arignote.compile.function import function
 from arignote.compile.io import Out
 from arignote.config import config
-from arignote.graph.basic import Apply, Op, Variable, user_variable
+from arignote.graph.basic import Apply, Op, Variable, _hashable, user_variable
 from arignote.graph.traversal import ancestors
+from arignote.scan_module.names import TheanoScanNames
 from arignote.scan_module.shapes import scan_output_shapes
+from arignote.scan_module.utils import equal_computations
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 from arignote.tensor import math as tm
 
 
-class Scan(Op):
-    """A loop over ``n_steps`` running the inner graph ``inner_inputs -> inner_outputs``."""
+class Scan(TheanoScanNames, Op):
+    """A loop over ``n_steps`` running the inner graph ``inner_inputs -> inner_outputs``.
+
+    Two Scans are equal when their layouts and settings are and their inner graphs compute
+    the same from corresponding inner inputs (Theano's rule), so equal loops over the same
+    outer inputs merge into one node (whose name and mode are one of theirs).
+    """
 
     __props__ = ("inner_inputs", "inner_outputs", "seq_taps", "state_taps", "n_nit", "n_carry",
-                 "n_nonseq", "as_while", "truncate_gradient", "name", "mode")
+                 "n_nonseq", "as_while", "truncate_gradient", "name", "mode", "kept_rows")
 
     def __init__(self, inner_inputs: Sequence[Variable], inner_outputs: Sequence[Variable],
                  seq_taps: Sequence[Sequence[int]], state_taps: Sequence[Sequence[int]],
                  n_nit: int, n_carry: int, n_nonseq: int, as_while: bool = False,
                  truncate_gradient: int = -1, name: str | None = None, mode: Any = None,
-                 allow_gc: bool | None = None, profile: Any = None):
+                 allow_gc: bool | None = None, profile: Any = None,
+                 kept_rows: Sequence[int | None] | None = None):
         self.inner_inputs = tuple(inner_inputs)
         self.inner_outputs = tuple(inner_outputs)
         self.seq_taps = tuple(tuple(int(k) for k in taps) for taps in seq_taps)
@@ -63,6 +71,14 @@ class Scan(Op):
         for taps in self.state_taps:
             if not taps or max(taps) >= 0:
                 raise ValueError(f"scan: the taps of a recurrent output must be negative, got {list(taps)}")
+        # Per state and plain output: how many of its last rows the output keeps (None: all of
+        # them); set by the scan_save_mem rewrite where the graph reads no others. A state's
+        # buffer then holds that many rows and the steps write them round-robin.
+        self.kept_rows = tuple(kept_rows) if kept_rows is not None else (None,) * (len(self.state_taps) + n_nit)
+        least = [1 - min(taps) for taps in self.state_taps] + [1] * n_nit
+        if len(self.kept_rows) != len(least) or any(k is not None and k < lo for k, lo in zip(self.kept_rows, least)):
+            raise ValueError(f"scan: kept_rows {list(self.kept_rows)} must give, per state and plain output, "
+                             f"None or at least {least}")
         n_in = sum(map(len, self.seq_taps)) + sum(map(len, self.state_taps)) + n_carry + n_nonseq
         n_out = len(self.state_taps) + n_nit + n_carry + int(as_while)
         if len(self.inner_inputs) != n_in or len(self.inner_outputs) != n_out:
@@ -80,9 +96,36 @@ class Scan(Op):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, _fn=None, _idle=[], _compiling=threading.Lock())
+        if "kept_rows" not in state:  # pickled before loops kept rows
+            self.kept_rows = (None,) * (len(self.state_taps) + self.n_nit)
 
     def __str__(self) -> str:
         return f"Scan{{{self.name}}}" if self.name else "Scan"
+
+    # What equality compares besides the inner graph (Theano's keys): a loop's name, mode and
+    # allow_gc change how it is compiled and shown, not what it computes.
+    _SETTINGS = ("seq_taps", "state_taps", "n_nit", "n_carry", "n_nonseq", "as_while", "truncate_gradient",
+                 "profile", "kept_rows")
+
+    def _settings(self) -> tuple:
+        return tuple(getattr(self, p) for p in self._SETTINGS)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(self) is not type(other) or self._settings() != other._settings():
+            return False
+        mine, theirs = self.inner_inputs, other.inner_inputs
+        return (len(mine) == len(theirs) and len(self.inner_outputs) == len(other.inner_outputs)
+                and all(a.type == b.type for a, b in zip(mine, theirs))
+                and equal_computations(self.inner_outputs, other.inner_outputs, mine, theirs))
+
+    def __hash__(self) -> int:
+        found = self.__dict__.get("_hash")
+        if found is None:
+            graph = (tuple(v.type for v in self.inner_inputs), tuple(v.type for v in self.inner_outputs))
+            found = self.__dict__["_hash"] = hash((type(self), tuple(map(_hashable, self._settings())), graph))
+        return found
 
     # ------------------------------------------------------------ layout
     @property
@@ -235,6 +278,20 @@ class Scan(Op):
     def _write(dst: Any, value: Any) -> None:
         dst[...] = value
 
+    def _in_order(self, a: Any, start: int) -> Any:
+        """The rows of a round-robin buffer, oldest (row ``start``) first: a new buffer, copied row
+        by row with the primitives above (so the GPU loop does it on the device)."""
+        length = a.shape[0]
+        out = self._empty(a, a.shape, a.dtype)
+        for i in range(length):
+            self._write(self._row(out, i), self._row(a, (start + i) % length))
+        return out
+
+    def _finished(self, buf: Any, rows: int) -> Any:
+        """The output of a buffer whose steps produced ``rows`` rows in all."""
+        length = buf.shape[0]
+        return self._head(buf, rows) if rows <= length else self._in_order(buf, rows % length)
+
     # ------------------------------------------------------------ running
     def inner_function(self) -> Any:
         """The inner function, compiled on first use and kept for every later step and call."""
@@ -287,10 +344,8 @@ class Scan(Op):
         for j, (seq, taps) in enumerate(zip(seqs, self.seq_taps)):
             lo, hi = min(min(taps), 0), max(max(taps), 0)
             if seq.shape[0] < n + hi - lo:
-                name = user_variable(node.inputs[1 + j]).describe()
-                raise ValueError(f"{self}: sequence {j} ({name}) has {seq.shape[0]} entries, but {n} "
-                                 f"steps with taps {list(taps)} need {n + hi - lo}: pass a longer "
-                                 "sequence or fewer n_steps")
+                raise ValueError(short_sequence(f"{self}: sequence {j} ({user_variable(node.inputs[1 + j]).describe()})",
+                                                seq.shape[0], n, taps))
             seq_reads.append([(seq, k - lo) for k in taps])
         buffers = []
         for i, (init, taps) in enumerate(zip(inits, self.state_taps)):
@@ -298,7 +353,8 @@ class Scan(Op):
             if init.shape[0] != m:
                 raise ValueError(f"{self}: the initial value of recurrent output {i} has "
                                  f"{init.shape[0]} rows, but taps {list(taps)} need exactly {m}")
-            buf = self._empty(init, (m + n,) + init.shape[1:], init.dtype)
+            kept = self.kept_rows[i]
+            buf = self._empty(init, (m + n if kept is None else min(kept, m + n),) + init.shape[1:], init.dtype)
             self._write(self._head(buf, m), init)
             buffers.append(buf)
         nits: list[np.ndarray | None] = [None] * self.n_nit
@@ -308,7 +364,7 @@ class Scan(Op):
             args = [self._row(seq, t + offset) for reads in seq_reads for seq, offset in reads]
             for buf, taps in zip(buffers, self.state_taps):
                 m = -min(taps)
-                args.extend(self._row(buf, m + t + k) for k in taps)
+                args.extend(self._row(buf, (m + t + k) % buf.shape[0]) for k in taps)
             try:
                 results = fn(*args, *carried, *nonseqs)
             except Exception as err:
@@ -322,29 +378,61 @@ class Scan(Op):
                                      f"but the rows of its initial value {init} have shape "
                                      f"{buf.shape[1:]}: the step function must keep the shape of each "
                                      "recurrent output")
-                self._write(self._row(buf, -min(self.state_taps[i]) + t), row)
+                self._write(self._row(buf, (-min(self.state_taps[i]) + t) % buf.shape[0]), row)
             for j in range(self.n_nit):
                 row = results[self.n_states + j]
                 if nits[j] is None:
-                    nits[j] = self._empty(row, (n,) + row.shape, row.dtype)
+                    kept = self.kept_rows[self.n_states + j]
+                    nits[j] = self._empty(row, (n if kept is None else min(kept, n),) + row.shape, row.dtype)
                 elif row.shape != nits[j].shape[1:]:
                     raise ValueError(f"{self}: step {t} of output {self.n_states + j} has shape "
                                      f"{row.shape}, but step 0 had {nits[j].shape[1:]}: every step "
                                      "must give the same shape")
-                self._write(self._row(nits[j], t), row)
+                self._write(self._row(nits[j], t % nits[j].shape[0]), row)
             carried = results[self.n_states + self.n_nit:self.n_states + self.n_nit + self.n_carry]
             if self.as_while and results[-1]:
                 steps = t + 1
                 break
-        outputs = [self._head(buf, -min(taps) + steps) for buf, taps in zip(buffers, self.state_taps)]
+        outputs = [self._finished(buf, -min(taps) + steps)
+                   for buf, taps in zip(buffers, self.state_taps)]
         for j, arr in enumerate(nits):
             if arr is None:
                 var = node.outputs[self.n_states + j]
                 arr = self._empty(var.type, (0,) * var.type.ndim, var.type.dtype)
-            outputs.append(self._head(arr, steps))
+            outputs.append(self._finished(arr, steps))
         outputs.extend(carried)
         for cell, value in zip(output_storage, outputs):
             cell[0] = value
+
+
+def short_sequence(what: str, length: int, n: int, taps: Sequence[int]) -> str:
+    """The error for a sequence too short for ``n`` steps at these taps."""
+    need = n + max(max(taps), 0) - min(min(taps), 0)
+    return (f"{what} has {length} entries, but {n} steps with taps {list(taps)} need {need}: pass a longer "
+            "sequence or fewer n_steps")
+
+
+class SequenceLengthCheck(Op):
+    """``check(seq, n_steps)``: ``seq`` (a view), after checking it has the rows ``n_steps`` steps at
+    ``taps`` read; stands for the loop's own check where a rewrite moved work on ``seq`` out of it."""
+
+    __props__ = ("what", "taps")
+    view_map = {0: [0]}
+
+    def __init__(self, what: str, taps: Sequence[int]):
+        self.what, self.taps = what, tuple(taps)
+
+    def make_node(self, seq: Any, n_steps: Any) -> Apply:
+        return Apply(self, [seq, as_tensor_variable(n_steps)], [seq.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        seq, n = inputs[0], int(inputs[1])
+        if seq.shape[0] < n + max(max(self.taps), 0) - min(min(self.taps), 0):
+            raise ValueError(short_sequence(self.what, seq.shape[0], n, self.taps))
+        output_storage[0][0] = seq
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
 
 
 def _note_step(err: BaseException, op: Scan, node: Apply, t: int) -> None:

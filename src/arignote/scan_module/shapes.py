@@ -35,13 +35,19 @@ def scan_output_shapes(op: Any, node: Apply, input_shapes: list) -> list:
             shapes.append(())
             continue
         own = [shape_i(out, d) for d in range(out.ndim)]
+        kept = op.kept_rows[k] if k < S + N else None
+        if kept is not None:
+            lead = own[0]  # the last rows kept (scan_save_mem): read at run time
         if k < S:
             rows = inits[k]
-            lead = own[0] if steps is None else rows[0] + steps
+            if kept is None:
+                lead = own[0] if steps is None else rows[0] + steps
             shapes.append((lead,) + tuple(rows[1:]))
         elif k < S + N:
             row = inner[k - S] or own[1:]
-            shapes.append(((own[0] if steps is None else steps),) + tuple(row))
+            if kept is None:
+                lead = own[0] if steps is None else steps
+            shapes.append((lead,) + tuple(row))
         else:
             shapes.append(tuple(inner[k - S] or own))
     return shapes

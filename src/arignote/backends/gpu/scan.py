@@ -123,5 +123,5 @@ def _scan(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     new_outs = [_on_device(equiv[o]) if dev else equiv[o] for o, dev in zip(outs, to_device)]
     gpu_op = GpuScan([moved.get(v, v) for v in op.inner_inputs], new_outs, op.seq_taps,
                      op.state_taps, op.n_nit, op.n_carry, op.n_nonseq, op.as_while,
-                     op.truncate_gradient, op.name, op.mode, op.allow_gc, op.profile)
+                     op.truncate_gradient, op.name, op.mode, op.allow_gc, op.profile, op.kept_rows)
     return gpu_op.make_node(*outer).outputs

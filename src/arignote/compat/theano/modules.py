@@ -77,6 +77,8 @@ MODULES: dict[str, str] = {
     "theano.scan_module.scan": "arignote.scan_module.basic",
     "theano.scan_module.scan_op": "arignote.scan_module.op",
     "theano.scan_module.scan_checkpoints": "arignote.scan_module.checkpoints",
+    "theano.scan_module.scan_utils": "arignote.scan_module.utils",
+    "theano.scan_module.scan_opt": "arignote.scan_module.rewrites",
     "theano.compile.function_module": "arignote.compat.theano.function_module",
     "theano.misc.may_share_memory": "arignote.compat.theano.may_share_memory",
     "theano.misc.safe_asarray": "arignote.compat.theano.top",
