@@ -24,6 +24,7 @@ from arignote.tensor.rewrites.utils import (op_name, retype, scalar_constant, sc
                                             single_client, typed_constant)
 
 _FLOAT_DTYPES = ("float32", "float64")
+_BLAS_DTYPES = (*_FLOAT_DTYPES, "complex64", "complex128")
 
 
 def _power(x: Variable, exponent: float) -> Variable | None:
@@ -84,7 +85,7 @@ def local_sum_of_squares(fgraph: FunctionGraph, node: Apply):
 
 
 # A term's scale: a constant factor and 0-d variables, multiplied.
-Scale = tuple[float, tuple[Variable, ...]]
+Scale = tuple[complex, tuple[Variable, ...]]
 
 
 def _scaled_terms(fgraph: FunctionGraph, out: Variable, budget: int = 16
@@ -135,16 +136,16 @@ def _as_scale(factor: Variable) -> float | Variable | None:
         scale = scalar_of(factor)
     if scale is None and factor.ndim and all(factor.broadcastable):
         scale = factor.dimshuffle()  # a product of broadcast scalars (``a * b * dot(X, Y)``)
-    return None if isinstance(scale, complex) else scale
+    return scale
 
 
-def _times(scale: Scale, factors: tuple[float | Variable, ...]) -> Scale:
+def _times(scale: Scale, factors: tuple[complex | Variable, ...]) -> Scale:
     number, variables = scale
     for factor in factors:
         if isinstance(factor, Variable):
             variables = (*variables, factor)
         else:
-            number *= float(factor)
+            number *= factor
     return number, variables
 
 
@@ -230,7 +231,7 @@ def local_gemm(fgraph: FunctionGraph, node: Apply):
     several times is added once, its scales summed; a sum of transposes is the transpose of a
     Gemm on the untransposed ``Z`` (which the in-place phase may then overwrite)."""
     out = node.outputs[0]
-    if op_name(out) not in ("add", "sub") or out.ndim not in (1, 2) or out.dtype not in _FLOAT_DTYPES:
+    if op_name(out) not in ("add", "sub") or out.ndim not in (1, 2) or out.dtype not in _BLAS_DTYPES:
         return None
     terms, opened = _scaled_terms(fgraph, out)
     for _, term in terms:
