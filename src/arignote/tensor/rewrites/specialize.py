@@ -84,6 +84,36 @@ def local_sum_of_squares(fgraph: FunctionGraph, node: Apply):
     return [retype(SumOfSquares(op.axis, None if acc == x.dtype else acc)(x), out)]
 
 
+def _dimshuffled_matrix(var: Variable, order: tuple) -> Variable | None:
+    """The matrix ``var`` is ``matrix.dimshuffle(*order)`` of, else None."""
+    node = var.owner
+    if node is None or not isinstance(node.op, DimShuffle) or tuple(node.op.new_order) != order:
+        return None
+    return node.inputs[0] if node.inputs[0].ndim == 2 else None
+
+
+@node_rewriter([CAReduce])
+def local_sumsqr2dot(fgraph: FunctionGraph, node: Apply):
+    """``sum(sqr(W[None, :, :] * G[:, None, :]), axis=(1, 2))`` -> ``dot(sqr(G), sum(sqr(W),
+    axis=0))`` (the same sum, as ``sum_jk (W_jk G_ik)^2 = sum_k G_ik^2 sum_j W_jk^2``),
+    without the 3-d temporary: a pass over ``W`` and one product."""
+    op, squared = node.op, node.inputs[0]
+    if op.scalar_op.name != "add" or op.axis != (1, 2) or op_name(squared) != "sqr":
+        return None
+    product = squared.owner.inputs[0]
+    if (op_name(product) != "mul" or len(product.owner.inputs) != 2 or not single_client(fgraph, squared)
+            or not single_client(fgraph, product)):
+        return None
+    out = node.outputs[0]
+    for first, second in (product.owner.inputs, product.owner.inputs[::-1]):
+        w, g = _dimshuffled_matrix(first, ("x", 0, 1)), _dimshuffled_matrix(second, (0, "x", 1))
+        if w is None or g is None or not out.dtype == w.dtype == g.dtype or out.dtype not in _FLOAT_DTYPES:
+            continue
+        columns = CAReduce(op.scalar_op, (0,), out.dtype, op.acc_dtype)(_math.sqr(w))
+        return [retype(Dot()(_math.sqr(g), columns), out)]
+    return None
+
+
 # A term's scale: a constant factor and 0-d variables, multiplied.
 Scale = tuple[complex, tuple[Variable, ...]]
 
@@ -258,5 +288,5 @@ def _is_transpose(var: Variable) -> bool:
     return node is not None and isinstance(node.op, DimShuffle) and tuple(node.op.new_order) == (1, 0)
 
 
-for _rewriter in (local_pow_specialize, local_sum_of_squares, local_gemm):
+for _rewriter in (local_pow_specialize, local_sum_of_squares, local_sumsqr2dot, local_gemm):
     rewrites.register(_rewriter, "specialize", "fast_run")
