@@ -73,7 +73,8 @@ def local_dot_to_dot22(fgraph: FunctionGraph | None, node: Apply):
 
 @node_rewriter([Dot22])
 def local_dot22_to_ger_or_gemv(fgraph: FunctionGraph | None, node: Apply):
-    """Dot22 of a column and a row (an outer product) -> Ger on zeros."""
+    """Dot22 of a column and a row (an outer product) -> Ger on zeros. (The Gemv half of
+    Theano's rule is local_dot_to_dot22's: a matrix-vector Dot becomes Gemv directly.)"""
     x, y = node.inputs
     out = node.outputs[0]
     if not (x.broadcastable[1] and y.broadcastable[0]):

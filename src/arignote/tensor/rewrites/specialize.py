@@ -98,7 +98,7 @@ def local_sumsqr2dot(fgraph: FunctionGraph, node: Apply):
     axis=0))`` (the same sum, as ``sum_jk (W_jk G_ik)^2 = sum_k G_ik^2 sum_j W_jk^2``),
     without the 3-d temporary: a pass over ``W`` and one product."""
     op, squared = node.op, node.inputs[0]
-    if op.scalar_op.name != "add" or op.axis != (1, 2) or op_name(squared) != "sqr":
+    if op.scalar_op.name != "add" or tuple(sorted(op.axis or ())) != (1, 2) or op_name(squared) != "sqr":
         return None
     product = squared.owner.inputs[0]
     if (op_name(product) != "mul" or len(product.owner.inputs) != 2 or not single_client(fgraph, squared)
@@ -215,7 +215,7 @@ def _used_only_in(fgraph: FunctionGraph, var: Variable, opened: set[Variable]) -
 
 
 def _blas_product(fgraph: FunctionGraph, var: Variable, out: Variable, opened: set[Variable]) -> tuple | None:
-    """``(gemm or gemv, A, B, transposed)`` when ``var`` is a dot that one BLAS call can add to
+    """``(gemm or gemv, A, B)`` when ``var`` is a dot that one BLAS call can add to
     another array of ``out``'s type: matrix x matrix (or its transpose, ``dot(A, B).T =
     dot(B.T, A.T)``), matrix x vector or vector x matrix (as ``A.T x``), of ``out``'s dtype,
     used nowhere but in the sum being rewritten."""
