@@ -236,11 +236,3 @@ def test_a_shared_update_of_a_dot_keeps_the_shared_value_right():
     step()
     np.testing.assert_allclose(y.get_value(), 2 * m.get_value() @ v.get_value())
 
-
-def test_an_elementwise_op_may_overwrite_a_blas_result_that_overwrote_its_own_input():
-    x = T.dvector("x")
-    f = function([x], T.log(T.outer(x, x)) * T.outer(x, x))
-    destroyers = [type(n.op).__name__ for n in f.maker.fgraph.toposort() if n.op.destroy_map]
-    assert destroyers == ["Ger", "Elemwise"]
-    u = np.array([0.5, 2.0, 3.0])
-    np.testing.assert_allclose(f(u), np.log(np.outer(u, u)) * np.outer(u, u))

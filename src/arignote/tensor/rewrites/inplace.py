@@ -52,7 +52,5 @@ class InplaceGemm(GraphRewriter):
         return changes
 
 
-# Elementwise ops first: one reading a BLAS result may then overwrite it (``log(outer(x, x))``),
-# and the BLAS op still overwrites its own input after (a buffer already destroyed counts as a view).
-rewrites.register(InplaceElemwise(), "inplace", "fast_run")
 rewrites.register(InplaceGemm(), "inplace", "fast_run")
+rewrites.register(InplaceElemwise(), "inplace", "fast_run")
