@@ -144,7 +144,7 @@ def test_debugprint_shows_a_scan_inner_graph_after_the_tree():
         "Scan{rnn} [id B] ''   \n"
         " >Elemwise{tanh,no_inplace} [id H] ''   \n"
         " > |Elemwise{add,no_inplace} [id I] ''   \n"
-        " >   |Dot [id J] ''   \n"
+        " >   |dot [id J] ''   \n"
         " >   | |h0[t-1] [id K] -> [id E]\n"
         " >   | |W [id L] -> [id G]\n"
         " >   |x[t+0] [id M] -> [id D]\n")

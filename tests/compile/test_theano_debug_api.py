@@ -215,8 +215,8 @@ def test_profile_summary_rows_follow_the_profiling_flags():
 
 
 def _fused_and_inplace(mode=None):
-    x = T.dvector("x")
-    out = T.log(T.outer(x, x)) * T.outer(x, x)
+    x = T.dmatrix("x")
+    out = T.log(T.dot(x, x)) * T.dot(x, x)  # a product's buffer, which the fused op may overwrite
     nodes = function([x], out, mode=mode).maker.fgraph.apply_nodes
     return (any("Composite" in str(n.op) for n in nodes),
             any(n.op.destroy_map for n in nodes if "DimShuffle" not in str(n.op)))

@@ -276,3 +276,30 @@ def test_indexing_stays_after_an_elemwise_with_a_row_broadcast():
     a, r = T.dmatrix("a"), T.drow("r")
     f = check_same_values([a, r], (a * r)[0], CANON, [np.arange(6.0).reshape(3, 2), np.ones((1, 2))])
     assert type(f.maker.fgraph.toposort()[-1].op).__name__ == "Subtensor"
+
+
+@pytest.mark.parametrize("shapes, build", [
+    (((3, 4), (4, 5)), lambda x, y: T.dot(x, y).T),
+    (((1, 4), (4, 5)), lambda x, y: T.dot(x, y).T),
+    (((3, 4), (4, 1)), lambda x, y: T.dot(x, y).T),
+    (((0, 4), (4, 2)), lambda x, y: T.dot(x, y).T),
+])
+def test_a_transposed_matrix_product_is_the_product_of_the_transposes(shapes, build):
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    values = [rng.standard_normal(s) for s in shapes]
+    f = check_same_values([x, y], build(x, y), CANON, values)
+    names = op_names(f)
+    assert names.count("Dot") == 1 and f.maker.fgraph.outputs[0].owner.op.__class__.__name__ == "Dot"
+    transposed_inputs = [n.inputs[0] for n in f.maker.fgraph.toposort() if n.op.__class__.__name__ == "DimShuffle"]
+    assert set(transposed_inputs) == set(f.maker.fgraph.inputs)
+
+
+def test_a_transposed_product_used_elsewhere_is_left_alone():
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    d = T.dot(x, y)
+    f = function([x, y], [d.T, d * 2], mode=CANON)
+    assert op_names(f).count("Dot") == 1
+    a, b_ = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    first, second = f(a, b_)
+    np.testing.assert_allclose(first, (a @ b_).T)
+    np.testing.assert_allclose(second, 2 * a @ b_)

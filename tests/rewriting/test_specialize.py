@@ -192,3 +192,26 @@ def test_gemv_perform_on_contiguous_strided_and_empty_operands(inplace, dtype):
         Gemv().perform(node, [np.ones(2, dtype), 1, np.ones((3, 2), dtype), np.ones(2, dtype), 1], [[None]])
     with pytest.raises(TypeError, match="A .* must be 2-d"):
         Gemv().make_node(T.dvector(), T.dscalar(), T.dvector(), T.dvector(), T.dscalar())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("w_shape, g_shape", [((4, 3), (5, 3)), ((0, 3), (5, 3)), ((4, 3), (0, 3)),
+                                              ((4, 0), (5, 0)), ((1, 1), (1, 1))])
+@pytest.mark.parametrize("w_first", [True, False])
+def test_a_sum_of_squared_outer_products_is_a_dot(dtype, w_shape, g_shape, w_first):
+    W, G = T.matrix("W", dtype=dtype), T.matrix("G", dtype=dtype)
+    w3, g3 = W.dimshuffle("x", 0, 1), G.dimshuffle(0, "x", 1)
+    y = T.sqr(w3 * g3 if w_first else g3 * w3).sum(axis=(1, 2))
+    w, g = rng.standard_normal(w_shape).astype(dtype), rng.standard_normal(g_shape).astype(dtype)
+    f = check_same_values([W, G], y, SPECIAL, [w, g], rtol=1e-5 if dtype == "float32" else 1e-12,
+                          atol=1e-5 if dtype == "float32" else 1e-12)
+    assert "Dot" in op_names(f) and not any(n.outputs[0].ndim == 3 for n in f.maker.fgraph.toposort())
+    np.testing.assert_allclose(f(w, g), np.dot(g ** 2, (w ** 2).sum(0)), rtol=1e-4, atol=1e-5)
+
+
+def test_a_sum_of_squared_products_over_other_axes_is_left_alone():
+    W, G = T.dmatrix("W"), T.dmatrix("G")
+    y = T.sqr(W.dimshuffle("x", 0, 1) * G.dimshuffle(0, "x", 1)).sum(axis=(0, 2))
+    w, g = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    f = check_same_values([W, G], y, SPECIAL, [w, g], rtol=1e-12)
+    assert "Dot" not in op_names(f)

@@ -29,6 +29,9 @@ class Dot(Op):
 
     __props__ = ()
 
+    def __str__(self) -> str:
+        return "dot" if type(self) is Dot else type(self).__name__  # Theano's name in printed graphs
+
     def make_node(self, a: Any, b: Any) -> Apply:
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim == 0 or b.ndim == 0:

@@ -111,21 +111,26 @@ class _BlasUpdate(_Kinds, Op):
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         z, alpha, x, y, beta = inputs
         self.check_shapes(z, x, y)
-        out = output_storage[0][0]
-        if (not self.inplace and isinstance(out, np.ndarray) and out.shape == z.shape
-                and out.dtype == z.dtype and out.flags.c_contiguous
-                and not any(np.may_share_memory(out, v) for v in (z, x, y))):
-            product = np.dot(x, y, out=out)  # last call's buffer (a spare-buffered update's too)
+        # The product goes straight into a buffer that can take it: Z itself when the
+        # in-place form ignores Z's values (beta == 0: Gemv on a fresh vector), else the
+        # last call's result (a spare-buffered update's too).
+        target = z if self.inplace and beta == 0 else None if self.inplace else output_storage[0][0]
+        if (isinstance(target, np.ndarray) and target.shape == z.shape and target.dtype == z.dtype
+                and target.flags.c_contiguous
+                and not any(np.may_share_memory(target, v) for v in ((x, y) if target is z else (z, x, y)))):
+            product = np.dot(x, y, out=target)
         else:
             product = np.dot(x, y)
         if alpha != 1:
             np.multiply(product, alpha, out=product)
         if self.inplace:
             if beta == 0:
-                z[...] = 0
-            elif beta != 1:
-                np.multiply(z, beta, out=z)
-            np.add(z, product, out=z)
+                if product is not z:
+                    z[...] = product
+            else:
+                if beta != 1:
+                    np.multiply(z, beta, out=z)
+                np.add(z, product, out=z)
             output_storage[0][0] = z
             return
         if beta == 1:

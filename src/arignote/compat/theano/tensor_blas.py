@@ -2,8 +2,10 @@
 rewrite that Theano code calls (reading a sum as scaled terms, finding a scalar under
 DimShuffles).
 
-The ops are arignote's (``arignote.tensor.gemm``); arignote's own rewrite builds Gemm and
-Gemv (``arignote.tensor.rewrites.specialize``), so Theano's rewriter classes are not here.
+The ops are arignote's (``arignote.tensor.gemm``); arignote's rewrites build Gemm and Gemv
+(``arignote.tensor.rewrites.specialize``) and the late forms (``arignote.tensor.rewrites.blas``),
+offered here under Theano's names as local optimizers (``local_gemm_to_ger.transform(node)``);
+Theano's rewriter classes (``GemmOptimizer``) are not here.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numbers
 import shlex
 from typing import Any
 
+from arignote.compat.theano.opt import RewriteAsLocalOptimizer
 from arignote.config import config
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.graph.errors import InconsistencyError
@@ -24,13 +27,16 @@ from arignote.tensor.gemm import (Dot22, Dot22Scalar, Gemm, Gemv, Ger, gemm_inpl
                                   gemv_inplace, gemv_no_inplace, ger, ger_destructive)
 from arignote.tensor.gemm import dot22 as _dot22
 from arignote.tensor.gemm import dot22scalar as _dot22scalar
+from arignote.tensor.rewrites import blas as _late
 from arignote.tensor.type import integer_dtypes
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = [*_dot_names, "BatchedDot", "Dot22", "Dot22Scalar", "Gemm", "Gemv", "Ger", "InconsistencyError",
            "gemm", "gemm_inplace", "gemm_no_inplace", "gemv", "gemv_inplace", "gemv_no_inplace", "ger",
            "ger_destructive", "_dot22", "_dot22scalar", "ldflags", "res_is_a", "_as_scalar",
-           "_is_real_matrix", "_is_real_vector", "_gemm_canonicalize", "_factor_canonicalized"]
+           "_is_real_matrix", "_is_real_vector", "_gemm_canonicalize", "_factor_canonicalized",
+           "local_dot_to_dot22", "local_dot22_to_ger_or_gemv", "local_dot22_to_dot22scalar",
+           "local_gemm_to_ger"]
 
 gemm = gemm_no_inplace
 gemv = gemv_no_inplace
@@ -39,6 +45,13 @@ _REAL = ("float16", "float32", "float64")
 _FLOAT_OR_COMPLEX = (*_REAL, "complex64", "complex128")
 # ldflags(): the argument that keeps each kind of token, and the prefix it strips.
 _LDFLAG_KINDS = {"-l": "libs", "-L": "libs_dir", "-I": "include_dir"}
+
+
+# Theano's names of its BLAS rewrites, as local optimizers made of ours.
+local_dot_to_dot22 = RewriteAsLocalOptimizer("local_dot_to_dot22", _late.local_dot_to_dot22)
+local_dot22_to_ger_or_gemv = RewriteAsLocalOptimizer("local_dot22_to_ger_or_gemv", _late.local_dot22_to_ger_or_gemv)
+local_dot22_to_dot22scalar = RewriteAsLocalOptimizer("local_dot22_to_dot22scalar", _late.local_dot22_to_dot22scalar)
+local_gemm_to_ger = RewriteAsLocalOptimizer("local_gemm_to_ger", _late.local_gemm_to_ger)
 
 
 class BatchedDot(Op):

@@ -32,5 +32,6 @@ _THEANO_REWRITES = {
     "local_sum_prod_mul_by_scalar": (_reductions.local_reduce_scaled,),
     "local_op_of_op": (_reductions.local_reduce_merge,), "local_reduce_join": (_reductions.local_reduce_join,),
     "local_sum_prod_alloc": (_reductions.local_reduce_alloc,),
+    "local_lift_transpose_through_dot": (_canon.local_lift_transpose_through_dot,),
 }
 globals().update({name: RewriteAsLocalOptimizer(name, *rules) for name, rules in _THEANO_REWRITES.items()})

@@ -17,6 +17,7 @@ from arignote.scalar.dtypes import COMPLEX, FLOAT
 from arignote.scalar.ops import Cast
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import Alloc, alloc
+from arignote.tensor.blas import Dot
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.gradient_ops import ViewGradOp
 from arignote.tensor.join import Join
@@ -247,6 +248,19 @@ def local_dimshuffle_identity(fgraph: FunctionGraph, node: Apply):
 
 
 @node_rewriter([DimShuffle])
+def local_lift_transpose_through_dot(fgraph: FunctionGraph, node: Apply):
+    """``dot(a, b).T`` -> ``dot(b.T, a.T)`` for matrices, the product used nowhere else: the
+    transposes then meet those of the inputs (merging away), and the sum the product is
+    added to sees a plain dot (gemm)."""
+    x = node.inputs[0]
+    if (tuple(node.op.new_order) != (1, 0) or x.owner is None or type(x.owner.op) is not Dot
+            or any(i.ndim != 2 for i in x.owner.inputs) or not single_client(fgraph, x)):
+        return None
+    a, b = x.owner.inputs
+    return [retype(Dot()(b.T, a.T), node.outputs[0])]
+
+
+@node_rewriter([DimShuffle])
 def local_dimshuffle_lift(fgraph: FunctionGraph, node: Apply):
     """``dimshuffle(f(a, b))`` -> ``f(dimshuffle(a), dimshuffle(b))`` for elementwise ``f``.
 
@@ -390,5 +404,6 @@ for _rewriter in (local_remove_gradient_ops, local_mul_one, local_pow_one, local
                   local_useless_subtensor, local_join_1):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
 for _rewriter in (local_sub_self, local_mul_zero, local_div_simplify, local_fill_to_alloc,
-                  local_elemwise_alloc, local_dimshuffle_lift, local_subtensor_of_elemwise, local_useless_reshape):
+                  local_elemwise_alloc, local_dimshuffle_lift, local_lift_transpose_through_dot,
+                  local_subtensor_of_elemwise, local_useless_reshape):
     rewrites.register(_rewriter, "canonicalize", "fast_run")

@@ -1,5 +1,5 @@
-"""In-place ops: an Elemwise writes its result into an input buffer, and a Gemm (Gemv)
-updates its ``Z`` (``y``) in place, wherever the destroy check proves nobody else needs
+"""In-place ops: an Elemwise writes its result into an input buffer, and a Gemm (Gemv, Ger)
+updates its ``Z`` (``y``, ``A``) in place, wherever the destroy check proves nobody else needs
 that buffer, saving an allocation."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.gemm import Gemm, Gemv, gemm_inplace, gemv_inplace
+from arignote.tensor.gemm import Gemm, Gemv, Ger, gemm_inplace, gemv_inplace, ger_destructive
 
 
 class InplaceElemwise(GraphRewriter):
@@ -30,16 +30,24 @@ class InplaceElemwise(GraphRewriter):
         return changes
 
 
+# A BLAS update op -> (whether a node of it still copies its first input, its in-place form).
+_INPLACE_BLAS = {Gemm: (lambda op: not op.inplace, gemm_inplace), Gemv: (lambda op: not op.inplace, gemv_inplace),
+                 Ger: (lambda op: not op.destructive, ger_destructive)}
+
+
 class InplaceGemm(GraphRewriter):
+    """Outputs first: a chain of updates (``gemm(gemm(Z, ...), ...)``) then all go in place,
+    each overwriting the buffer of the one before it before that one is made to overwrite
+    ``Z`` (a buffer that is already another op's overwritten input counts as a view)."""
+
     name = "inplace_gemm"
 
     def apply(self, fgraph: FunctionGraph) -> int:
         changes = 0
-        for node in fgraph.toposort():
-            op = node.op if node in fgraph.apply_nodes else None
-            if isinstance(op, (Gemm, Gemv)) and not op.inplace and can_destroy(fgraph, node, 0):
-                inplace = gemm_inplace if isinstance(op, Gemm) else gemv_inplace
-                fgraph.replace(node.outputs[0], inplace(*node.inputs), reason=self.name)
+        for node in reversed(fgraph.toposort()):
+            found = _INPLACE_BLAS.get(type(node.op)) if node in fgraph.apply_nodes else None
+            if found is not None and found[0](node.op) and can_destroy(fgraph, node, 0):
+                fgraph.replace(node.outputs[0], found[1](*node.inputs), reason=self.name)
                 changes += 1
         return changes
 

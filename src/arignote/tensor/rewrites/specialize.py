@@ -17,13 +17,14 @@ from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.dtypes import FLOAT
 from arignote.tensor import math as _math
 from arignote.tensor.blas import Dot
-from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.gemm import SumOfSquares, gemm, gemv
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.rewrites.utils import (op_name, retype, scalar_constant, scalar_of,
                                             single_client, typed_constant)
 
 _FLOAT_DTYPES = ("float32", "float64")
+_BLAS_DTYPES = (*_FLOAT_DTYPES, "complex64", "complex128")
 
 
 def _power(x: Variable, exponent: float) -> Variable | None:
@@ -83,15 +84,48 @@ def local_sum_of_squares(fgraph: FunctionGraph, node: Apply):
     return [retype(SumOfSquares(op.axis, None if acc == x.dtype else acc)(x), out)]
 
 
+def _dimshuffled_matrix(var: Variable, order: tuple) -> Variable | None:
+    """The matrix ``var`` is ``matrix.dimshuffle(*order)`` of, else None."""
+    node = var.owner
+    if node is None or not isinstance(node.op, DimShuffle) or tuple(node.op.new_order) != order:
+        return None
+    return node.inputs[0] if node.inputs[0].ndim == 2 else None
+
+
+@node_rewriter([CAReduce])
+def local_sumsqr2dot(fgraph: FunctionGraph, node: Apply):
+    """``sum(sqr(W[None, :, :] * G[:, None, :]), axis=(1, 2))`` -> ``dot(sqr(G), sum(sqr(W),
+    axis=0))`` (the same sum, as ``sum_jk (W_jk G_ik)^2 = sum_k G_ik^2 sum_j W_jk^2``),
+    without the 3-d temporary: a pass over ``W`` and one product."""
+    op, squared = node.op, node.inputs[0]
+    if op.scalar_op.name != "add" or tuple(sorted(op.axis or ())) != (1, 2) or op_name(squared) != "sqr":
+        return None
+    product = squared.owner.inputs[0]
+    if (op_name(product) != "mul" or len(product.owner.inputs) != 2 or not single_client(fgraph, squared)
+            or not single_client(fgraph, product)):
+        return None
+    out = node.outputs[0]
+    for first, second in (product.owner.inputs, product.owner.inputs[::-1]):
+        w, g = _dimshuffled_matrix(first, ("x", 0, 1)), _dimshuffled_matrix(second, (0, "x", 1))
+        if w is None or g is None or not out.dtype == w.dtype == g.dtype or out.dtype not in _FLOAT_DTYPES:
+            continue
+        columns = CAReduce(op.scalar_op, (0,), out.dtype, op.acc_dtype)(_math.sqr(w))
+        return [retype(Dot()(_math.sqr(g), columns), out)]
+    return None
+
+
 # A term's scale: a constant factor and 0-d variables, multiplied.
-Scale = tuple[float, tuple[Variable, ...]]
+Scale = tuple[complex, tuple[Variable, ...]]
 
 
-def _scaled_terms(fgraph: FunctionGraph, out: Variable, budget: int = 16) -> list[tuple[Scale, Variable]]:
-    """``out`` as a sum of scaled terms, through add, sub, neg and products with a scalar; a
-    node whose result is used elsewhere too is a term of its own, and so is what lies below
-    the first ``budget`` nodes opened (a BLAS pattern is a few terms, a long chain is not)."""
+def _scaled_terms(fgraph: FunctionGraph, out: Variable, budget: int = 16
+                  ) -> tuple[list[tuple[Scale, Variable]], set[Variable]]:
+    """``out`` as a sum of scaled terms, through add, sub, neg and products with a scalar,
+    and the results opened to find them; a node whose result is used elsewhere too is a term
+    of its own, and so is what lies below the first ``budget`` nodes opened (a BLAS pattern
+    is a few terms, a long chain is not)."""
     terms: list[tuple[Scale, Variable]] = []
+    opened: set[Variable] = set()
     todo = [((1.0, ()), out)]
     while todo:
         scale, var = todo.pop()
@@ -103,33 +137,46 @@ def _scaled_terms(fgraph: FunctionGraph, out: Variable, budget: int = 16) -> lis
             terms.append((scale, var))
             continue
         budget -= 1
+        opened.add(var)
         todo.extend((_times(scale, factor), part) for factor, part in reversed(parts))
-    return terms
+    return terms, opened
 
 
-def _parts(name: str, inputs: Sequence[Variable]) -> list[tuple[float | Variable, Variable]] | None:
-    """The (factor, term) pairs one add, sub, neg or scalar product is the sum of."""
+def _parts(name: str, inputs: Sequence[Variable]) -> list[tuple[tuple[float | Variable, ...], Variable]] | None:
+    """The (factors, term) pairs one add, sub, neg or product with scalars is the sum of."""
     if name == "add":
-        return [(1.0, i) for i in inputs]
+        return [((), i) for i in inputs]
     if name == "sub":
-        return [(1.0, inputs[0]), (-1.0, inputs[1])]
+        return [((), inputs[0]), ((-1.0,), inputs[1])]
     if name == "neg":
-        return [(-1.0, inputs[0])]
-    if len(inputs) == 2:
-        for factor, other in (inputs, inputs[::-1]):
-            scale = scalar_constant(factor)
-            if scale is None:
-                scale = scalar_of(factor)
-            if scale is not None and not isinstance(scale, complex):
-                return [(scale, other)]
-    return None
+        return [((-1.0,), inputs[0])]
+    factors, others = [], []
+    for factor in inputs:
+        scale = _as_scale(factor)
+        (others if scale is None else factors).append(factor if scale is None else scale)
+    if len(others) != 1 or not factors:
+        return None
+    return [(tuple(factors), others[0])]
 
 
-def _times(scale: Scale, factor: float | Variable) -> Scale:
+def _as_scale(factor: Variable) -> float | Variable | None:
+    """A product's factor as a number or a 0-d variable, when it is one broadcast."""
+    scale = scalar_constant(factor)
+    if scale is None:
+        scale = scalar_of(factor)
+    if scale is None and factor.ndim and all(factor.broadcastable):
+        scale = factor.dimshuffle()  # a product of broadcast scalars (``a * b * dot(X, Y)``)
+    return scale
+
+
+def _times(scale: Scale, factors: tuple[complex | Variable, ...]) -> Scale:
     number, variables = scale
-    if isinstance(factor, Variable):
-        return number, (*variables, factor)
-    return number * float(factor), variables
+    for factor in factors:
+        if isinstance(factor, Variable):
+            variables = (*variables, factor)
+        else:
+            number *= factor
+    return number, variables
 
 
 def _scale_value(scale: Scale, dtype: str) -> Variable:
@@ -143,21 +190,53 @@ def _scale_value(scale: Scale, dtype: str) -> Variable:
     return value if number == 1 else _math.mul(value, typed_constant(number, dtype))
 
 
-def _blas_product(fgraph: FunctionGraph, var: Variable, out: Variable) -> tuple | None:
-    """``(gemm or gemv, A, B)`` when ``var`` is a dot that one BLAS call can add to another
-    array of ``out``'s type: matrix x matrix, matrix x vector or vector x matrix (as
-    ``A.T x``), of ``out``'s dtype, used nowhere else."""
+def _scales_value(scales: list[Scale], dtype: str) -> Variable:
+    """The sum of ``scales`` as one 0-d variable (their constant parts folded)."""
+    number = sum(n for n, variables in scales if not variables)
+    total = typed_constant(number, dtype) if number or not any(v for _, v in scales) else None
+    for scale in scales:
+        if scale[1]:
+            value = _scale_value(scale, dtype)
+            total = value if total is None else _math.add(total, value)
+    return total
+
+
+def _transposed(var: Variable) -> Variable:
+    """``var.T`` for a matrix: the matrix it transposes when it is a transpose."""
     node = var.owner
-    if (node is None or not isinstance(node.op, Dot) or var.type != out.type
-            or not single_client(fgraph, var) or any(i.dtype != out.dtype for i in node.inputs)):
+    if node is not None and isinstance(node.op, DimShuffle) and tuple(node.op.new_order) == (1, 0):
+        return node.inputs[0]
+    return var.T
+
+
+def _used_only_in(fgraph: FunctionGraph, var: Variable, opened: set[Variable]) -> bool:
+    clients = fgraph.clients.get(var, [])
+    return bool(clients) and all(node != "output" and node.outputs[0] in opened for node, _ in clients)
+
+
+def _blas_product(fgraph: FunctionGraph, var: Variable, out: Variable, opened: set[Variable]) -> tuple | None:
+    """``(gemm or gemv, A, B)`` when ``var`` is a dot that one BLAS call can add to
+    another array of ``out``'s type: matrix x matrix (or its transpose, ``dot(A, B).T =
+    dot(B.T, A.T)``), matrix x vector or vector x matrix (as ``A.T x``), of ``out``'s dtype,
+    used nowhere but in the sum being rewritten."""
+    transposed = _is_transpose(var) and single_client(fgraph, var)
+    if transposed:
+        opened = opened | {var}  # the transpose, used in the sum, is the dot's one client
+        var = var.owner.inputs[0]
+    node = var.owner
+    if (node is None or type(node.op) is not Dot or var.dtype != out.dtype
+            or not _used_only_in(fgraph, var, opened)
+            or any(i.dtype != out.dtype for i in node.inputs)):
         return None
     a, b = node.inputs
     if (a.ndim, b.ndim) == (2, 2):
-        return gemm, a, b
+        return (gemm, _transposed(b), _transposed(a)) if transposed else (gemm, a, b)
+    if transposed:
+        return None
     if (a.ndim, b.ndim) == (2, 1):
         return gemv, a, b
     if (a.ndim, b.ndim) == (1, 2):
-        return gemv, b.T, a
+        return gemv, _transposed(b), a
     return None
 
 
@@ -165,11 +244,7 @@ def _accumulator(terms: list[tuple[Scale, Variable]], out: Variable) -> tuple[Va
     """``(Z, beta)`` with ``beta * Z`` the sum of ``terms``, Z of ``out``'s type, or None."""
     first = terms[0][1]
     if all(var is first for _, var in terms):
-        number = sum(n for (n, variables), _ in terms if not variables)  # folded here
-        beta = typed_constant(number, out.dtype)
-        for scale, _ in terms:
-            if scale[1]:
-                beta = _math.add(beta, _scale_value(scale, out.dtype))
+        beta = _scales_value([scale for scale, _ in terms], out.dtype)
         return (first, beta) if first.type == out.type else None
     total = None
     for scale, var in terms:
@@ -182,14 +257,16 @@ def _accumulator(terms: list[tuple[Scale, Variable]], out: Variable) -> tuple[Va
 def local_gemm(fgraph: FunctionGraph, node: Apply):
     """A sum of scaled terms, one of them a matrix (or matrix-vector) product, -> one Gemm
     (Gemv) call: ``Z + alpha * dot(X, Y)``, ``Z - dot``, and the SGD step with an L2 term,
-    ``W - lr * (c * W + dot(X, Y))`` -> ``gemm(W, -lr, X, Y, 1 - lr * c)``."""
+    ``W - lr * (c * W + dot(X, Y))`` -> ``gemm(W, -lr, X, Y, 1 - lr * c)``. A product added
+    several times is added once, its scales summed; a sum of transposes is the transpose of a
+    Gemm on the untransposed ``Z`` (which the in-place phase may then overwrite)."""
     out = node.outputs[0]
-    if op_name(out) not in ("add", "sub") or out.ndim not in (1, 2) or out.dtype not in _FLOAT_DTYPES:
+    if op_name(out) not in ("add", "sub") or out.ndim not in (1, 2) or out.dtype not in _BLAS_DTYPES:
         return None
-    terms = _scaled_terms(fgraph, out)
-    for k, (scale, term) in enumerate(terms):
-        product = _blas_product(fgraph, term, out)
-        rest = terms[:k] + terms[k + 1:]
+    terms, opened = _scaled_terms(fgraph, out)
+    for _, term in terms:
+        product = _blas_product(fgraph, term, out, opened)
+        rest = [(scale, var) for scale, var in terms if var is not term]
         if product is None or not rest:
             continue
         found = _accumulator(rest, out)
@@ -197,9 +274,19 @@ def local_gemm(fgraph: FunctionGraph, node: Apply):
             continue
         build, a, b = product
         z, beta = found
-        return [retype(build(z, _scale_value(scale, out.dtype), a, b, beta), out)]
+        alpha = _scales_value([scale for scale, var in terms if var is term], out.dtype)
+        if build is gemm and _is_transpose(z):
+            new = build(_transposed(z), alpha, _transposed(b), _transposed(a), beta).T
+        else:
+            new = build(z, alpha, a, b, beta)
+        return [retype(new, out)]
     return None
 
 
-for _rewriter in (local_pow_specialize, local_sum_of_squares, local_gemm):
+def _is_transpose(var: Variable) -> bool:
+    node = var.owner
+    return node is not None and isinstance(node.op, DimShuffle) and tuple(node.op.new_order) == (1, 0)
+
+
+for _rewriter in (local_pow_specialize, local_sum_of_squares, local_sumsqr2dot, local_gemm):
     rewrites.register(_rewriter, "specialize", "fast_run")
