@@ -263,6 +263,44 @@ class Cast(ScalarOp):
         return None
 
 
+class TransferType(ScalarOp):
+    """``base`` with its result in the dtype of input ``index`` (Theano's ``transfer_type``).
+
+    ``tensor.inplace``'s ops write their result into their first input, so they compute
+    in that input's dtype: ``add_inplace`` of an int matrix and a float one truncates into
+    the ints, ``gamma_inplace`` of ints gives ints. As in Theano, some ops keep their own
+    dtype (comparisons are bool, bitwise ops the upcast, true division of integers
+    floatX), so those hold their result in place only where it has the input's dtype.
+    """
+
+    def __init__(self, base: ScalarOp, index: int = 0):
+        super().__init__(base.name, base.nin, base._impl, base.dtype_rule, base.c_expr,
+                         accepts=base.accepts, identity=base.identity, commutative=base.commutative,
+                         associative=base.associative, bool_result=base.bool_result,
+                         cast_inputs=base.cast_inputs, c_exprs=base.c_exprs)
+        self.base = base
+        self.index = index
+
+    def key(self) -> tuple:
+        return ("transfer_type", self.index, type(self.base), self.base.key())
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return TransferType, (self.base, self.index)
+
+    def output_dtype(self, *dtypes: str, names: Sequence[str] | None = None) -> str:
+        own = self.base.output_dtype(*dtypes, names=names)
+        keeps_own = self.dtype_rule in (_boolean, _bitwise) or (
+            self.dtype_rule is _true_div and all(d in DISCRETE for d in dtypes))
+        return own if keeps_own else dtypes[self.index]
+
+    def compute_dtype(self, out_dtype: str, *dtypes: str) -> str | None:
+        return self.base.compute_dtype(out_dtype, *dtypes)
+
+    def c_code(self, args: Sequence[str], dtypes: Sequence[str], out_dtype: str,
+               ctype: Callable[[str], str]) -> str | None:
+        return self.base.c_code(args, dtypes, out_dtype, ctype)
+
+
 def _same(*dtypes: str) -> str:
     return upcast(*dtypes)
 
