@@ -102,13 +102,102 @@ def test_graph_with_views_of_the_input_leaves_it_unchanged():
 
 
 @pytest.mark.parametrize("view", [False, True], ids=["input", "view of input"])
-def test_an_op_overwriting_the_input_gets_a_copy(view):
+def test_an_inplace_op_of_the_users_graph_overwrites_the_callers_array(view):
+    # Theano's rule for accept_inplace=True, which legacy code reads back.
     x = T.vector("x")
     target = x.dimshuffle(0) if view else x
     f = function([x], AddOneInplace()(target), accept_inplace=True)
     a = np.arange(3.0)
+    out = f(a)
+    np.testing.assert_array_equal(out, [1, 2, 3])
+    np.testing.assert_array_equal(a, [1, 2, 3])
+    assert shares(out, a)  # the overwritten array is the result, as in Theano
+
+
+def test_in_mutable_false_keeps_the_array_from_the_users_inplace_op():
+    x = T.vector("x")
+    f = function([In(x, mutable=False)], AddOneInplace()(x), accept_inplace=True)
+    a = np.arange(3.0)
     np.testing.assert_array_equal(f(a), [1, 2, 3])
     np.testing.assert_array_equal(a, [0, 1, 2])
+
+
+def test_only_the_input_the_users_op_overwrites_is_overwritten():
+    # exp(y) * 2 becomes an in-place Composite that would write into y if y were
+    # mutable (the control below); accept_inplace=True does not make it so.
+    x, y = T.vector("x"), T.vector("y")
+    f = function([x, y], [AddOneInplace()(x), T.exp(y) * 2], accept_inplace=True)
+    a, b = np.arange(3.0), np.zeros(3)
+    bumped, doubled = f(a, b)
+    np.testing.assert_array_equal(a, [1, 2, 3])
+    np.testing.assert_array_equal(b, [0, 0, 0])
+    np.testing.assert_array_equal(doubled, [2, 2, 2])
+    control = function([x, In(y, mutable=True)], [AddOneInplace()(x), T.exp(y) * 2], accept_inplace=True)
+    control(np.arange(3.0), b)
+    np.testing.assert_array_equal(b, [2, 2, 2])
+
+
+def test_an_argument_aliasing_the_overwritten_one_is_separated():
+    x, y = T.vector("x"), T.vector("y")
+    f = function([x, y], [AddOneInplace()(x), y * 10], accept_inplace=True)
+    a = np.arange(3.0)
+    _, tens = f(a, a)
+    np.testing.assert_array_equal(a, [1, 2, 3])
+    np.testing.assert_array_equal(tens, [0, 10, 20])  # y read the array before x was bumped
+
+
+def test_the_users_in_spec_still_finds_an_overwritten_input():
+    x = T.vector("x")
+    spec = In(x, value=np.zeros(2))
+    f = function([spec], AddOneInplace()(x), accept_inplace=True)
+    assert f[spec] is f[x]
+    np.testing.assert_array_equal(f(), [1, 1])
+
+
+def test_the_users_inplace_op_changes_a_shared_variable_only_when_the_call_succeeds():
+    # Theano's result (the shared value is overwritten), but from a copy, committed
+    # with the updates: a failed call changes nothing.
+    s, z = shared(np.zeros(3), "s"), T.vector("z")
+    f = function([z], AddOneInplace()(s) + z, accept_inplace=True)
+    before = s.get_value(borrow=True)
+    with pytest.raises(ValueError):
+        f(np.zeros(2))
+    np.testing.assert_array_equal(s.get_value(), [0, 0, 0])
+    assert s.get_value(borrow=True) is before
+    np.testing.assert_array_equal(f(np.zeros(3)), [1, 1, 1])
+    np.testing.assert_array_equal(before, [0, 0, 0])  # never written into
+    np.testing.assert_array_equal(s.get_value(), [1, 1, 1])
+    f(np.zeros(3))
+    np.testing.assert_array_equal(s.get_value(), [2, 2, 2])
+
+
+def test_the_users_inplace_op_on_a_shared_variable_through_a_view():
+    s = shared(np.zeros((2, 3)), "s")
+    f = function([], AddOneInplace()(s.T), accept_inplace=True)
+    np.testing.assert_array_equal(f(), np.ones((3, 2)))
+    np.testing.assert_array_equal(s.get_value(), np.ones((2, 3)))
+
+
+def test_the_users_inplace_op_on_a_shared_variable_with_an_update():
+    s, t = shared(np.zeros(3), "s"), shared(np.zeros(3), "t")
+    bump = function([], [], updates={s: AddOneInplace()(s)}, accept_inplace=True)
+    bump()
+    bump()
+    np.testing.assert_array_equal(s.get_value(), [2, 2, 2])
+    # The update decides what the variable holds, not the overwritten buffer.
+    other = function([], [], updates={t: s * 10 + AddOneInplace()(t) * 0}, accept_inplace=True)
+    other()
+    np.testing.assert_array_equal(t.get_value(), [20, 20, 20])
+
+
+def test_the_steps_inplace_op_does_not_overwrite_the_loops_inputs():
+    from arignote import scan
+    from arignote.tensor import inplace
+    x, w = T.vector("x"), T.vector("w")
+    rows, _ = scan(lambda xt, w: inplace.add_inplace(w, xt), sequences=[x], non_sequences=[w])
+    a, b = np.ones(3), np.ones(3)
+    np.testing.assert_array_equal(function([x, w], rows)(a, b), np.full((3, 3), 2.0))
+    np.testing.assert_array_equal(b, [1, 1, 1])
 
 
 def test_in_mutable_lets_the_function_overwrite_the_array():

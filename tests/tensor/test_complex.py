@@ -54,3 +54,35 @@ def test_conj_and_angle_gradients():
                 [rng.random(4), rng.random(4)])
     verify_grad(lambda a, b: T.angle(T.complex(a, b)) * w1, [rng.random(4) + 0.5, rng.random(4) - 0.5])
     verify_grad(lambda a: T.conj(a) * w1 + T.angle(a), [rng.random(4) + 0.1])
+
+
+def test_complex_numbers_order_as_numpy_orders_them():
+    # Theano's maximum, minimum and comparisons take complex numbers (real part first).
+    a, b = T.zvector("a"), T.zvector("b")
+    av = np.array([1 + 2j, 1 - 1j, 3 + 0j, -1 + 5j])
+    bv = np.array([1 + 1j, 1 + 1j, 2 + 9j, -1 + 5j])
+    outs = [T.maximum(a, b), T.minimum(a, b), a < b, a <= b, a > b, a >= b]
+    got = function([a, b], outs)(av, bv)
+    for actual, ref in zip(got, [np.maximum, np.minimum, np.less, np.less_equal, np.greater,
+                                 np.greater_equal]):
+        assert_matches(actual, ref(av, bv))
+
+
+def test_erf_of_complex_numbers_and_its_gradient_is_refused():
+    import scipy.special
+    z = T.zvector("z")
+    values = np.array([0.5 + 0.5j, -1 + 0.25j])
+    assert_matches(function([z], T.erf(z))(values), scipy.special.erf(values))
+    with pytest.raises(NotImplementedError, match="erf of complex"):
+        T.grad(T.real(T.erf(z)).sum(), z)
+    with pytest.raises(NotImplementedError, match="pow of complex"):
+        T.grad(T.real(z ** 2).sum(), z)
+
+
+def test_abs_gradient_of_complex_numbers():
+    # |re + i im|: the gradient is d/dre + i d/dim = z / |z|, by finite differences of both parts.
+    rng = np.random.default_rng(4)
+    verify_grad(lambda a, b: T.abs(T.complex(a, b)), [rng.random(4) + 0.5, rng.random(4) - 0.5])
+    z = T.zvector("z")
+    values = np.array([3 + 4j, -1 + 0j])
+    assert_matches(function([z], T.grad(T.abs(z).sum(), z))(values), values / np.abs(values))

@@ -80,13 +80,13 @@ REFERENCE = {
     "int_div": (np.floor_divide, upcast, REAL, True),
     "mod": (np.mod, upcast, REAL, True),
     "pow": (np.power, upcast, ALL, True),
-    "maximum": (np.maximum, upcast, REAL, False),
-    "minimum": (np.minimum, upcast, REAL, False),
+    "maximum": (np.maximum, upcast, ALL, False),
+    "minimum": (np.minimum, upcast, ALL, False),
     "arctan2": (np.arctan2, to_float, REAL, False),
-    "lt": (np.less, boolean, REAL, False),
-    "gt": (np.greater, boolean, REAL, False),
-    "le": (np.less_equal, boolean, REAL, False),
-    "ge": (np.greater_equal, boolean, REAL, False),
+    "lt": (np.less, boolean, ALL, False),
+    "gt": (np.greater, boolean, ALL, False),
+    "le": (np.less_equal, boolean, ALL, False),
+    "ge": (np.greater_equal, boolean, ALL, False),
     "eq": (np.equal, boolean, ALL, False),
     "neq": (np.not_equal, boolean, ALL, False),
     "and_": (np.bitwise_and, upcast, DISCRETE, False),
@@ -127,7 +127,7 @@ REFERENCE = {
     "rad2deg": (np.rad2deg, to_float, REAL, False),
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), to_float, REAL, False),
     "softplus": (lambda x: np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0), to_float, REAL, False),
-    "erf": (sp.erf, to_float, REAL, False),
+    "erf": (sp.erf, to_float, ALL, False),
     "erfc": (sp.erfc, to_float, REAL, False),
     "erfinv": (sp.erfinv, to_float, REAL, False),
     "erfcinv": (sp.erfcinv, to_float, REAL, False),
@@ -153,7 +153,8 @@ REFERENCE = {
     "isinf": (np.isinf, boolean, ALL, False),
     "identity": (np.copy, upcast, ALL, False),
     "switch": (np.where, lambda c, a, b: upcast(a, b), ALL, False),
-    "clip": (lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), upcast, REAL, False),
+    # Theano's clip: lo where x < lo, else hi where x > hi (so lo wins when lo > hi).
+    "clip": (lambda x, lo, hi: np.select([x < lo, x > hi], [lo, hi], x), upcast, REAL, False),
 }
 RTOL = {"float16": 5e-3, "float32": 1e-3, "complex64": 1e-3}
 SPECIAL = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, np.nan, np.inf, -np.inf]

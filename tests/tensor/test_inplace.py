@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from arignote import In, function, tensor as T
-from arignote.scalar.ops import TABLE
+from arignote.scalar.ops import TABLE, TransferType
 from arignote.tensor import inplace
 from arignote.tensor.elemwise import Elemwise
 
@@ -84,4 +84,40 @@ def test_every_inplace_op_is_a_table_entry_on_input_0():
     assert len(ops) == len(_names()) + 2  # and second/fill
     for name, op in ops.items():
         assert op.destroy_map == {0: [0]}, name
-        assert name in ("second_inplace", "fill_inplace") or op.scalar_op in TABLE.values()
+        assert isinstance(op.scalar_op, TransferType) and op.scalar_op.index == 0, name
+        assert name in ("second_inplace", "fill_inplace") or op.scalar_op.base in TABLE.values()
+    assert inplace.add_inplace.scalar_op != TABLE["add"]  # its dtype rule is another
+
+
+@pytest.mark.parametrize("n", [6, 100_000], ids=["small", "large"])
+@pytest.mark.parametrize("mode", [None, "FAST_COMPILE", "DebugMode"])
+def test_the_result_takes_the_first_inputs_dtype(n, mode):
+    # Theano's transfer_type(0): a float result written into ints is truncated, as astype does.
+    if mode == "DebugMode" and n > 6:
+        pytest.skip("DebugMode checks every node twice; the small arrays suffice")
+    i, d = T.lvector("i"), T.dvector("d")
+    ints, floats = np.arange(n) - n // 2, np.linspace(-2.5, 2.5, n)
+    expected = (ints + floats).astype("int64")
+    f = function([i, d], inplace.add_inplace(i, d), accept_inplace=True, mode=mode)
+    assert f.maker.fgraph.outputs[0].dtype == "int64"
+    given = ints.copy()
+    np.testing.assert_array_equal(f(given, floats), expected)
+    np.testing.assert_array_equal(given, expected)
+    gamma = function([i], inplace.gamma_inplace(i), accept_inplace=True, mode=mode)
+    small = np.arange(1, 7)
+    np.testing.assert_array_equal(gamma(small.copy()), [1, 1, 2, 6, 24, 120])
+    f32 = T.fvector("f32")
+    g = function([f32, d], inplace.mul_inplace(f32, d), accept_inplace=True, mode=mode)
+    assert g(np.ones(3, "float32"), np.full(3, 1.5)).dtype == "float32"
+
+
+def test_ops_that_keep_their_own_dtype_hold_it_in_place_only_where_it_fits():
+    # Comparisons are bool, bitwise ops the upcast, true division of integers floatX (Theano's).
+    x, i8, i16 = T.dvector("x"), T.bvector("i8"), T.wvector("i16")
+    for build in (lambda: inplace.lt_inplace(x, x), lambda: inplace.xor_inplace(i8, i16),
+                  lambda: inplace.true_div_inplace(i16, i16)):
+        with pytest.raises(TypeError, match="in place"):
+            build()
+    assert inplace.xor_inplace(i16, i8).dtype == "int16"
+    assert inplace.lt_inplace(T.vector(dtype="bool"), x).dtype == "bool"
+    assert inplace.true_div_inplace(x, i16).dtype == "float64"

@@ -71,6 +71,39 @@ def test_clip_and_its_method():
                    np.clip(values, np.array([0, -1, 1, 0], "f"), 1.0))
 
 
+@pytest.mark.parametrize("size", [12, 50_000], ids=["numpy", "native kernel"])
+def test_clip_with_lo_above_hi_gives_lo_below_it_and_hi_elsewhere(size):
+    # Theano's clip; numpy's gives hi everywhere.
+    x = tensor.dvector("x")
+    values = np.linspace(-3, 3, size)
+    expected = np.select([values < 1, values > -1], [1.0, -1.0], values)
+    assert_matches(run([x], tensor.clip(x, 1, -1), values), expected)
+    assert set(np.unique(expected)) == {-1.0, 1.0}
+
+
+def test_clip_gradient_where_the_bounds_are_the_input():
+    from arignote.gradient import verify_grad
+    rng = np.random.default_rng(3)
+    point = rng.uniform(0.1, 1, (3, 7)) * rng.choice([-1, 1], (3, 7))  # away from 0
+    for build in (lambda x: tensor.clip(x, 0, x), lambda x: tensor.clip(x, x, 0),
+                  lambda x: tensor.clip(0, x, x), lambda x: tensor.clip(x, x, x)):
+        verify_grad(build, [point], rng=rng)
+
+
+def test_op_grad_of_an_associative_op_takes_any_number_of_inputs():
+    # Theano's Op.grad(inputs, output_grads) of T.add / T.mul with three inputs.
+    x, y, z, g = (tensor.dvector(n) for n in "xyzg")
+    gx, gy, gz = tensor.mul.grad([x, y, z], [g])
+    values = [np.array([2.0, 1.0]), np.array([3.0, -1.0]), np.array([5.0, 4.0]), np.array([1.0, 2.0])]
+    got = run([x, y, z, g], [gx, gy, gz], *values)
+    x_, y_, z_, g_ = values
+    for actual, expected in zip(got, [g_ * y_ * z_, g_ * x_ * z_, g_ * x_ * y_]):
+        assert_matches(actual, expected)
+    sums = run([x, y, z, g], tensor.add.grad([x, y, z], [g]), *values)
+    for actual in sums:
+        assert_matches(actual, g_)
+
+
 def test_switch_and_where_with_broadcasting():
     c, a, b = tensor.bcol("c"), tensor.fmatrix("a"), tensor.dscalar("b")
     assert tensor.where is tensor.switch

@@ -317,3 +317,14 @@ def test_get_scalar_constant_value_sees_through_vectors_shapes_fills_and_asserts
     with pytest.raises(T.NotScalarConstantError):
         value(np.array([0, 1]))
     assert value(np.array(3)) == 3
+
+
+def test_get_scalar_constant_value_sees_through_the_scalar_conversions():
+    from arignote import shared
+    from arignote.tensor.scalar_conversion import scalar_from_tensor, tensor_from_scalar
+    value = T.get_scalar_constant_value
+    d = shared(np.ones((1, 1)), broadcastable=(True, True))
+    assert value(scalar_from_tensor(T.Shape_i(0)(d))) == 1
+    assert value(tensor_from_scalar(scalar_from_tensor(T.constant(5)))) == 5
+    with pytest.raises(T.NotScalarConstantError):
+        value(scalar_from_tensor(T.lscalar("n")))

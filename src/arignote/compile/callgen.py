@@ -122,6 +122,8 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     for k, (cell, source) in enumerate(fn._shared_cells):
         ns[f"P{k}"], ns[f"S{k}"] = cell, source
     lines += _atomic(snapshot)
+    # A shared value an in-place op of the graph overwrites is the call's own copy.
+    lines += [f"P{k}[0] = CP(P{k}[0])" for k in fn._copy_shared]
     for m, cell in enumerate(fn._release_at_start):  # the last call's outputs, kept till now
         ns[f"RS{m}"] = cell
         lines.append(f"RS{m}[0] = None")

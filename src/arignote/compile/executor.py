@@ -16,7 +16,7 @@ threads update it.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -125,12 +125,14 @@ class Function(InputState):
             name = maker.inputs[i].name
             if name:
                 self._names[name] = None if name in self._names else i
-        # An op that overwrites an input, or a view of one, would change the
-        # caller's array: such inputs are copied first unless In(mutable=True).
-        destroyed = frozenset().union(*[roots_of(node.inputs[i]) for node in self._nodes
-                                        for idxs in node.op.destroy_map.values() for i in idxs])
+        # An op that overwrites an input, or a view of one, would change the caller's
+        # array: such inputs are copied first unless mutable (In(mutable=True), or
+        # overwritten by the user's own in-place op: FunctionMaker marks those). A shared
+        # value is always copied: it changes only when the whole call has succeeded.
+        destroyed = overwritten_roots(self._nodes, roots_of)
         self._copy_inputs = [i for i, (spec, var) in enumerate(zip(maker.inputs, fgraph.inputs))
                              if var in destroyed and not spec.mutable]
+        self._copy_shared = [k for k, var in enumerate(fgraph.inputs[n_explicit:]) if var in destroyed]
         # With In(mutable=True) or In(borrow=True), two arguments (or an argument and a shared
         # value) that share memory are separated at call time: all but the first are copied.
         self._check_for_aliased_inputs = any(spec.mutable or spec.borrow for spec in maker.inputs)
@@ -163,6 +165,14 @@ class Function(InputState):
                 self._update_targets.append(self._stored[maker.inputs.index(target)])
             else:
                 self._update_targets.append(swap.get(target.origin, target).storage)
+        # A shared value overwritten by an in-place op of the user's graph (on the call's
+        # copy) becomes the variable's value as an update would, once the call has succeeded.
+        for k in self._copy_shared:
+            shared, var = maker.shared_inputs[k], fgraph.inputs[n_explicit + k]
+            if shared.origin not in updated:
+                claimed.add(var)
+                self._update_cells.append(storage[var])
+                self._update_targets.append(swap.get(shared.origin, shared).storage)
 
         # Outputs: a copy unless the memory can be handed to the caller as it is.
         self._output_cells = [storage[v] for v in fgraph.outputs[:n_out]]
@@ -507,6 +517,14 @@ def _input_name(spec: In, position: int) -> str:
     if spec.name:
         return f"input {spec.name!r}"
     return f"input {position} ({spec.variable.describe()})"
+
+
+def overwritten_roots(nodes: Iterable[Any], roots_of: Any = None) -> frozenset:
+    """The variables owning memory that one of ``nodes`` overwrites (the graph inputs among
+    them are overwritten in place, directly or through a view)."""
+    roots_of = roots_of or _alias_roots()
+    return frozenset().union(*[roots_of(node.inputs[i]) for node in nodes
+                               for idxs in node.op.destroy_map.values() for i in idxs])
 
 
 def _alias_roots() -> Any:

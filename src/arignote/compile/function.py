@@ -14,7 +14,7 @@ from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
 
 from arignote import progress
-from arignote.compile.executor import Function
+from arignote.compile.executor import Function, overwritten_roots
 from arignote.compile.io import In, Out
 from arignote.compile.linkers import Linker, VM_Linker
 from arignote.compile.mode import Mode, get_mode
@@ -201,11 +201,13 @@ class FunctionMaker:
         self.fgraph = FunctionGraph(explicit + shared_vars, roots, clone=True)
         self.fgraph.n_outputs = len(self.outputs)
         self.fgraph.name = name
+        if accept_inplace:
+            self.inputs = inputs = _overwritten_are_mutable(self.fgraph, inputs)
+        else:
+            _refuse_inplace(self.fgraph)
         # In(mutable=True): the in-place rewrites may overwrite that argument (graph/destroyhandler.py).
         self.fgraph.destroyable_inputs = frozenset(
             var for spec, var in zip(inputs, self.fgraph.inputs) if spec.mutable)
-        if not accept_inplace:
-            _refuse_inplace(self.fgraph)
         start = time.perf_counter()
         mode.rewrite(self.fgraph)
         self.rewrite_time = time.perf_counter() - start
@@ -417,6 +419,22 @@ def _refuse_inplace(fgraph: FunctionGraph) -> None:
             raise TypeError(f"the graph contains {node}, which overwrites its input in place: "
                             "build it with the out-of-place op, or pass accept_inplace=True to "
                             "function() if overwriting is intended")
+
+
+def _overwritten_are_mutable(fgraph: FunctionGraph, inputs: list[In]) -> list[In]:
+    """``inputs``, where each explicit input that an in-place op of the user's own graph
+    overwrites (itself or through a view) is made ``In(mutable=True)``.
+
+    Theano's rule for ``accept_inplace=True``: the caller's array is overwritten, as the
+    graph says, and legacy code reads it back. ``In(x, mutable=False)`` said explicitly
+    keeps the array the caller's (the function copies it first), as do shared variables.
+    """
+    overwritten = overwritten_roots(fgraph.apply_nodes)
+    return [spec if spec.mutable or spec.mutable_given or var not in overwritten
+            else In(spec.variable, name=spec.name, value=spec.value, mutable=True, borrow=True,
+                    strict=spec.strict, allow_downcast=spec.allow_downcast, implicit=spec.implicit,
+                    shared=spec.shared)
+            for spec, var in zip(inputs, fgraph.inputs)]
 
 
 def _to_target_type(target: Any, expr: Variable) -> Variable:

@@ -37,6 +37,7 @@ class In:
         self.value = value
         self.update = update
         self.mutable = (update is not None) if mutable is None else bool(mutable)
+        self.mutable_given = mutable is not None  # In(x, mutable=False) keeps x unchanged
         self.borrow = self.mutable if borrow is None else bool(borrow)
         if self.mutable and not self.borrow:
             raise AssertionError(f"In({variable}): mutable=True with borrow=False cannot hold: an input "

@@ -22,8 +22,9 @@ class InputState:
         if isinstance(key, int) and not isinstance(key, bool):
             if 0 <= key < len(inputs):
                 return key
+        given = self.maker.request["inputs"]  # the caller's In specs (maker.inputs may hold copies)
         for i, spec in enumerate(inputs):
-            if key is spec or key is spec.variable:
+            if key is spec or key is spec.variable or key is given[i]:
                 return i
         if isinstance(key, str):
             named = [i for i, spec in enumerate(inputs) if spec.name == key]

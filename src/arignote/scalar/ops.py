@@ -263,6 +263,44 @@ class Cast(ScalarOp):
         return None
 
 
+class TransferType(ScalarOp):
+    """``base`` with its result in the dtype of input ``index`` (Theano's ``transfer_type``).
+
+    ``tensor.inplace``'s ops write their result into their first input, so they compute
+    in that input's dtype: ``add_inplace`` of an int matrix and a float one truncates into
+    the ints, ``gamma_inplace`` of ints gives ints. As in Theano, some ops keep their own
+    dtype (comparisons are bool, bitwise ops the upcast, true division of integers
+    floatX), so those hold their result in place only where it has the input's dtype.
+    """
+
+    def __init__(self, base: ScalarOp, index: int = 0):
+        super().__init__(base.name, base.nin, base._impl, base.dtype_rule, base.c_expr,
+                         accepts=base.accepts, identity=base.identity, commutative=base.commutative,
+                         associative=base.associative, bool_result=base.bool_result,
+                         cast_inputs=base.cast_inputs, c_exprs=base.c_exprs)
+        self.base = base
+        self.index = index
+
+    def key(self) -> tuple:
+        return ("transfer_type", self.index, type(self.base), self.base.key())
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return TransferType, (self.base, self.index)
+
+    def output_dtype(self, *dtypes: str, names: Sequence[str] | None = None) -> str:
+        own = self.base.output_dtype(*dtypes, names=names)
+        keeps_own = self.dtype_rule in (_boolean, _bitwise) or (
+            self.dtype_rule is _true_div and all(d in DISCRETE for d in dtypes))
+        return own if keeps_own else dtypes[self.index]
+
+    def compute_dtype(self, out_dtype: str, *dtypes: str) -> str | None:
+        return self.base.compute_dtype(out_dtype, *dtypes)
+
+    def c_code(self, args: Sequence[str], dtypes: Sequence[str], out_dtype: str,
+               ctype: Callable[[str], str]) -> str | None:
+        return self.base.c_code(args, dtypes, out_dtype, ctype)
+
+
 def _same(*dtypes: str) -> str:
     return upcast(*dtypes)
 
@@ -344,6 +382,12 @@ def _sqr(x: np.ndarray) -> np.ndarray:
     return np.multiply(x, x)
 
 
+def _clip_impl(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    # Theano's clip: below lo gives lo, else above hi gives hi, else x; so lo wins where
+    # lo > hi (numpy's clip gives hi there), and a NaN bound clips nothing.
+    return np.asarray(np.where(x < lo, lo, np.where(x > hi, hi, x)))
+
+
 def _switch_impl(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(cond, a, b)
 
@@ -393,19 +437,21 @@ mod = _register("mod", 2, np.mod, _same, _FLOAT_MOD, accepts=REAL,
                 bool_result=False, c_exprs={"iu": _INT_MOD})
 pow = _register("pow", 2, np.power, _same, "pow({0}, {1})", bool_result=False,
                 c_exprs={"biu": None})
-# C's max/min leave NaN undefined; numpy propagates it.
-maximum = _register("maximum", 2, np.maximum, _same, "max({0}, {1})", accepts=REAL,
+# C's max/min leave NaN undefined; numpy propagates it. Complex numbers are ordered as numpy
+# orders them (real part, then imaginary), computed by numpy only.
+maximum = _register("maximum", 2, np.maximum, _same, "max({0}, {1})",
                     commutative=True, associative=True,
-                    c_exprs={"f": "(({0} > {1} || isnan({0})) ? {0} : {1})"})
-minimum = _register("minimum", 2, np.minimum, _same, "min({0}, {1})", accepts=REAL,
+                    c_exprs={"f": "(({0} > {1} || isnan({0})) ? {0} : {1})", "c": None})
+minimum = _register("minimum", 2, np.minimum, _same, "min({0}, {1})",
                     commutative=True, associative=True,
-                    c_exprs={"f": "(({0} < {1} || isnan({0})) ? {0} : {1})"})
+                    c_exprs={"f": "(({0} < {1} || isnan({0})) ? {0} : {1})", "c": None})
 arctan2 = _register("arctan2", 2, np.arctan2, upgrade_to_float, "atan2({0}, {1})", accepts=REAL)
 
-lt = _register("lt", 2, np.less, _boolean, "({0} < {1})", accepts=REAL)
-gt = _register("gt", 2, np.greater, _boolean, "({0} > {1})", accepts=REAL)
-le = _register("le", 2, np.less_equal, _boolean, "({0} <= {1})", accepts=REAL)
-ge = _register("ge", 2, np.greater_equal, _boolean, "({0} >= {1})", accepts=REAL)
+# Complex numbers compare as numpy orders them (real part, then imaginary), in numpy only.
+lt = _register("lt", 2, np.less, _boolean, "({0} < {1})", c_exprs={"c": None})
+gt = _register("gt", 2, np.greater, _boolean, "({0} > {1})", c_exprs={"c": None})
+le = _register("le", 2, np.less_equal, _boolean, "({0} <= {1})", c_exprs={"c": None})
+ge = _register("ge", 2, np.greater_equal, _boolean, "({0} >= {1})", c_exprs={"c": None})
 eq = _register("eq", 2, np.equal, _boolean, "({0} == {1})", commutative=True)
 neq = _register("neq", 2, np.not_equal, _boolean, "({0} != {1})", commutative=True)
 
@@ -462,7 +508,7 @@ sigmoid = _register("sigmoid", 1, _SciPy("expit"), upgrade_to_float,
                     "({0} >= 0 ? 1 / (1 + exp(-{0})) : exp({0}) / (1 + exp({0})))", accepts=REAL)
 softplus = _register("softplus", 1, _softplus, upgrade_to_float,
                      "({0} > 30 ? {0} + exp(-{0}) : log1p(exp({0})))", accepts=REAL)
-erf = _register("erf", 1, _SciPy("erf"), upgrade_to_float, "erf({0})", accepts=REAL)
+erf = _register("erf", 1, _SciPy("erf"), upgrade_to_float, "erf({0})", c_exprs={"c": None})  # scipy's complex erf
 erfc = _register("erfc", 1, _SciPy("erfc"), upgrade_to_float, "erfc({0})", accepts=REAL)
 erfinv = _register("erfinv", 1, _SciPy("erfinv"), upgrade_to_float, None, accepts=REAL)
 erfcinv = _register("erfcinv", 1, _SciPy("erfcinv"), upgrade_to_float, None, accepts=REAL)
@@ -493,8 +539,6 @@ isinf = _register("isinf", 1, np.isinf, _boolean, "isinf({0})", c_exprs={"biu": 
 identity = _register("identity", 1, _copy, _same, "{0}")
 
 switch = _register("switch", 3, _switch_impl, _switch, "({0} ? {1} : {2})", cast_inputs=False)
-clip = _register("clip", 3, np.clip, _clip, "min(max({0}, {1}), {2})", accepts=REAL,
-                 c_exprs={"f": "((_CLIP_LOW < {2} || isnan(_CLIP_LOW)) ? _CLIP_LOW : {2})"
-                          .replace("_CLIP_LOW", "(({0} > {1} || isnan({0})) ? {0} : {1})")})
+clip = _register("clip", 3, _clip_impl, _clip, "({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))", accepts=REAL)
 
 

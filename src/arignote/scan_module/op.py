@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from arignote.compile.function import function
-from arignote.compile.io import Out
+from arignote.compile.io import In, Out
 from arignote.config import config
 from arignote.graph.basic import Apply, Op, Variable, _hashable, user_variable
 from arignote.graph.traversal import ancestors
@@ -304,8 +304,11 @@ class Scan(TheanoScanNames, Op):
                     # function may hand back its internal buffers; carried values live
                     # on into the next step and must be the loop's own.
                     specs = [Out(o, borrow=k < keep) for k, o in enumerate(outs)]
+                    # The step's own in-place ops must not overwrite the loop's inputs
+                    # (rows of sequences, states, non-sequences): they get copies.
+                    inputs = [In(v, mutable=False) for v in self.inner_inputs]
                     with self._gc_flag():
-                        fn = function(list(self.inner_inputs), specs, mode=self.mode,
+                        fn = function(inputs, specs, mode=self.mode,
                                       on_unused_input="ignore", accept_inplace=True,
                                       profile=self.profile)
                     self._idle.append(fn)

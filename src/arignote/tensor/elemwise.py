@@ -110,8 +110,8 @@ class Elemwise(Op):
 
 
 def _apply(op: ScalarOp, inputs: list, out: np.ndarray | None) -> np.ndarray:
-    if out is not None and op.ufunc is not None:
-        return op.ufunc(*inputs, out=out)
+    if out is not None and op.ufunc is not None:  # unsafe: tensor.inplace casts into its input
+        return op.ufunc(*inputs, out=out, casting="unsafe")
     result = op.impl(*inputs)
     if out is not None:
         np.copyto(out, result, casting="unsafe")

@@ -1,20 +1,21 @@
 """``tensor.inplace``: Theano's elementwise ops that write their result into their first input.
 
 Each ``<name>_inplace`` is the ``Elemwise`` of the scalar-table entry ``<name>``
-with ``inplace_pattern={0: 0}``, so its node declares that it overwrites input 0;
+(as a ``TransferType`` of it) with ``inplace_pattern={0: 0}``, so its node declares that it overwrites input 0;
 it prints as Theano printed it (``add_inplace``).
 As in Theano, a graph holding one compiles only with
-``function(..., accept_inplace=True)``, the first input must already have the
-output's dtype and broadcastable pattern, and nodes reading that input run
-before it. Ordinary code gets the same in-place kernels from the in-place
-rewrite, which proves the input is not needed elsewhere.
+``function(..., accept_inplace=True)``, the result takes the first input's dtype
+(``TransferType``: the result is cast into it), the first input must already have
+the output's broadcastable pattern, and nodes reading that input run before it.
+Ordinary code gets the same in-place kernels from the in-place rewrite, which
+proves the input is not needed elsewhere.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from arignote.graph.basic import Variable
-from arignote.scalar.ops import TABLE
+from arignote.scalar.ops import TABLE, TransferType
 from arignote.tensor.alloc import _SECOND
 from arignote.tensor.math import ElemwiseFunction
 from arignote.tensor.variable import as_tensor_variable
@@ -30,7 +31,7 @@ _TABLE_NAME = {"abs_": "abs"}
 
 
 def _inplace(scalar_op: Any, name: str) -> ElemwiseFunction:
-    return ElemwiseFunction(scalar_op, {0: 0}, name)
+    return ElemwiseFunction(TransferType(scalar_op, 0), {0: 0}, name)
 
 
 for _name in _NAMES:

@@ -43,6 +43,17 @@ class ElemwiseFunction(Elemwise):
             result = self.plain(result, arg)
         return result
 
+    def grad(self, inputs: list, output_grads: list) -> list:
+        """Theano's ``Op.grad``, also for more inputs than two of an associative op
+        (``T.add.grad([x, y, z], [g])``): the gradients through the chain it builds."""
+        if len(inputs) <= self.scalar_op.nin or self.inplace_pattern:
+            return super().grad(inputs, output_grads)
+        from arignote.gradient import backpropagate
+        from arignote.graph.types import disconnected_type
+        inputs = [as_tensor_variable(i) for i in inputs]
+        grads = backpropagate({self(*inputs): output_grads[0]}, inputs, consider_constant=inputs)
+        return [grads.get(x) or disconnected_type() for x in inputs]
+
     def __str__(self) -> str:
         return self.display or super().__str__()
 

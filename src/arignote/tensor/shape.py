@@ -22,6 +22,7 @@ from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor import math as _math
 from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.scalar_conversion import ScalarFromTensor, TensorFromScalar
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
@@ -139,13 +140,15 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True, only_process_consta
 
 def _through_value_passing(v: Variable) -> Variable:
     """``v`` without the nodes that only spread or pass a value on: ``fill(model, value)``
-    (its value), ``alloc(value, ...)``, DimShuffle, Rebroadcast, SpecifyShape and an Assert
-    whose conditions the graph fixes as true."""
+    (its value), ``alloc(value, ...)``, DimShuffle, Rebroadcast, SpecifyShape, the
+    conversions between 0-d tensors and scalars, and an Assert whose conditions the graph
+    fixes as true."""
     while v.owner is not None:
         op, inputs = v.owner.op, v.owner.inputs
         if isinstance(op, Elemwise) and getattr(op.scalar_op, "name", None) == "second":
             v = inputs[1]
-        elif isinstance(op, (Rebroadcast, SpecifyShape, DimShuffle, _alloc.Alloc)) or (
+        elif isinstance(op, (Rebroadcast, SpecifyShape, DimShuffle, _alloc.Alloc, ScalarFromTensor,
+                             TensorFromScalar)) or (
                 isinstance(op, _checks.Assert) and all(
                     (c := static_value(i)) is not None and bool(c) for i in inputs[1:])):
             v = inputs[0]

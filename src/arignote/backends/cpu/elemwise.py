@@ -93,7 +93,12 @@ def elemwise_thunk(op: Elemwise, node: Apply, input_cells: list[list], output_ce
     fast = "F" if ns["F"] is not None else None
     body.append(f"    if target is not None and target.shape == {shape}:")
     if fast:
-        body.append(f"        OUT[0] = F({call}, out=target)")
+        # An in-place op of tensor.inplace writes a wider result into its input (a float
+        # sum into an int array): numpy casts it only when told to.
+        narrowing = (op.inplace_pattern and
+                     _numpy_result_dtype(ufunc, [d.name for d in operand_dtypes]) != out_dtype)
+        casting = ", casting='unsafe'" if narrowing else ""
+        body.append(f"        OUT[0] = F({call}, out=target{casting})")
     else:
         body.append(f"        copyto(target, IMPL({call}), casting='unsafe')")
         body.append("        OUT[0] = target")

@@ -19,7 +19,7 @@ import numpy as np
 from arignote.gradient import backpropagate, grad_not_implemented, register_grad
 from arignote.graph.types import NullType
 from arignote.scalar.composite import Composite
-from arignote.scalar.dtypes import DISCRETE
+from arignote.scalar.dtypes import COMPLEX, DISCRETE
 from arignote.scalar.ops import Cast, ScalarOp
 from arignote.tensor import math as tm
 from arignote.tensor.elemwise import Elemwise
@@ -86,9 +86,17 @@ def _mod(inputs, out, gz):
     return [gz, -gz * tm.floor(x / y)]
 
 
+def _real_only(name, out, *xs):
+    """Theano's rule for ops with no complex gradient here (erf, pow): NotImplementedError."""
+    if any(v.dtype in COMPLEX for v in (out, *xs)):
+        raise NotImplementedError(f"the gradient of {name} of complex numbers ({out.describe()}) "
+                                  "is not defined: differentiate its real and imaginary parts")
+
+
 @rule("pow")
 def _pow(inputs, out, gz):
     x, y = inputs
+    _real_only("pow", out, x, y)
     # d/dy is undefined for x <= 0 (log); it is zero wherever the gradient is zero.
     return [gz * y * x ** (y - c(1, y)), gz * out * tm.log(tm.switch(tm.gt(x, c(0, x)), x, c(1, x)))]
 
@@ -114,7 +122,10 @@ def _neg(inputs, out, gz):
 
 @rule("abs")
 def _abs(inputs, out, gz):
-    return [gz * tm.sgn(inputs[0])]
+    x = inputs[0]
+    if x.dtype in COMPLEX:  # d|z|/d(re) + i d|z|/d(im), Theano's form of a complex gradient
+        return [gz * x / tm.abs(x)]
+    return [gz * tm.sgn(x)]
 
 
 @rule("identity")
@@ -308,6 +319,7 @@ def _softplus(inputs, out, gz):
 @rule("erf")
 def _erf(inputs, out, gz):
     x = inputs[0]
+    _real_only("erf", out, x)
     return [gz * c(2 / np.sqrt(np.pi), gz) * tm.exp(-x * x)]
 
 
