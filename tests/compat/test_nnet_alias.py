@@ -16,7 +16,8 @@ def test_sigm_scalar_classes_and_inplace_ops(theano):
     assert isinstance(sigm.ultra_fast_scalar_sigmoid, sigm.UltraFastScalarSigmoid)
     xv = np.array([-30.0, 0.0, 2.0])
     assert np.allclose(f(xv), np.logaddexp(0, xv))
-    for op, ref in ((sigm.sigmoid_inplace, 1 / (1 + np.exp(-xv))), (sigm.softplus_inplace, np.logaddexp(0, xv))):
+    for op, ref in ((sigm.sigmoid_inplace, 1 / (1 + np.exp(-xv))),
+                    (sigm.softplus_inplace, np.logaddexp(0, xv))):
         assert op.destroy_map == {0: [0]}
         y = T.vector("y")
         g = theano.function([y], op(y * 1), accept_inplace=True)

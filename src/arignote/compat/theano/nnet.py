@@ -30,8 +30,10 @@ __all__ = ["softmax", "logsoftmax", "softmax_op", "logsoftmax_op", "ScalarSigmoi
            "UltraFastScalarSigmoid", "scalar_sigmoid", "scalar_softplus", "ultra_fast_scalar_sigmoid",
            "sigmoid_inplace", "softplus_inplace"]
 
-ScalarSigmoid = _TableClass("ScalarSigmoid", (), {"op_name": "sigmoid", "__doc__": "Theano's class of sigmoid."})
-ScalarSoftplus = _TableClass("ScalarSoftplus", (), {"op_name": "softplus", "__doc__": "Theano's class of softplus."})
+ScalarSigmoid = _TableClass("ScalarSigmoid", (), {
+    "op_name": "sigmoid", "__doc__": "Theano's class of sigmoid."})
+ScalarSoftplus = _TableClass("ScalarSoftplus", (), {
+    "op_name": "softplus", "__doc__": "Theano's class of softplus."})
 UltraFastScalarSigmoid = _TableClass("UltraFastScalarSigmoid", (), {
     "op_name": "ultra_fast_sigmoid", "__doc__": "Theano's class of ultra_fast_sigmoid."})
 scalar_sigmoid, scalar_softplus = TABLE["sigmoid"], TABLE["softplus"]

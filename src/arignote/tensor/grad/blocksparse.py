@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from arignote.gradient import register_grad
 from arignote.tensor.alloc import zeros_like
-from arignote.tensor.nnet.blocksparse import SparseBlockGemv, SparseBlockOuter, sparse_block_gemv, sparse_block_outer
+from arignote.tensor.nnet.blocksparse import (SparseBlockGemv, SparseBlockOuter, sparse_block_gemv,
+                                              sparse_block_outer)
 from arignote.tensor.reduction import sum as _sum
 
 

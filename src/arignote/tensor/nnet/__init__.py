@@ -10,7 +10,8 @@ points over ``abstract_conv``'s ops (computed by ``im2col``; ``corr``/``corr3d``
 hold them under Theano's CorrMM names); ``conv_legacy`` Theano's legacy ``conv.conv2d``
 and ``ConvOp``, ``conv3d2d`` its movie-layout conv3d, both on those ops; ``bn`` batch
 normalization; ``neighbours`` sliding windows as rows; ``ctc`` the connectionist temporal
-classification loss; ``blocksparse`` the block-sparse products; ``sigmoid_rewrites`` the opt-in rewrites of sigmoid to its approximations.
+classification loss; ``blocksparse`` the block-sparse products; ``sigmoid_rewrites`` the opt-in
+rewrites of sigmoid to its approximations.
 """
 from arignote.tensor.nnet.basic import *  # noqa: F401,F403
 from arignote.tensor.nnet.basic import __all__ as _basic

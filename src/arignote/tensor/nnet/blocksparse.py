@@ -39,7 +39,8 @@ def _check_blocks(node: Apply, idx: np.ndarray, i: int, n_blocks: int, what: str
     if idx.size and (idx.min() < 0 or idx.max() >= n_blocks):
         bad = idx[(idx < 0) | (idx >= n_blocks)].flat[0]
         raise ValueError(f"{what}: {user_variable(node.inputs[i]).describe()} holds the block index "
-                         f"{bad}, but there are {n_blocks} {axis} blocks: each must be in 0 .. {n_blocks - 1}")
+                         f"{bad}, but there are {n_blocks} {axis} blocks: each must be in "
+                         f"0 .. {n_blocks - 1}")
 
 
 def _check_shapes(what: str, got: tuple, want: tuple, names: str) -> None:
@@ -146,5 +147,6 @@ def sparse_block_dot(W: Any, h: Any, inputIdx: Any, b: Any, outputIdx: Any) -> V
                         f"vectors; got h {h.type.describe()}, inputIdx {inputIdx.type.describe()}, "
                         f"outputIdx {outputIdx.type.describe()}")
     if h.ndim == 2:
-        h, inputIdx, outputIdx = h.dimshuffle("x", 0, 1), inputIdx.dimshuffle("x", 0), outputIdx.dimshuffle("x", 0)
+        h = h.dimshuffle("x", 0, 1)
+        inputIdx, outputIdx = inputIdx.dimshuffle("x", 0), outputIdx.dimshuffle("x", 0)
     return sparse_block_gemv(b.take(outputIdx, axis=0), W, h, inputIdx, outputIdx)

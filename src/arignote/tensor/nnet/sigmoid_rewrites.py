@@ -4,9 +4,10 @@ becomes ``ultra_fast_sigmoid`` (``local_ultra_fast_sigmoid``) or ``hard_sigmoid`
 asked (``mode.including('local_hard_sigmoid')``), and they run in the specialize phase,
 after the stabilize phase has put ``log(sigmoid(x))`` and the like in their stable forms.
 
-``local_sigmoid_below_reshape`` (canonicalize) moves a sigmoid read only by a reshape after it (``reshape(sigmoid(x))`` -> ``sigmoid(reshape(x))``, the same values and
-work): the stabilize phase then finds ``log(1 - sigmoid(x))`` in ``log(1 - flatten(sigmoid(x)))``
-and makes it ``-softplus(x)``, which does not round to ``log(0)`` for large ``x``."""
+``local_sigmoid_below_reshape`` (canonicalize) moves a sigmoid read only by a reshape after
+it (``reshape(sigmoid(x))`` -> ``sigmoid(reshape(x))``, the same values and work): the
+stabilize phase then finds ``log(1 - sigmoid(x))`` in ``log(1 - flatten(sigmoid(x)))`` and
+makes it ``-softplus(x)``, which does not round to ``log(0)`` for large ``x``."""
 from __future__ import annotations
 
 from arignote.graph.basic import Apply

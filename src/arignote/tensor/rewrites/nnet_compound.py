@@ -6,11 +6,11 @@ own kernels.
 
 ``local_argmax_pushdown`` (Theano's name): the position of the largest probability is the
 position of the largest logit, so ``argmax(softmax(x))`` is ``argmax(x)`` along the softmax's
-axis (and so for argmin and log_softmax), and the argmax or argmin of a strictly increasing map (``exp``, ``sigmoid``, ...) is
-that of its input along any axes. A function computing only predictions then skips the
-softmax. Where the map saturates (``sigmoid(40) == sigmoid(41)`` in float32) the rounded
-values tie and the unrewritten graph picks the first; the rewritten one gives the position
-of the largest input, the answer the rounding lost.
+axis (and so for argmin and log_softmax), and the argmax or argmin of a strictly increasing
+map (``exp``, ``sigmoid``, ...) is that of its input along any axes. A function computing
+only predictions then skips the softmax. Where the map saturates (``sigmoid(40) ==
+sigmoid(41)`` in float32) the rounded values tie and the unrewritten graph picks the first;
+the rewritten one gives the position of the largest input, the answer the rounding lost.
 """
 from __future__ import annotations
 
