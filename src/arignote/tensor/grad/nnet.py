@@ -21,7 +21,7 @@ from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.nnet.compound import (CrossentropyCategorical1Hot, CrossentropySoftmax1HotWithBiasDx,
                                            CrossentropySoftmaxArgmax1HotWithBias, SoftmaxGrad,
                                            SoftmaxWithBias, crossentropy_categorical_1hot_grad,
-                                           class_sums, crossentropy_softmax_1hot_with_bias_dx, one_hot_rows,
+                                           crossentropy_softmax_1hot_with_bias_dx, one_hot_rows,
                                            softmax_backward)
 from arignote.tensor.nnet.prepend import Prepend_scalar_constant_to_each_row, Prepend_scalar_to_each_row
 from arignote.tensor.shape import shape_padright
@@ -91,7 +91,7 @@ def _prepend_scalar(op, inputs, outputs, output_grads):
 @register_grad(LogSoftmax)
 def log_softmax_grad(op, inputs, outputs, output_grads):
     gz = output_grads[0]
-    return [gz - tm.exp(outputs[0]) * class_sums(gz, op.axis)]
+    return [gz - tm.exp(outputs[0]) * _sum(gz, op.axis, keepdims=True)]
 
 
 @rule("ultra_fast_sigmoid")

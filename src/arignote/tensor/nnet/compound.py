@@ -21,17 +21,15 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable, user_variable
 from arignote.scalar.dtypes import COMPLEX, DISCRETE, upgrade_to_float
 from arignote.tensor import math as _math
-from arignote.tensor.alloc import alloc, arange, ones_like, zeros_like
+from arignote.tensor.alloc import arange, ones_like
 from arignote.tensor.hostop import HostOp
 from arignote.tensor.nnet.basic import (ClassIndices, check_class_indices, log_softmax, log_softmax_values,
                                         softmax, softmax_values, stable_log)
 from arignote.tensor.reduction import argmax
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import patternbroadcast, shape_i, shape_padright
-from arignote.tensor.subtensor import AdvancedIncSubtensor, advanced_inc_subtensor
-from arignote.tensor.subtensor.index import ARRAY
 from arignote.tensor.type import TensorType
-from arignote.tensor.variable import as_tensor_variable, constant
+from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["SoftmaxWithBias", "softmax_with_bias", "SoftmaxGrad", "softmax_grad",
            "CrossentropySoftmaxArgmax1HotWithBias", "crossentropy_softmax_argmax_1hot_with_bias",
@@ -240,30 +238,7 @@ crossentropy_categorical_1hot_grad = CrossentropyCategorical1HotGrad()
 # ------------------------------------------------------------ the compositions
 def softmax_backward(gz: Variable, sm: Variable, axis: int) -> Variable:
     """The gradient reaching a softmax's input from ``gz`` on its output ``sm``."""
-    return _math.mul(_math.sub(gz, class_sums(gz, axis, sm)), sm)
-
-
-def class_sums(gz: Variable, axis: int, weights: Variable | None = None) -> Variable:
-    """``sum(gz * weights, axis, keepdims=True)`` (``weights`` 1 when None).
-
-    ``gz`` is often the gradient of one picked entry per row, ``zeros`` with ``v`` added at
-    ``[rows, labels]`` (the negative log-likelihood ``-log_softmax(z)[arange(n), y]``). Then
-    the sums are ``v`` (times the picked weights) added at ``[rows, 0]`` of an ``(n, 1)``
-    column: the same indexing, so the same broadcasting and repeated rows, in ``len(v)``
-    steps instead of a pass over every class (Theano's fused gradient op saves that pass too).
-    """
-    from arignote.tensor.rewrites.known_values import filled_value  # the rewrites import this module
-
-    node = gz.owner
-    if (node is None or type(node.op) is not AdvancedIncSubtensor or node.op.set_instead_of_inc
-            or gz.ndim != 2 or axis != 1 or node.op.idx_list != (ARRAY, ARRAY)
-            or filled_value(node.inputs[0]) != 0):
-        return _sum(gz if weights is None else _math.mul(gz, weights), axis, keepdims=True)
-    _, v, rows, labels = node.inputs
-    if weights is not None:
-        v = _math.mul(v, weights[rows, labels])
-    column = alloc(constant(np.asarray(0, dtype=gz.dtype)), shape_i(gz, 0), 1)
-    return advanced_inc_subtensor(column, v, rows, zeros_like(labels))
+    return _math.mul(_math.sub(gz, _sum(_math.mul(gz, sm), axis, keepdims=True)), sm)
 
 
 def one_hot_rows(labels: Variable, like: Variable) -> Variable:
