@@ -56,3 +56,28 @@ def test_including_the_specialize_phase_keeps_the_exact_sigmoid():
     f = function([x], sigmoid(x), mode=get_default_mode().including("specialize"))
     assert _scalar_ops(f) == {"sigmoid"}
     np.testing.assert_allclose(f(np.array([[-3.0, 0.5]])), 1 / (1 + np.exp([[3.0, -0.5]])))
+
+
+@pytest.mark.parametrize("shaped", [T.flatten, lambda s: s.reshape([s.size]), lambda s: s.T])
+def test_log_of_a_reshaped_sigmoid_is_stable(shaped):
+    """log(sigmoid) and log(1 - sigmoid) through a reshape or transpose: -softplus, finite at +-40
+    (without moving the sigmoid below the reshape, log(1 - sigmoid(40)) rounds to log(0))."""
+    x = T.matrix("x")
+    f = function([x], [T.log(shaped(sigmoid(x))), T.log(1 - shaped(sigmoid(x)))])
+    xv = np.array([[40.0, -40.0, 0.5], [3.0, -2.0, 0.0]])
+    ref = np.ravel if shaped(T.matrix()).ndim == 1 else np.transpose
+    log_p, log_q = f(xv)
+    assert np.allclose(log_p, ref(-np.logaddexp(0, -xv)), rtol=1e-12, atol=0)
+    assert np.allclose(log_q, ref(-np.logaddexp(0, xv)), rtol=1e-12, atol=0)
+
+
+def test_a_sigmoid_read_twice_is_not_moved():
+    x = T.matrix("x")
+    s = sigmoid(x)
+    f = function([x], [s, T.flatten(s)])
+    sigmoids = [n for n in f.maker.fgraph.toposort()
+                if isinstance(n.op, Elemwise) and "sigmoid" in str(n.op.scalar_op)]
+    assert len(sigmoids) == 1
+    xv = np.array([[1.0, -2.0]])
+    out, flat = f(xv)
+    assert np.allclose(flat, 1 / (1 + np.exp(-xv.ravel())))

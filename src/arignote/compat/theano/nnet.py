@@ -7,18 +7,39 @@ of ``softmax_op(vector)`` needs a matrix). Under the alias ``softmax``,
 ``logsoftmax``, ``softmax_op`` and ``logsoftmax_op`` do the same;
 ``arignote.tensor.nnet``'s keep a vector a vector (and so does the ``Softmax`` class
 under both names). One behaviour per entry point.
+
+Theano's ``nnet.sigm`` named the scalar ops of the sigmoid family by class
+(``ScalarSigmoid``, ``ScalarSoftplus``; ``isinstance(node.op.scalar_op, ScalarSoftplus)``)
+and kept their in-place Elemwise as ``sigmoid_inplace``: here those classes tell arignote's
+table ops, as ``theano.scalar``'s classes do.
 """
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
+from arignote.compat.theano.scalar import _TableClass
 from arignote.graph.basic import Apply, Variable, user_stacklevel
+from arignote.scalar.ops import TABLE
+from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.nnet import basic
 from arignote.tensor.shape import shape_padleft
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["softmax", "logsoftmax", "softmax_op", "logsoftmax_op"]
+__all__ = ["softmax", "logsoftmax", "softmax_op", "logsoftmax_op", "ScalarSigmoid", "ScalarSoftplus",
+           "UltraFastScalarSigmoid", "scalar_sigmoid", "scalar_softplus", "ultra_fast_scalar_sigmoid",
+           "sigmoid_inplace", "softplus_inplace"]
+
+ScalarSigmoid = _TableClass("ScalarSigmoid", (), {
+    "op_name": "sigmoid", "__doc__": "Theano's class of sigmoid."})
+ScalarSoftplus = _TableClass("ScalarSoftplus", (), {
+    "op_name": "softplus", "__doc__": "Theano's class of softplus."})
+UltraFastScalarSigmoid = _TableClass("UltraFastScalarSigmoid", (), {
+    "op_name": "ultra_fast_sigmoid", "__doc__": "Theano's class of ultra_fast_sigmoid."})
+scalar_sigmoid, scalar_softplus = TABLE["sigmoid"], TABLE["softplus"]
+ultra_fast_scalar_sigmoid = basic.ultra_fast_sigmoid.scalar_op
+sigmoid_inplace = Elemwise(scalar_sigmoid, {0: 0})
+softplus_inplace = Elemwise(scalar_softplus, {0: 0})
 
 
 def _rows(c: Any, what: str, op_name: str) -> Variable:
