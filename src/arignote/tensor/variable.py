@@ -1,6 +1,7 @@
 """TensorVariable and TensorConstant: the Python operators and methods users write."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 from collections.abc import Sequence
 
@@ -327,19 +328,24 @@ def _comparison(var: Variable) -> Variable:
 
 
 _ORDERINGS = (np.less, np.less_equal, np.greater, np.greater_equal)
-_UFUNC_GRAPHS: dict = {}
+_UFUNC_GRAPHS: dict[bool, dict] = {}  # by whether scipy.special's ufuncs are in
 
 
 def _ufunc_graphs() -> dict:
     """numpy ufunc -> the function building its graph: the scalar table's ops by their
-    ``ufunc``, and matmul."""
-    if not _UFUNC_GRAPHS:
-        from arignote.scalar.ops import TABLE
-        table = {op.ufunc: getattr(_math, name) for name, op in TABLE.items()
-                 if isinstance(op.ufunc, np.ufunc) and hasattr(_math, name)}
-        table[np.matmul] = _blas.matmul
-        _UFUNC_GRAPHS.update(table)  # built whole first: another thread sees all or nothing
-    return _UFUNC_GRAPHS
+    ``ufunc``, and matmul. scipy.special's ufuncs join only once scipy.special is imported
+    (only then can one be called on a variable): ``ndarray * variable`` must not pay for
+    importing it (0.5 s of a cold start)."""
+    with_scipy = "scipy.special" in sys.modules
+    graphs = _UFUNC_GRAPHS.get(with_scipy)
+    if graphs is None:
+        from arignote.scalar.ops import TABLE, _SciPy
+        graphs = {op.ufunc: getattr(_math, name) for name, op in TABLE.items()
+                  if hasattr(_math, name) and (with_scipy or not isinstance(op._impl, _SciPy))
+                  and isinstance(op.ufunc, np.ufunc)}
+        graphs[np.matmul] = _blas.matmul
+        _UFUNC_GRAPHS[with_scipy] = graphs  # built whole first: another thread sees all or nothing
+    return graphs
 
 
 # Backends register how to move a variable to a target they own (a GPU context name).
