@@ -21,6 +21,23 @@ from collections.abc import Sequence
 from arignote.graph.basic import Apply
 
 
+def _spans(start: int, counts: Sequence[tuple[str, int]]) -> dict[str, tuple[int, int]]:
+    """Consecutive ``(begin, end)`` index ranges, from ``start``, of parts of the given sizes."""
+    ends = {}
+    for kind, count in counts:
+        ends[kind] = (start, start + count)
+        start += count
+    return ends
+
+
+def _selector(spans: str, kind: str, side: str = "inputs") -> Any:
+    """One of Theano's ``inner_*``/``outer_*`` methods: the ``kind`` part of a list laid out
+    by the method named ``spans``."""
+    def select(self: Any, items: Sequence | Apply) -> list:
+        return self._part(items, getattr(self, spans)()[kind], side)
+    return select
+
+
 class TheanoScanNames:
     """Mixed into Scan: ``fn``, ``inputs``/``outputs`` (the inner graph), ``info``,
     ``var_mappings`` and the ``inner_*``/``outer_*`` selectors of Theano's Scan."""
@@ -81,28 +98,18 @@ class TheanoScanNames:
     # ------------------------------------------------------------ selectors
     # Each takes a node's (or the inner graph's) list and returns the part of one kind.
     def _outer_spans(self) -> dict[str, tuple[int, int]]:
-        ends, start = {}, 1
-        for kind, count in (("seqs", self.n_seqs), ("mitsot", self.n_mit_sot), ("sitsot", self.n_sit_sot),
-                            ("shared", self.n_carry), ("non_seqs", self.n_nonseq)):
-            ends[kind] = (start, start + count)
-            start += count
-        return ends
+        return _spans(1, [("seqs", self.n_seqs), ("mitsot", self.n_mit_sot), ("sitsot", self.n_sit_sot),
+                          ("shared", self.n_carry), ("non_seqs", self.n_nonseq)])
 
     def _inner_spans(self) -> dict[str, tuple[int, int]]:
         n_seq_taps = sum(map(len, self.seq_taps))
         n_mitsot_taps = sum(len(t) for t in self.state_taps[:self.n_mit_sot])
-        bounds = [("seqs", n_seq_taps), ("mitsot", n_mitsot_taps), ("sitsot", self.n_sit_sot),
-                  ("shared", self.n_carry), ("non_seqs", self.n_nonseq)]
-        ends, start = {}, 0
-        for kind, count in bounds:
-            ends[kind] = (start, start + count)
-            start += count
-        return ends
+        return _spans(0, [("seqs", n_seq_taps), ("mitsot", n_mitsot_taps), ("sitsot", self.n_sit_sot),
+                          ("shared", self.n_carry), ("non_seqs", self.n_nonseq)])
 
     def _out_spans(self) -> dict[str, tuple[int, int]]:
-        m, s = self.n_mit_sot, self.n_sit_sot
-        return {"mitsot": (0, m), "sitsot": (m, m + s), "nitsot": (m + s, m + s + self.n_nit),
-                "shared": (m + s + self.n_nit, m + s + self.n_nit + self.n_carry)}
+        return _spans(0, [("mitsot", self.n_mit_sot), ("sitsot", self.n_sit_sot), ("nitsot", self.n_nit),
+                          ("shared", self.n_carry)])
 
     @staticmethod
     def _part(items: Sequence | Any, span: tuple[int, int], side: str = "inputs") -> list:
@@ -111,52 +118,21 @@ class TheanoScanNames:
             items = getattr(items, side)
         return list(items[span[0]:span[1]])
 
-    def outer_seqs(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._outer_spans()["seqs"])
-
-    def outer_mitsot(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._outer_spans()["mitsot"])
-
-    def outer_sitsot(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._outer_spans()["sitsot"])
-
-    def outer_shared(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._outer_spans()["shared"])
-
-    def outer_non_seqs(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._outer_spans()["non_seqs"])
-
-    def inner_seqs(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._inner_spans()["seqs"])
-
-    def inner_mitsot(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._inner_spans()["mitsot"])
-
-    def inner_sitsot(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._inner_spans()["sitsot"])
-
-    def inner_shared(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._inner_spans()["shared"])
-
-    def inner_non_seqs(self, list_inputs: Sequence) -> list:
-        return self._part(list_inputs, self._inner_spans()["non_seqs"])
-
-    def outer_mitsot_outs(self, list_outputs: Sequence) -> list:
-        return self._part(list_outputs, self._out_spans()["mitsot"], "outputs")
-
-    def outer_sitsot_outs(self, list_outputs: Sequence) -> list:
-        return self._part(list_outputs, self._out_spans()["sitsot"], "outputs")
-
-    def outer_nitsot_outs(self, list_outputs: Sequence) -> list:
-        return self._part(list_outputs, self._out_spans()["nitsot"], "outputs")
-
-    def outer_shared_outs(self, list_outputs: Sequence) -> list:
-        return self._part(list_outputs, self._out_spans()["shared"], "outputs")
-
-    inner_mitsot_outs = outer_mitsot_outs  # inner and outer outputs share one layout
-    inner_sitsot_outs = outer_sitsot_outs
-    inner_nitsot_outs = outer_nitsot_outs
-    inner_shared_outs = outer_shared_outs
+    outer_seqs = _selector("_outer_spans", "seqs")
+    outer_mitsot = _selector("_outer_spans", "mitsot")
+    outer_sitsot = _selector("_outer_spans", "sitsot")
+    outer_shared = _selector("_outer_spans", "shared")
+    outer_non_seqs = _selector("_outer_spans", "non_seqs")
+    inner_seqs = _selector("_inner_spans", "seqs")
+    inner_mitsot = _selector("_inner_spans", "mitsot")
+    inner_sitsot = _selector("_inner_spans", "sitsot")
+    inner_shared = _selector("_inner_spans", "shared")
+    inner_non_seqs = _selector("_inner_spans", "non_seqs")
+    # inner and outer outputs share one layout
+    outer_mitsot_outs = inner_mitsot_outs = _selector("_out_spans", "mitsot", "outputs")
+    outer_sitsot_outs = inner_sitsot_outs = _selector("_out_spans", "sitsot", "outputs")
+    outer_nitsot_outs = inner_nitsot_outs = _selector("_out_spans", "nitsot", "outputs")
+    outer_shared_outs = inner_shared_outs = _selector("_out_spans", "shared", "outputs")
 
     def mitsot_taps(self) -> list[list[int]]:
         return self.tap_array[:self.n_mit_sot]
