@@ -51,23 +51,11 @@ class Container(_Cell):
                          strict, allow_downcast)
         self.readonly = readonly
 
-    @property
-    def value(self) -> Any:
-        return self.storage[0]
-
-    @value.setter
+    @_Cell.value.setter
     def value(self, value: Any) -> None:
         if self.readonly:
             raise ValueError(f"cannot set the read-only container of {self.name or self.type}")
-        if value is None:
-            self.storage[0] = None
-            return
-        options: dict[str, Any] = {}  # only what is asked for: a user's Type may take filter(data) alone
-        if self.strict:
-            options["strict"] = True
-        if self.allow_downcast is not None:
-            options["allow_downcast"] = self.allow_downcast
-        self.storage[0] = self.type.filter(value, **options)
+        self.storage[0] = None if value is None else self._filtered(value)
 
     data = value
 

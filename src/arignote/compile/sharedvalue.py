@@ -198,9 +198,19 @@ class Container:
         if self._owner is not None:
             self._owner.set_value(value, borrow=True)
         else:
-            self.storage[0] = self.type.filter(value, strict=self.strict, allow_downcast=self.allow_downcast)
+            self.storage[0] = self._filtered(value)
 
     data = value
+
+    def _filtered(self, value: Any) -> Any:
+        """``value`` through the type's filter, passing only the options asked for: a user's
+        Type may take ``filter(data)`` alone."""
+        options: dict[str, Any] = {}
+        if self.strict:
+            options["strict"] = True
+        if self.allow_downcast is not None:
+            options["allow_downcast"] = self.allow_downcast
+        return self.type.filter(value, **options)
 
     def __repr__(self) -> str:
         return f"<Container of {self._owner if self._owner is not None else self.name}>"
