@@ -7,6 +7,7 @@ rewrites on it, then hands it to the executor, which links it once.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import time
 import warnings
@@ -430,11 +431,15 @@ def _overwritten_are_mutable(fgraph: FunctionGraph, inputs: list[In]) -> list[In
     keeps the array the caller's (the function copies it first), as do shared variables.
     """
     overwritten = overwritten_roots(fgraph.apply_nodes)
-    return [spec if spec.mutable or spec.mutable_given or var not in overwritten
-            else In(spec.variable, name=spec.name, value=spec.value, mutable=True, borrow=True,
-                    strict=spec.strict, allow_downcast=spec.allow_downcast, implicit=spec.implicit,
-                    shared=spec.shared)
+    return [spec if spec.mutable or spec.mutable_given or var not in overwritten else _made_mutable(spec)
             for spec, var in zip(inputs, fgraph.inputs)]
+
+
+def _made_mutable(spec: In) -> In:
+    """A copy of ``spec`` with ``mutable`` (and so ``borrow``): the caller's spec stays as given."""
+    spec = copy.copy(spec)
+    spec.mutable = spec.borrow = True
+    return spec
 
 
 def _to_target_type(target: Any, expr: Variable) -> Variable:
