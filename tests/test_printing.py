@@ -245,10 +245,19 @@ def test_pp_writes_second_as_theanos_fill():
                       "(x ** (TensorConstant{2} - TensorConstant{1})))")
 
 
-def test_pydot_imported_says_whether_pydot_is_there():
+def test_pydot_imported_says_whether_pydotprint_can_draw(monkeypatch):
+    # Theano's meaning, which its users and tests check before drawing: pydot *and* Graphviz's dot.
     import importlib.util
+    import shutil
     from arignote import printing
-    assert printing.pydot_imported is (importlib.util.find_spec("pydot") is not None)
+    can_draw = importlib.util.find_spec("pydot") is not None and shutil.which("dot") is not None
+    assert printing.pydot_imported is can_draw
+    assert (printing.pydot_imported_msg == "") is can_draw
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert any("dot program" in what for what in printing._missing_for_drawing())
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    missing = printing._missing_for_drawing()
+    assert missing == ([] if importlib.util.find_spec("pydot") else [missing[0]])
 
 
 def test_pprint_is_theanos_notation():

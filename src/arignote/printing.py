@@ -9,6 +9,7 @@ order, so a user can see which ops (``Gpu*`` or not) their code became. A loop
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from functools import singledispatch
 from typing import Any, TextIO
@@ -26,10 +27,22 @@ from arignote.tensor.subtensor.read import AdvancedSubtensor1, IndexOp
 from arignote.tensor.subtensor.write import AdvancedIncSubtensor1
 
 __all__ = ["debugprint", "pp", "pprint", "pp_apply", "pydotprint", "pydot_graph", "Print",
-           "pydot_imported", "min_informative_str"]
+           "pydot_imported", "pydot_imported_msg", "min_informative_str"]
 
-# Theano's flag, which scripts test before calling pydotprint (the optional ``pydot`` extra).
-pydot_imported = importlib.util.find_spec("pydot") is not None
+
+def _missing_for_drawing() -> list[str]:
+    """What pydotprint lacks to draw: the optional ``pydot`` package, Graphviz's ``dot`` program."""
+    return [what for what, there in (('the pydot package (pip install "arignote[graphviz]")',
+                                      importlib.util.find_spec("pydot") is not None),
+                                     ("Graphviz's dot program (install Graphviz)", shutil.which("dot") is not None))
+            if not there]
+
+
+# Theano's flag, which scripts (and Theano's tests) test before calling pydotprint: whether it can
+# draw. pydot_graph and d3viz need only pydot (d3viz.formatting has its own flag).
+_MISSING = _missing_for_drawing()
+pydot_imported = not _MISSING
+pydot_imported_msg = f"pydotprint cannot draw: it needs {' and '.join(_MISSING)}" if _MISSING else ""
 
 _ID_STYLES = ("CHAR", "int", "id", "")
 
