@@ -31,3 +31,16 @@ def test_gof_get_test_value_reads_tags_constants_and_shared_values(theano):
     assert theano.gof.op.get_test_value(theano.shared(np.float64(4.0), name="s")) == 4.0
     with pytest.raises(AttributeError, match="has no test value"):
         theano.gof.op.get_test_value(T.dvector("y"))
+
+
+def test_theano_tests_record_is_record_mode(theano):
+    import io
+    from theano.tests.record import MismatchError, Record, RecordMode
+    from arignote.compile import record
+    assert RecordMode is record.RecordMode and MismatchError is record.MismatchError
+    out = io.StringIO()
+    x = theano.tensor.iscalar()
+    theano.function([x], x, mode=RecordMode(Record(out)), name="f")(3)
+    f = theano.function([x], x, mode=RecordMode(Record(io.StringIO(out.getvalue()), replay=True)), name="f")
+    with pytest.raises(MismatchError):
+        f(4)

@@ -86,6 +86,7 @@ MODULES: dict[str, str] = {
     "theano.typed_list.type": "arignote.typed_list",
     "theano.tests.unittest_tools": "arignote.testing",
     "theano.tests.breakpoint": "arignote.misc.breakpoint",
+    "theano.tests.record": "arignote.compile.record",
     "theano.sandbox.linalg.ops": "arignote.compat.theano.sandbox_linalg",
     "theano.d3viz.d3viz": "arignote.d3viz.page",
 }
