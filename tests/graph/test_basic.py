@@ -107,6 +107,25 @@ def test_op_without_perform_infer_shape_or_grad_says_so():
         NoProps().grad([], [])
 
 
+class OnlyTheanoC(Op):
+    __props__ = ()
+
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return f"{outputs[0]} = {inputs[0]} + 1;"
+
+
+def test_an_op_with_only_theanos_c_code_says_it_needs_a_perform():
+    x = T.dvector("x")
+    f = function([x], OnlyTheanoC()(x))
+    with pytest.raises(NotImplementedError, match=r"OnlyTheanoC has no perform\(\): its c_code\(\) is C for "
+                       r"Theano's C linker, which arignote does not compile; give the op a perform\(\)"):
+        f(np.ones(2))
+
+
 def test_apply_links_its_outputs():
     x, y = var("x"), var("y")
     node = f.make_node(x, y)

@@ -313,7 +313,10 @@ class Op:
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list], *params: Any) -> None:
-        raise NotImplementedError(f"{type(self).__name__} has no perform()")
+        # A Theano op written in C only (``c_code``, for Theano's C linker) runs nowhere here.
+        c_only = (": its c_code() is C for Theano's C linker, which arignote does not compile; give the op "
+                  "a perform() computing the same with numpy") if callable(getattr(self, "c_code", None)) else ""
+        raise NotImplementedError(f"{type(self).__name__} has no perform(){c_only}")
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         raise NotImplementedError(f"{type(self).__name__} has no infer_shape()")
