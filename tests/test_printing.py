@@ -1,5 +1,6 @@
 """debugprint (Theano's indented tree) and pp (infix expressions)."""
 import io
+import re
 
 import numpy as np
 import pytest
@@ -362,3 +363,30 @@ def test_debugprint_prints_numbers_and_arrays_as_they_are_and_in_out_as_their_va
     assert debugprint([np.arange(2), 3, In(x), Out(x * 2)], file="str").splitlines() == [
         str(np.arange(2)), "3", "x [id A]", "Elemwise{mul,no_inplace} [id B] ''   ", " |x [id A]",
         " |InplaceDimShuffle{x} [id C] ''   ", "   |TensorConstant{2} [id D]"]
+
+
+def test_var_descriptor_spells_the_whole_graph_without_addresses():
+    from arignote.printing import var_descriptor
+
+    class Pair(Op):  # two outputs; its default repr would hold its address
+        def make_node(self, x):
+            return Apply(self, [x], [x.type(), x.type()])
+
+        def __str__(self):
+            return object.__repr__(self)
+
+    x = T.dvector("x")
+    y = T.exp(x)
+    z = (y + y * 2).sum()
+    z.name = "z"
+    text = var_descriptor(z)
+    assert text == ("<A>z=Sum{axis=[0], acc_dtype=float64}(<B>Elemwise{add,no_inplace}(<C>Elemwise{exp,no_inplace}"
+                    "(<D>x),<E>Elemwise{mul,no_inplace}(<C>,<F>InplaceDimShuffle{x}(<G>2))))")
+    assert var_descriptor(T.dvector("x")) == "<A>x"
+    first, second = Pair()(x)
+    assert re.fullmatch(r"<A>Elemwise\{add,no_inplace\}\(<B><\S+Pair object>\.1\(<C>x\),<D>\S+Pair object>\.0\(<C>\)\)",
+                        var_descriptor(second + first))
+    deep = x
+    for _ in range(3000):  # no recursion limit
+        deep = deep + 1
+    assert var_descriptor(deep).count("Elemwise{add,no_inplace}") == 3000

@@ -9,6 +9,7 @@ order, so a user can see which ops (``Gpu*`` or not) their code became. A loop
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import sys
 from functools import singledispatch
@@ -27,7 +28,7 @@ from arignote.tensor.subtensor.read import AdvancedSubtensor1, IndexOp
 from arignote.tensor.subtensor.write import AdvancedIncSubtensor1
 
 __all__ = ["debugprint", "pp", "pprint", "pp_apply", "pydotprint", "pydot_graph", "Print",
-           "pydot_imported", "pydot_imported_msg", "min_informative_str"]
+           "pydot_imported", "pydot_imported_msg", "min_informative_str", "var_descriptor"]
 
 
 def _missing_for_drawing() -> list[str]:
@@ -346,6 +347,48 @@ def min_informative_str(obj: Any, indent_level: int = 0) -> str:
             text = str(item)
         lines.append(f"{indent}{tag}. {text}")
     return "\n".join(lines)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def var_descriptor(obj: Variable) -> str:
+    """One line saying exactly how ``obj`` is computed, with nothing that depends on where
+    objects sit in memory (Theano's function): two runs that build the same graph give the
+    same line, so a record of a run (compile/record.py) can name what it computed.
+
+    Every variable met gets a tag in order of appearance (``<A>``, ``<B>``, ...), written
+    before its description the first time and alone afterwards, so a shared subgraph is
+    spelled once. A computed variable is ``name=op(inputs)`` (``op(inputs)`` when unnamed;
+    ``.k`` after the op for output ``k`` of a multi-output node), an input its name (its
+    type when unnamed), a constant its value. Object addresses in an op's text
+    (`` at 0x...``) are dropped.
+    """
+    tags: dict[int, str] = {}
+    parts: list[str] = []
+    stack: list[Any] = [obj]
+    while stack:  # depth first, without recursion: a long chain of nodes is fine
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        if id(item) in tags:
+            parts.append(f"<{tags[id(item)]}>")
+            continue
+        tag = tags[id(item)] = _letters(len(tags))
+        owner = item.owner
+        if owner is None:
+            parts.append(f"<{tag}>{_ADDRESS.sub('', str(item))}")
+            continue
+        index = f".{item.index}" if len(owner.outputs) > 1 else ""
+        named = f"{item.name}=" if item.name is not None else ""
+        parts.append(f"<{tag}>{named}{_ADDRESS.sub('', str(owner.op))}{index}(")
+        stack.append(")")
+        for k, inp in enumerate(reversed(owner.inputs)):
+            stack.append(inp)
+            if k < len(owner.inputs) - 1:
+                stack.append(",")
+    return "".join(parts)
 
 
 # ------------------------------------------------------------------- pp

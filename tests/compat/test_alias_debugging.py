@@ -35,9 +35,12 @@ def test_gof_get_test_value_reads_tags_constants_and_shared_values(theano):
 
 def test_theano_tests_record_is_record_mode(theano):
     import io
+    from theano.printing import var_descriptor
+    from theano.tests import disturb_mem
     from theano.tests.record import MismatchError, Record, RecordMode
     from arignote.compile import record
     assert RecordMode is record.RecordMode and MismatchError is record.MismatchError
+    assert disturb_mem.disturb_mem is record.disturb_mem and callable(var_descriptor)
     out = io.StringIO()
     x = theano.tensor.iscalar()
     theano.function([x], x, mode=RecordMode(Record(out)), name="f")(3)

@@ -138,3 +138,27 @@ def test_digests_tell_dtypes_shapes_and_formats_apart():
     assert hex_digest(m) == hex_digest(m.copy()) != hex_digest(m.tocsc())
     assert hex_digest(None) != hex_digest(0)
 
+
+
+def test_a_program_replayed_after_disturb_mem_repeats_its_graph_and_values():
+    # Theano's use: names, order and values must not depend on where objects sit in memory.
+    from arignote.compile.record import disturb_mem
+    from arignote.printing import var_descriptor
+
+    def run(record):
+        mode = RecordMode(record)
+        disturb_mem()
+        b = shared(np.array([1.0, 3.0]), name="b")
+        disturb_mem()
+        top, span = b.max(axis=0), b.max(axis=0) - b.min(axis=0)
+        updates = [(shared(0.0, name=f"s{i}"), v) for i, v in enumerate([top, span, top * span])]
+        f = function([], [], updates=updates, mode=mode, name="f")
+        for out in f.maker.fgraph.outputs:
+            record.handle_line(var_descriptor(out) + "\n")
+        disturb_mem()
+        f()
+    out = io.StringIO()
+    run(Record(out))
+    assert "Elemwise{sub" in out.getvalue()
+    for _ in range(3):
+        run(Record(io.StringIO(out.getvalue()), replay=True))

@@ -7,11 +7,14 @@ op, input values and output values, values as SHA-256 digests. A second run unde
 ``RecordMode(Record(file, replay=True))`` computes the same lines and compares each with
 the record as it goes: the first line that differs raises ``MismatchError`` naming the
 function, the node and both lines. A program may write its own lines
-(``record.handle_line``) between calls to mark where it is.
+(``record.handle_line``) between calls to mark where it is; ``disturb_mem()`` between
+the steps of building a graph moves objects in memory, so that a result depending on
+where they sit (an order taken from ids) differs between runs and the replay catches it.
 """
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import IO, Any
 
 import numpy as np
@@ -20,7 +23,9 @@ from arignote.compile.linkers import Instruments, Linker, Thunk
 from arignote.compile.mode import Mode
 from arignote.graph.basic import Apply
 
-__all__ = ["MismatchError", "Record", "RecordMode", "hex_digest"]
+__all__ = ["MismatchError", "Record", "RecordMode", "hex_digest", "disturb_mem"]
+
+_ballast: list[list[int]] = []
 
 
 class MismatchError(Exception):
@@ -137,3 +142,10 @@ class _RecordingLinker(Linker):
 
 def _digests(cells: list[list]) -> str:
     return " ".join(hex_digest(cell[0]) for cell in cells)
+
+
+def disturb_mem() -> None:
+    """Hold a clock-dependent number of small lists (up to a thousand, replacing the last
+    call's), so objects made next land at addresses that change from run to run."""
+    micros = time.time_ns() // 1000 % 1_000_000
+    _ballast[:] = [[0] * (micros // 1000) for _ in range(micros % 1000)]

@@ -87,6 +87,7 @@ MODULES: dict[str, str] = {
     "theano.tests.unittest_tools": "arignote.testing",
     "theano.tests.breakpoint": "arignote.misc.breakpoint",
     "theano.tests.record": "arignote.compile.record",
+    "theano.tests.disturb_mem": "arignote.compile.record",
     "theano.sandbox.linalg.ops": "arignote.compat.theano.sandbox_linalg",
     "theano.d3viz.d3viz": "arignote.d3viz.page",
 }
