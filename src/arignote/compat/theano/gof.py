@@ -50,6 +50,11 @@ def get_test_value(v: object) -> object:
 __all__ += ["get_test_value", "get_debug_values", "debug_error_message", "utils", "InconsistencyError",
             "DestroyHandler", "EnumType", "EnumList", "CEnumType"]
 
+# Theano's gof exported its graph features at the top.
+Feature, Bookkeeper, History, Validator = toolbox.Feature, toolbox.Bookkeeper, toolbox.History, toolbox.Validator
+ReplaceValidate, NodeFinder, PrintListener = toolbox.ReplaceValidate, toolbox.NodeFinder, toolbox.PrintListener
+__all__ += ["Feature", "Bookkeeper", "History", "Validator", "ReplaceValidate", "NodeFinder", "PrintListener"]
+
 
 class OpWiseCLinker(PerformLinker):
     """Theano's linker of C thunks falling back on ``perform``: arignote's ops have one
