@@ -17,11 +17,16 @@ import arignote.tensor.rewrites  # noqa: F401  (registers the tensor rewrites)
 from arignote.compile.linkers import Linker
 from arignote.config import config
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.db import Query, rewrites
+from arignote.graph.rewriting.basic import GraphRewriter
+from arignote.graph.rewriting.db import PHASE_POSITIONS, Pipeline, Query, rewrites
 
 _PRESETS = {"fast_run": ("fast_run",), "fast_compile": ("fast_compile",), "merge": ()}
 # Theano's linker names: arignote has one linker, so each of them means it.
 LINKERS = ("cpu", "py", "c", "c|py", "c|py_nogc", "cvm", "vm", "cvm_nogc", "vm_nogc")
+# Names given to register_linker / register_optimizer -> the object ``Mode(linker=name)`` /
+# ``Mode(optimizer=name)`` uses.
+REGISTERED_LINKERS: dict[str, Linker] = {}
+REGISTERED_OPTIMIZERS: dict[str, GraphRewriter] = {}
 # Theano's names of rewrites and rewrite groups -> the tag of ours that does that work, so that
 # ``mode.excluding('local_elemwise_fusion', 'inplace_elemwise_optimizer')`` (as Theano's debugging
 # FAQ advises) turns off our fusion and in-place passes. Names Theano and we share need no entry.
@@ -60,6 +65,10 @@ class Mode:
                  include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), name: str | None = None,
                  require: tuple[str, ...] = ()):
         linker = "cpu" if linker is None else linker
+        if isinstance(linker, str) and linker in REGISTERED_LINKERS:
+            linker = REGISTERED_LINKERS[linker]
+        if isinstance(optimizer, str) and optimizer in REGISTERED_OPTIMIZERS:
+            optimizer = REGISTERED_OPTIMIZERS[optimizer]
         if not isinstance(linker, Linker) and linker not in LINKERS:
             raise ValueError(f"unknown linker {linker!r}: use 'cpu' (Theano's names "
                              f"{', '.join(map(repr, LINKERS[1:]))} mean it too)")
@@ -131,16 +140,36 @@ class Mode:
         wrappers of a mode that watches every node (DebugMode, NanGuardMode)."""
         return thunks
 
+    # Optimizers added by ``register``: (rewriter, Theano position), run among the phases.
+    registered: tuple[tuple[GraphRewriter, float], ...] = ()
+
     def rewrite(self, fgraph: FunctionGraph) -> None:
-        if self.optimizer is None and not self.include:
-            return
+        nothing = self.optimizer is None and not self.include
         if callable(self.optimizer):
             self.optimizer(fgraph)
-            if not self.include:
-                return
+            nothing = not self.include
+        if nothing and not self.registered:
+            return
         preset = _PRESETS.get(self.optimizer, ()) if isinstance(self.optimizer, str) else ()
-        rewrites.query(preset + _tags(self.include), _tags(self.exclude), _tags(self.require),
-                       self.position_cutoff).apply(fgraph)
+        pipeline = Pipeline([], [], []) if nothing else rewrites.query(
+            preset + _tags(self.include), _tags(self.exclude), _tags(self.require), self.position_cutoff)
+        if self.registered:
+            pipeline = _spliced(pipeline, self.registered)
+        pipeline.apply(fgraph)
+
+    def register(self, *optimizations: tuple[Any, float]) -> Mode:
+        """This mode plus optimizers at Theano positions: ``register((opt, 49.9), ...)`` runs
+        ``opt`` (a Theano Optimizer, a rewriter, or a function of the FunctionGraph) after the
+        phases Theano ran below that position (canonicalize 1, stabilize 1.5, specialize 2,
+        fusion 49, in-place 75) and before the others; ``AddFeatureOptimizer`` and
+        ``PrintCurrentFunctionGraph`` are such optimizers."""
+        for item in optimizations:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], (int, float))):
+                raise TypeError(f"Mode.register takes (optimizer, position) pairs, e.g. "
+                                f"mode.register((AddFeatureOptimizer(feature), 49.9)); got {item!r}")
+        mode = self._derive(self.include, self.exclude, self.require)
+        mode.registered = self.registered + tuple((_Registered(opt), float(at)) for opt, at in optimizations)
+        return mode
 
     def __repr__(self) -> str:
         if self.name and not self.include and not self.exclude and not self.require:
@@ -148,6 +177,67 @@ class Mode:
         text = (f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r}, "
                 f"include={self.include}, exclude={self.exclude}")
         return text + (f", require={self.require})" if self.require else ")")
+
+
+class _Registered(GraphRewriter):
+    """An optimizer given to ``Mode.register`` or ``register_optimizer``, as a phase: its
+    ``add_requirements`` (a Theano Optimizer's) first, then its ``apply``, or the call."""
+
+    def __init__(self, optimizer: Any):
+        if not (hasattr(optimizer, "apply") or callable(optimizer)):
+            raise TypeError(f"{optimizer!r} is not an optimizer: give a Theano Optimizer, a rewriter, or a "
+                            "function of a FunctionGraph")
+        self.optimizer = optimizer
+        self.name = getattr(optimizer, "name", None) or type(optimizer).__name__
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        opt = self.optimizer
+        if hasattr(opt, "add_requirements"):
+            opt.add_requirements(fgraph)
+        changes = opt.apply(fgraph) if hasattr(opt, "apply") else opt(fgraph)
+        return changes if isinstance(changes, int) else 0
+
+
+def _spliced(pipeline: Pipeline, registered: tuple[tuple[GraphRewriter, float], ...]) -> Pipeline:
+    """``pipeline`` with each registered optimizer before the first phase Theano ran at a
+    higher position (the merge at 0, then ``PHASE_POSITIONS``)."""
+    extras = sorted(registered, key=lambda item: item[1])
+    steps: list[tuple[str, GraphRewriter]] = []
+    for phase, rewriter in zip(pipeline.phases, pipeline.rewriters):
+        while extras and extras[0][1] < PHASE_POSITIONS.get(phase, 0.0):
+            steps.append((f"registered {extras[0][0]}", extras.pop(0)[0]))
+        steps.append((phase, rewriter))
+    steps.extend((f"registered {rewriter}", rewriter) for rewriter, _ in extras)
+    return Pipeline(steps, pipeline.include, pipeline.exclude)
+
+
+class AddFeatureOptimizer:
+    """An optimizer for ``Mode.register``: attaches ``feature`` to the graph at its position, so
+    the feature sees every change the later rewrites make (``PrintListener`` prints them;
+    a feature with ``validate`` judges those made through ``replace_validate``)."""
+
+    def __init__(self, feature: Any):
+        self.feature = feature
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        fgraph.attach_feature(self.feature)
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        return 0
+
+
+class PrintCurrentFunctionGraph:
+    """An optimizer for ``Mode.register``: prints ``header`` and the graph as the rewrites
+    before its position left it (``debugprint``), to see what each phase did."""
+
+    def __init__(self, header: str):
+        self.header = header
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        from arignote.printing import debugprint
+        print(f"PrintCurrentFunctionGraph: {self.header}")
+        debugprint(fgraph.outputs)
+        return 0
 
 
 class _Selection(Query):
@@ -196,6 +286,31 @@ class _Predefined(dict):
 PREDEFINED: dict[str, Mode | Callable[[], Mode]] = _Predefined({
     "FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "Mode": Mode})
 predefined_modes = PREDEFINED
+
+
+def register_mode(name: str, mode: Mode) -> None:
+    """Let ``function(..., mode=name)`` (and ``config.mode = name``) mean ``mode``."""
+    if name in PREDEFINED:
+        raise ValueError(f"register_mode: the mode name {name!r} is taken; choose another")
+    PREDEFINED[name] = mode
+
+
+def register_linker(name: str, linker: Linker) -> None:
+    """Let ``Mode(linker=name)`` mean the linker object ``linker`` (a ``VM_Linker(callback=...)``...)."""
+    if name in LINKERS or name in REGISTERED_LINKERS:
+        raise ValueError(f"register_linker: the linker name {name!r} is taken; choose another")
+    if not isinstance(linker, Linker):
+        raise TypeError(f"register_linker({name!r}, ...) takes a linker object (theano.gof.vm.VM_Linker, "
+                        f"PerformLinker...), got {linker!r}")
+    REGISTERED_LINKERS[name] = linker
+
+
+def register_optimizer(name: str, opt: Any) -> None:
+    """Let ``Mode(optimizer=name)`` run ``opt`` (a Theano Optimizer, a rewriter, or a
+    function of the FunctionGraph) instead of a preset."""
+    if name in _PRESETS or name in ("None", "default") or name in REGISTERED_OPTIMIZERS:
+        raise ValueError(f"register_optimizer: the optimizer name {name!r} is taken; choose another")
+    REGISTERED_OPTIMIZERS[name] = _Registered(opt)
 
 
 def get_mode(mode: Mode | str | None) -> Mode:
