@@ -41,7 +41,7 @@ def test_theano_layout_where_ours_differs(theano):
     from theano.scan_module.scan_checkpoints import scan_checkpoints
     assert scan_checkpoints is theano.scan_checkpoints is theano.scan_module.scan_checkpoints
     assert scan_checkpoints is arignote.scan_checkpoints
-    assert theano.gof.Op is arignote.Op and theano.gof.graph.inputs is arignote.graph.graph_inputs
+    assert theano.gof.Op is arignote.Op and theano.gof.graph.inputs is theano.gof.inputs
     # Importing Theano's module theano.tensor.var leaves the function var in place, as in Theano,
     # and writes nothing onto arignote's own package.
     assert theano.tensor.var is arignote.tensor.var and callable(arignote.tensor.var)

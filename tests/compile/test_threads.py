@@ -161,3 +161,24 @@ def test_compiling_from_four_threads_at_once(device, monkeypatch):
         assert s.get_value() == k + n
 
     run_threads(work)
+
+
+def test_a_step_updating_many_shared_variables_from_four_threads(device):
+    """Each updated shared variable has a lock; a training step of a deep model updates more
+    than Python's 20 nested blocks would allow if each lock were a nested ``try``. A failed
+    call releases every lock it took (the next calls would hang otherwise)."""
+    params = [shared(np.float32(0), f"p{k}") for k in range(30)]
+    x = T.fscalar("x")
+    step = function([x], [], updates={p: p + x for p in params})
+    n = calls(device) // 10
+
+    def work(k: int) -> None:
+        for _ in range(n):
+            step(np.float32(1))
+
+    run_threads(work)
+    assert [p.get_value() for p in params] == [THREADS * n] * len(params)
+    with pytest.raises(TypeError):
+        step("not a number")
+    step(np.float32(1))
+    assert params[-1].get_value() == THREADS * n + 1

@@ -202,8 +202,8 @@ def test_errors_name_the_problem():
         arignote.scan(lambda p: p, outputs_info=np.float64(0))
     with pytest.raises(ValueError, match="must be negative"):
         arignote.scan(lambda p: p, outputs_info=dict(initial=x, taps=[0]), n_steps=2)
-    b = T.dscalar("b")
-    with pytest.raises(ValueError, match="strict=True.*'b'"):
+    b = shared(2.0, name="b")
+    with pytest.raises(ValueError, match="strict=True.*shared variable 'b'"):
         arignote.scan(lambda xt: xt + b, sequences=x, strict=True)
     out, _ = arignote.scan(lambda p: T.concatenate([p, p]), outputs_info=x, n_steps=2)
     with pytest.raises(ValueError, match="rows of its initial value 'x' have shape.*must keep the shape"):
@@ -270,6 +270,11 @@ def test_strict_raises_missing_input_error():
         x = x @ w.get_value()
         expected.append(x)
     np.testing.assert_allclose(function([x0], out)(np.array([1.0, 2.0])), expected)
+    # strict is about shared variables only (Theano's rule): another free variable is an input.
+    k = T.dscalar("k")
+    out, _ = arignote.scan(lambda x, w_: T.dot(x, w_) * k, outputs_info=[x0], non_sequences=[w],
+                           n_steps=1, strict=True)
+    np.testing.assert_allclose(function([x0, k], out)(np.array([1.0, 2.0]), 2.0), [expected[0] * 2])
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])

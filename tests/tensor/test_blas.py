@@ -64,7 +64,8 @@ def test_matmul_broadcasts_non_broadcastable_batches_at_run_time():
 
 @pytest.mark.parametrize("sa, sb, axes", [
     ((2, 3, 4), (3, 4, 5), 2), ((2, 3), (3, 2), 1), ((2, 3), (4,), 0), ((3,), (3,), 1),
-    ((2, 3, 4), (4, 2, 5), [[0, 2], [1, 0]]), ((2, 3, 4), (5, 3), ([-2], [-1])), ((), (), 0)])
+    ((2, 3, 4), (4, 2, 5), [[0, 2], [1, 0]]), ((2, 3, 4), (5, 3), ([-2], [-1])), ((), (), 0),
+    ((2, 3, 4), (4, 2, 5), np.array([[0, 2], [1, 0]])), ((2, 3), (3, 4), np.int64(1))])
 @pytest.mark.parametrize("dtype", ["int64", "float32"])
 def test_tensordot(sa, sb, axes, dtype):
     va, vb = value(sa, dtype), value(sb, "float64")

@@ -95,6 +95,12 @@ def test_relu(dtype, alpha):
     a = T.scalar("a", dtype="float32")
     if dtype == "float32":
         assert_matches(run([x, a], nnet.relu(x, a), v, np.float32(alpha)), expected)
+    # A numpy input gives a numpy result, as Theano's arithmetic relu did.
+    direct = nnet.relu(v, alpha)
+    assert isinstance(direct, np.ndarray)
+    np.testing.assert_allclose(direct, np.where(v > 0, v, alpha * v), rtol=1e-6)
+    if dtype != "int32" or alpha == 0:
+        assert direct.dtype == v.dtype
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int8"])

@@ -327,8 +327,10 @@ def test_bad_set_and_inc_fail_clearly():
     x = T.fmatrix("x")
     with pytest.raises(TypeError, match="expects an indexed expression such as set_subtensor"):
         T.set_subtensor(x, 1.0)
-    with pytest.raises(TypeError, match="'x' is float32 but the value 'y' is float64.*cast"):
-        T.inc_subtensor(x[0], T.dvector("y"))
+    for write in (T.inc_subtensor, T.set_subtensor):
+        with pytest.raises(TypeError, match="'i' is int32 but the value 'y' is float64, a kind of number "
+                                            "int32 cannot hold: cast it"):
+            write(T.imatrix("i")[0], T.dvector("y"))
     with pytest.raises(TypeError, match="has 2 dimensions but the indexed part of 'x' has 1"):
         T.set_subtensor(x[0], T.fmatrix("y"))
     with pytest.raises(TypeError, match="does not fit 'x'"):
@@ -339,6 +341,22 @@ def test_bad_set_and_inc_fail_clearly():
         run([x, y], out, np.zeros((2, 3), "float32"), np.zeros(4, "float32"))
     v = np.zeros((2, 3), "float32")
     assert_matches(run([x], T.set_subtensor(x[0], 0.5), v), np.where([[1], [0]], 0.5, v).astype("float32"))
+
+
+@pytest.mark.parametrize("narrow, wide", [("float32", "float64"), ("int8", "int64"), ("complex64", "complex128")])
+def test_a_wider_value_of_the_same_kind_is_rounded_into_the_tensor(narrow, wide):
+    """As Theano's numpy assignment did (floatX=float32 code writes float64 terms into float32
+    buffers); the result keeps the tensor's dtype and the gradient reaches the value."""
+    x, y = T.vector("x", dtype=narrow), T.vector("y", dtype=wide)
+    vx, vy = np.zeros(3, narrow), (np.array([1 / 3, 2.0]) * 10).astype(wide)
+    for write, expected in ((T.set_subtensor, vx.copy()), (T.inc_subtensor, vx.copy())):
+        expected[1:] = vy  # numpy's own rounding
+        out = write(x[1:], y)
+        assert out.dtype == narrow
+        assert_matches(run([x, y], out, vx, vy), expected)
+    if narrow == "float32":
+        g = T.grad(T.set_subtensor(x[[0, 2]], y).sum(), y)
+        assert g.dtype == wide and np.array_equal(run([x, y], g, vx, vy), [1.0, 1.0])
 
 
 # ------------------------------------------------------- Theano's index forms

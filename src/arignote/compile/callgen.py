@@ -44,9 +44,7 @@ def generate_call(fn: Function) -> Callable[..., Any]:
               WAKE=turn.wake)
     for k, lock in enumerate(fn._state_locks):
         ns[f"L{k}"], ns[f"UL{k}"] = lock.acquire, lock.release
-    body = _body(fn, ns)
-    for k in reversed(range(len(fn._state_locks))):
-        body = [f"L{k}()", "try:", *_indent(body), "finally:", f"    UL{k}()"]
+    body = _locked(_body(fn, ns), len(fn._state_locks))
     ns["SUBSET"] = fn._call_subset
     lines = ["def call(*args, **kwargs):", "    if kwargs and 'output_subset' in kwargs:",
              "        return SUBSET(args, kwargs)", "    try:", "        TAKE()", "    except IndexError:",
@@ -210,6 +208,18 @@ def _profiled_thunk(record: Any, k: int, ns: dict[str, Any]) -> list[str]:
         ns[f"SY{k}"] = sync
         lines.append(f"SY{k}()")
     return lines + [f"AT[{k}] += CLOCK() - t", f"AC[{k}] += 1", f"RC{k}()"]
+
+
+def _locked(body: list[str], n_locks: int) -> list[str]:
+    """``body`` under locks ``L0 .. L{n-1}``, taken in that (rank) order and released in the
+    reverse, however the body ends. One flat ``try`` counting the locks held, not one nested
+    ``try`` per lock: Python compiles at most 20 nested blocks, and a model's training step
+    can update more shared variables than that."""
+    if not n_locks:
+        return body
+    take = [f"L{k}(); held = {k + 1}" for k in range(n_locks)]
+    release = [line for k in reversed(range(n_locks)) for line in (f"if held > {k}:", f"    UL{k}()")]
+    return ["held = 0", "try:", *_indent(take + body), "finally:", *_indent(release)]
 
 
 def _indent(lines: list[str], levels: int = 1) -> list[str]:

@@ -404,17 +404,20 @@ def _free_variables(roots: list[Variable], inner: list[Variable], fixed: list[Va
 
 
 class NotANonSequence(MissingInputError):
-    """``scan(strict=True)``: the step uses a variable it was not given (Theano raised
+    """``scan(strict=True)``: the step uses a shared variable it was not given (Theano raised
     MissingInputError, a ValueError)."""
 
     def __init__(self, var: Variable):
-        ValueError.__init__(self, f"scan(strict=True): the step function uses {var.describe()}, which "
-                            "is not among the non_sequences: pass it in non_sequences, or drop strict=True")
+        ValueError.__init__(self, f"scan(strict=True): the step function uses the shared variable "
+                            f"{var.describe()}, which is not among the non_sequences: pass it in "
+                            "non_sequences, or drop strict=True")
         self.variable, self.needed_by = var, None
 
 
 def _check_strict(hoisted: list[Variable], non_seqs: list[Variable]) -> None:
+    """Theano's rule: strict is about shared variables only; another variable the step uses
+    becomes an input of the loop either way."""
     allowed = set(non_seqs)
     for var in ancestors(hoisted, blockers=allowed):
-        if var.owner is None and var not in allowed and not isinstance(var, Constant):
+        if isinstance(var, SharedVariable) and var not in allowed:
             raise NotANonSequence(var)

@@ -294,7 +294,10 @@ def _check_axes(what: str, x: Variable, axes: Sequence[int], first: int) -> None
 
 
 def _normalize_axes(what: str, a: Variable, b: Variable, axes: Any, first: int) -> tuple:
-    """``axes`` (a count, or a pair of ints or int lists) as two tuples of axes."""
+    """``axes`` (a count, or a pair of ints or int lists; numpy arrays too, as numpy takes) as
+    two tuples of axes."""
+    if isinstance(axes, np.ndarray):
+        axes = axes.tolist()
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
         if n < 0 or n > a.ndim - first or n > b.ndim - first:

@@ -3,7 +3,7 @@ arignote's graph IR under Theano's names."""
 from __future__ import annotations
 
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from arignote.compat.theano import gof_utils as utils
@@ -18,11 +18,12 @@ from arignote.graph.destroyhandler import DestroyHandler
 from arignote.graph.enums import CEnumType, EnumList, EnumType
 from arignote.graph.errors import InconsistencyError
 from arignote.graph.fg import FunctionGraph, MissingInputError
-from arignote.graph.traversal import (ancestors, as_string, clone, clone_get_equiv, general_toposort,
-                                      graph_inputs, io_toposort, is_in_ancestors, is_same_graph, orphans,
+from arignote.graph.traversal import (as_string, clone, clone_get_equiv, general_toposort,
+                                      io_toposort, is_in_ancestors, is_same_graph, orphans,
                                       stack_search, view_roots)
 from arignote.graph.testvalue import debug_error_message, get_debug_values
 from arignote.graph.types import Generic, NullType, generic
+from arignote.graph import traversal as _traversal
 
 __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGraph", "MissingInputError",
            "ancestors", "clone", "clone_get_equiv", "inputs", "io_toposort", "is_same_graph", "variables",
@@ -34,7 +35,19 @@ __all__ = ["Apply", "Constant", "Op", "PureOp", "Type", "Variable", "FunctionGra
 
 PureOp = Op
 MethodNotDefined = utils.MethodNotDefined
-inputs = graph_inputs
+
+
+def ancestors(variable_list: Iterable[Variable], blockers: Iterable[Variable] | None = None) -> list[Variable]:
+    """The variables ``variable_list`` depends on, in Theano's order: its search takes the *last*
+    variable of the list first (a stack), then each node's inputs left to right. Library code
+    relies on it: Lasagne's ``collect_shared_vars`` passes its list reversed to get the parameters
+    in the order they were written."""
+    return _traversal.ancestors(list(variable_list)[::-1], blockers or ())
+
+
+def inputs(variable_list: Iterable[Variable], blockers: Iterable[Variable] | None = None) -> list[Variable]:
+    """The ownerless variables among :func:`ancestors`, in its order."""
+    return [v for v in ancestors(variable_list, blockers) if v.owner is None]
 
 
 def get_test_value(v: object) -> object:

@@ -35,6 +35,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.scalar": ("arignote.scalar", "arignote.compat.theano.scalar"),
     "theano.tests": (None, None),
     "theano.typed_list": ("arignote.typed_list", None),
+    "theano.gpuarray": (None, "arignote.compat.theano.gpuarray"),
 }
 
 # Theano module -> the module it is (an arignote module, a shim of Theano's layout, or
@@ -90,4 +91,5 @@ MODULES: dict[str, str] = {
     "theano.tests.disturb_mem": "arignote.compile.record",
     "theano.sandbox.linalg.ops": "arignote.compat.theano.sandbox_linalg",
     "theano.d3viz.d3viz": "arignote.d3viz.page",
+    "theano.gpuarray.dnn": "arignote.compat.theano.gpuarray_dnn",
 }

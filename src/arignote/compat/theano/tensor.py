@@ -72,3 +72,11 @@ for _dtype, _convert in _cast_mapping.items():
     __all__.append(f"_convert_to_{_dtype}")
 __all__.append("_cast_mapping")
 del _dtype, _convert
+
+# Names theano.tensor had through tensor.basic's star import: the graph classes it imported
+# from gof (library code tests ``isinstance(shape, T.Variable)``), and two spellings of its own.
+from arignote.graph.basic import Apply, Constant, Op, Variable  # noqa: E402
+from arignote.tensor.math import sqr as square  # noqa: E402
+from arignote.tensor.variable import as_tensor_variable as as_tensor  # noqa: E402
+
+__all__ += ["Apply", "Constant", "Op", "Variable", "square", "as_tensor"]

@@ -17,6 +17,7 @@ from arignote.scalar.dtypes import upcast
 from arignote.tensor.subtensor.index import ARRAY, format_idx_list, index_error, numpy_index
 from arignote.tensor.subtensor.layout import indexed_type
 from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.math import cast
 from arignote.tensor.subtensor.read import (AdvancedBooleanSubtensor, AdvancedSubtensor, AdvancedSubtensor1,
                                             IndexOp, Subtensor, getitem, new_axes_index)
 from arignote.tensor.type import TensorType
@@ -136,9 +137,14 @@ def _value_for(x: Variable, target: TensorType, y: Any, set_: bool) -> Variable:
     if isinstance(y, Variable):
         y = as_tensor_variable(y)
         if upcast(x.dtype, y.dtype) != x.dtype:
-            raise TypeError(f"{what}: {x.describe()} is {x.dtype} but the value {y.describe()} is "
-                            f"{y.dtype}, which would lose precision: cast it with "
-                            f"tensor.cast(y, {x.dtype!r})")
+            # A narrower type of the same kind (float64 into float32) is rounded, as Theano's
+            # numpy assignment did: floatX=float32 code writes float64 terms into float32
+            # buffers. A change of kind (float into int) would cut values: an error.
+            if not np.can_cast(y.dtype, x.dtype, casting="same_kind"):
+                raise TypeError(f"{what}: {x.describe()} is {x.dtype} but the value {y.describe()} is "
+                                f"{y.dtype}, a kind of number {x.dtype} cannot hold: cast it with "
+                                f"tensor.cast(y, {x.dtype!r}) if cutting its values is what you mean")
+            y = cast(y, x.dtype)
     else:
         data = np.asarray(y)
         converted = data.astype(x.dtype) if data.dtype != object else None
