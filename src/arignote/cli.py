@@ -80,6 +80,7 @@ def seed_check(floatX: str, iters: int = ITERS, out=sys.stdout, device: str | No
 
 RUN_USAGE = """usage: arignote run script.py [args ...]
        arignote run -m module [args ...]
+       arignote run -c command [args ...]
 
 Runs a Python program as `python` would (sys.argv as the program expects,
 __name__ == '__main__', its exit code), with `import theano` resolving to
@@ -88,9 +89,9 @@ set a flag). Example: arignote run -m pytest legacy_tests/"""
 
 
 def run(argv: Sequence[str]) -> int:
-    """``arignote run``: run a script or ``-m`` module under the ``theano`` alias."""
+    """``arignote run``: run a script, ``-m`` module or ``-c`` command under the ``theano`` alias."""
     argv = list(argv)
-    if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
+    if not argv or argv[0] in ("-h", "--help") or (argv[0] in ("-m", "-c") and len(argv) < 2):
         print(RUN_USAGE, file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     from arignote.compat import theano as alias
@@ -99,6 +100,10 @@ def run(argv: Sequence[str]) -> int:
         sys.argv = [argv[1]] + argv[2:]  # runpy puts the module's path in sys.argv[0]
         sys.path.insert(0, os.getcwd())
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    elif argv[0] == "-c":
+        sys.argv = ["-c"] + argv[2:]  # as python -c sets them
+        sys.path.insert(0, "")
+        exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
     else:
         script = argv[0]
         if not os.path.exists(script):

@@ -57,3 +57,12 @@ def test_usage(capsys):
     assert cli.main(["run", "--help"]) == 0
     assert "THEANO_FLAGS" in capsys.readouterr().out
     assert sys.meta_path == [f for f in sys.meta_path if type(f).__name__ != "_Finder"]
+
+
+def test_run_dash_c_runs_a_command_with_its_arguments(tmp_path):
+    done = run(["-c", "import sys, theano; print(__name__, sys.argv, theano.tensor.fscalar().dtype); "
+                "sys.exit(4)", "a"], cwd=tmp_path)
+    assert done.returncode == 4, done.stderr
+    assert done.stdout.strip() == "__main__ ['-c', 'a'] float32"
+    failing = run(["-c", "import theano; theano.function([], 1 / 0)"], cwd=tmp_path)
+    assert failing.returncode == 1 and "ZeroDivisionError" in failing.stderr
