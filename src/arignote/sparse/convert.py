@@ -246,13 +246,14 @@ def cast(variable: Any, dtype: str) -> Variable:
 
 
 class _Tidy(ShapeKeepingOp):
-    """The same matrix in a tidier storage; ``inplace`` is accepted for Theano's signature,
-    and the input is never overwritten."""
+    """The same matrix in a tidier storage; ``inplace=True`` tidies the input itself (the
+    in-place phase makes that form where the input is not needed afterwards)."""
 
     __props__ = ("inplace",)
 
     def __init__(self, inplace: bool = False):
         self.inplace = bool(inplace)
+        self.destroy_map = {0: [0]} if self.inplace else {}
 
     def make_node(self, x: Any) -> Apply:
         x = as_sparse_variable(x)
@@ -263,7 +264,7 @@ class Remove0(_Tidy):
     """The same matrix without its explicitly stored zeros."""
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
-        result = inputs[0].copy()
+        result = inputs[0] if self.inplace else inputs[0].copy()
         result.eliminate_zeros()
         out[0][0] = result
 
@@ -275,7 +276,9 @@ class EnsureSortedIndices(_Tidy):
     """The same matrix with the indices of each row (csr) or column (csc) in order."""
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
-        out[0][0] = inputs[0].sorted_indices()
+        if self.inplace:
+            inputs[0].sort_indices()
+        out[0][0] = inputs[0] if self.inplace else inputs[0].sorted_indices()
 
 
 ensure_sorted_indices = EnsureSortedIndices()

@@ -26,7 +26,7 @@ from arignote.tensor.nnet import basic as nnet
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD",
+__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSD_ccode", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD",
            "add", "sub", "mul", "add_s_s", "add_s_d", "mul_s_s", "mul_s_d", "mul_s_v",
            "structured_add_s_v", "col_scale", "row_scale", "ComparisonSS", "ComparisonSD", "eq", "neq",
            "lt", "gt", "le", "ge", "SpSum", "sp_sum", "structured", "structured_monoid",
@@ -125,10 +125,35 @@ class AddSD(ShapeKeepingOp):
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         x, y = inputs
         dtype = node.outputs[0].dtype
-        result = np.array(np.broadcast_to(y, x.shape), dtype=dtype)
+        writable = getattr(self, "inplace", False) and y.shape == x.shape and y.dtype == dtype
+        result = y if writable else np.array(np.broadcast_to(y, x.shape), dtype=dtype)
         rows, cols = entry_positions(x)
         np.add.at(result, (rows, cols), x.data.astype(dtype, copy=False))
         out[0][0] = result
+
+
+class AddSD_ccode(AddSD):  # noqa: N801  (Theano's name)
+    """sparse + dense with the sparse operand's ``format`` fixed; ``inplace=True`` adds the
+    stored values into the dense operand's buffer (the in-place phase makes it from AddSD
+    where that buffer is not needed afterwards)."""
+
+    __props__ = ("format", "inplace")
+
+    def __init__(self, format: str, inplace: bool = False):
+        self.format = format
+        self.inplace = bool(inplace)
+        self.destroy_map = {0: [1]} if self.inplace else {}
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        node = super().make_node(x, y)
+        x, y = node.inputs
+        if x.format != self.format:
+            raise TypeError(f"AddSD_ccode({self.format!r}): {x.describe()} is {x.format}; build "
+                            f"AddSD_ccode({x.format!r})")
+        if self.inplace and y.type != node.outputs[0].type:
+            raise TypeError(f"AddSD_ccode(inplace=True): {y.describe()} ({y.type}) cannot hold the "
+                            f"result ({node.outputs[0].type}); use inplace=False")
+        return node
 
 
 class AddSSData(ShapeKeepingOp):
