@@ -28,7 +28,7 @@ from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSD_ccode", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD",
            "add", "sub", "mul", "add_s_s", "add_s_d", "mul_s_s", "mul_s_d", "mul_s_v",
-           "structured_add_s_v", "col_scale", "row_scale", "ComparisonSS", "ComparisonSD", "eq", "neq",
+           "structured_add_s_v", "col_scale", "row_scale", "ColScaleCSC", "RowScaleCSC", "ComparisonSS", "ComparisonSD", "eq", "neq",
            "lt", "gt", "le", "ge", "SpSum", "sp_sum", "structured", "structured_monoid",
            "structured_sigmoid", "structured_exp", "structured_log", "structured_pow",
            "structured_minimum", "structured_maximum", "structured_add", "UNARY", "AsFormat", "as_format"]
@@ -268,14 +268,57 @@ def mul(x: Any, y: Any) -> Variable:
     return mul_s_d(x, y) if is_sparse_variable(x) else mul_s_d(y, x)
 
 
+class _ScaleCSC(ShapeKeepingOp):
+    """A csc matrix's stored values times ``s`` at their column (``axis=1``) or row
+    (``axis=0``): the pattern is kept, only the values array is computed."""
+
+    axis = 1
+
+    def make_node(self, x: Any, s: Any) -> Apply:
+        x, s = as_sparse_variable(x), as_tensor_variable(s)
+        name = type(self).__name__
+        if x.format != "csc":
+            raise TypeError(f"{name}: {x.describe()} is {x.format}; it scales a csc matrix (col_scale and "
+                            "row_scale take either format)")
+        if s.ndim != 1:
+            raise TypeError(f"{name}: the scales {s.describe()} must be a vector, got {s.ndim} dimensions")
+        return Apply(self, [x, s], [SparseType("csc", upcast(x.dtype, s.dtype))()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        x, s = inputs
+        if len(s) != x.shape[self.axis]:
+            what = "columns" if self.axis else "rows"
+            raise ValueError(f"{type(self).__name__}: {node.inputs[0].describe()} has {x.shape[self.axis]} "
+                             f"{what} but {node.inputs[1].describe()} {len(s)} scales; give one per {what[:-1]}")
+        rows, cols = entry_positions(x)
+        out[0][0] = _with_data(x, x.data * s[cols if self.axis else rows], node.outputs[0].dtype)
+
+
+class ColScaleCSC(_ScaleCSC):
+    """Column ``j`` of a csc matrix times ``s[j]``."""
+
+
+class RowScaleCSC(_ScaleCSC):
+    """Row ``i`` of a csc matrix times ``s[i]``."""
+
+    axis = 0
+
+
+col_scale_csc, row_scale_csc = ColScaleCSC(), RowScaleCSC()
+
+
 def col_scale(x: Any, s: Any) -> Variable:
-    """Column ``j`` of the sparse ``x`` times ``s[j]`` (structured)."""
-    return mul_s_d(x, as_tensor_variable(s).dimshuffle("x", 0))
+    """Column ``j`` of the sparse ``x`` times ``s[j]`` (structured): a csr matrix is scaled
+    as the rows of its (csc) transpose."""
+    x = as_sparse_variable(x)
+    return col_scale_csc(x, s) if x.format == "csc" else transpose(row_scale_csc(transpose(x), s))
 
 
 def row_scale(x: Any, s: Any) -> Variable:
-    """Row ``i`` of the sparse ``x`` times ``s[i]`` (structured)."""
-    return mul_s_d(x, as_tensor_variable(s).dimshuffle(0, "x"))
+    """Row ``i`` of the sparse ``x`` times ``s[i]`` (structured): a csr matrix is scaled as
+    the columns of its (csc) transpose."""
+    x = as_sparse_variable(x)
+    return row_scale_csc(x, s) if x.format == "csc" else transpose(col_scale_csc(transpose(x), s))
 
 
 # ------------------------------------------------------------ comparisons
