@@ -17,7 +17,7 @@ from arignote.sparse.convert import (CSC, CSM, CSR, Cast, CSMGrad, CSMProperties
                                      csm_properties, csm_shape, csr_from_dense, dcast, dense_from_sparse,
                                      ensure_sorted_indices, fcast, icast, lcast, remove0, sp_ones_like,
                                      sp_zeros_like, wcast, zcast)
-from arignote.sparse.ops import (UNARY, AddSD, AddSD_ccode, AddSS, ColScaleCSC, RowScaleCSC, AddSSData, add_s_s_data, MulSD, MulSS, Neg, SpSum, StructuredAddSV,
+from arignote.sparse.ops import (UNARY, AddSD, AddSD_ccode, AddSS, ColScaleCSC, RowScaleCSC, AddSSData, add_s_s_data, MulSD, MulSS, MulSV, Neg, SpSum, StructuredAddSV,
                                  Transpose, add, add_s_d, add_s_s, col_scale, eq, ge, gt, le, lt, mul,
                                  mul_s_d, mul_s_s, mul_s_v, neg, neq, row_scale, sp_sum, structured_add,
                                  structured_add_s_v, structured_exp, structured_log, structured_maximum,

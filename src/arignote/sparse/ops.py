@@ -26,7 +26,7 @@ from arignote.tensor.nnet import basic as nnet
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSD_ccode", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD",
+__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSD_ccode", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD", "MulSV",
            "add", "sub", "mul", "add_s_s", "add_s_d", "mul_s_s", "mul_s_d", "mul_s_v",
            "structured_add_s_v", "col_scale", "row_scale", "ColScaleCSC", "RowScaleCSC", "ComparisonSS", "ComparisonSD", "eq", "neq",
            "lt", "gt", "le", "ge", "SpSum", "sp_sum", "structured", "structured_monoid",
@@ -219,6 +219,17 @@ class MulSD(ShapeKeepingOp):
         out[0][0] = _with_data(x, x.data * full[rows, cols], node.outputs[0].dtype)
 
 
+class MulSV(MulSD):
+    """sparse * vector: column ``j`` of the sparse ``x`` times ``y[j]`` (structured)."""
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        y = as_tensor_variable(y)
+        if y.ndim != 1:
+            raise TypeError(f"mul_s_v: {y.describe()} must be a vector (one factor per column), got "
+                            f"{y.ndim} dimensions; use mul_s_d for a matrix")
+        return super().make_node(x, y)
+
+
 def _with_data(x: Any, data: np.ndarray, dtype: str) -> Any:
     """A matrix of ``x``'s format and pattern holding ``data`` (indices copied)."""
     return FORMAT_CLASSES[x.format]((np.asarray(data, dtype=dtype), x.indices.copy(), x.indptr.copy()),
@@ -233,7 +244,7 @@ def _same_shape(node: Apply, x: Any, y: Any) -> None:
 
 add_s_s, add_s_d, mul_s_s, mul_s_d = AddSS(), AddSD(), MulSS(), MulSD()
 add_s_s_data = AddSSData()
-mul_s_v = mul_s_d
+mul_s_v = MulSV()
 structured_add_s_v = StructuredAddSV()
 
 

@@ -16,7 +16,8 @@ from arignote.graph.rewriting.basic import GraphRewriter, node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.sparse.convert import (CSM, CSMProperties, DenseFromSparse, EnsureSortedIndices, Remove0,
                                      SparseFromDense, csm_properties)
-from arignote.sparse.ops import AddSD, AddSD_ccode
+from arignote.sparse.ops import AddSD, AddSD_ccode, MulSD, StructuredAddSV
+from arignote.sparse.parts import mul_s_d_csc, mul_s_d_csr, mul_s_v_csr, structured_add_s_v_csr
 from arignote.sparse.products import Dot
 from arignote.sparse.usmm import Usmm, UsmmCscDense, usmm, usmm_csc_dense, usmm_csc_dense_inplace
 from arignote.sparse.variable import is_sparse_variable
@@ -51,6 +52,34 @@ rewrites.register(local_dense_from_sparse_sparse_from_dense, "canonicalize", "fa
 rewrites.register(local_dense_from_sparse_sparse_from_dense, "specialize", "fast_run",
                   "local_dense_from_sparse_sparse_from_dense",
                   name="local_dense_from_sparse_sparse_from_dense_specialize")
+
+
+def _on_parts(values_op: Any, node: Apply) -> list:
+    """``node``'s sparse result as ``CSM(values_op(x's parts, b), x's indices, indptr, shape)``."""
+    x, b = node.inputs
+    data, indices, indptr, shape = csm_properties(x)
+    return [CSM(x.format)(values_op(data, indices, indptr, b), indices, indptr, shape)]
+
+
+@node_rewriter([MulSD])
+def local_mul_s_d(fgraph: Any, node: Apply) -> list | None:
+    """``mul_s_d(x, m)`` for a full dense matrix ``m`` -> the values ``mul_s_d_csr``/``_csc``
+    computes, on x's pattern."""
+    if type(node.op) is not MulSD or node.inputs[1].ndim != 2 or any(node.inputs[1].broadcastable):
+        return None
+    return _on_parts(mul_s_d_csr if node.inputs[0].format == "csr" else mul_s_d_csc, node)
+
+
+@node_rewriter([MulSD])
+def local_mul_s_v(fgraph: Any, node: Apply) -> list | None:
+    """``mul_s_v(x, v)`` (or ``mul_s_d`` of a vector) for a csr ``x`` -> ``mul_s_v_csr``'s values."""
+    return _on_parts(mul_s_v_csr, node) if node.inputs[1].ndim == 1 and node.inputs[0].format == "csr" else None
+
+
+@node_rewriter([StructuredAddSV])
+def local_structured_add_s_v(fgraph: Any, node: Apply) -> list | None:
+    """``structured_add_s_v(x, v)`` for a csr ``x`` -> ``structured_add_s_v_csr``'s values."""
+    return _on_parts(structured_add_s_v_csr, node) if node.inputs[0].format == "csr" else None
 
 
 # The sum Elemwise usmm absorbs -> the sign of the product in it and which of its two inputs
@@ -141,6 +170,8 @@ class InplaceSparse(GraphRewriter):
         return changes
 
 
+for _rewrite in (local_mul_s_d, local_mul_s_v, local_structured_add_s_v):
+    rewrites.register(_rewrite, "specialize", "fast_run", name=_rewrite.name)
 rewrites.register(local_usmm, "specialize", "fast_run", name="local_usmm")
 rewrites.register(local_usmm_csx, "specialize", "fast_run", name="local_usmm_csx")
 rewrites.register(InplaceSparse(), "inplace", "fast_run")

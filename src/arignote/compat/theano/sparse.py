@@ -19,6 +19,10 @@ from arignote.sparse.products import StructuredDotCSC, StructuredDotCSR, sd_csc,
 from arignote.sparse.ops import AddSD_ccode  # noqa: F401
 from arignote.sparse.rewrites import (local_csm_properties_csm,  # noqa: F401
                                       local_dense_from_sparse_sparse_from_dense, local_usmm, local_usmm_csx)
+from arignote.sparse.parts import (MulSDCSC, MulSDCSR, MulSVCSR, SamplingDotCSR,  # noqa: F401
+                                   StructuredAddSVCSR, mul_s_d_csc, mul_s_d_csr, mul_s_v_csr, sampling_dot_csr,
+                                   structured_add_s_v_csr)
+from arignote.sparse.rewrites import local_mul_s_d, local_mul_s_v, local_structured_add_s_v  # noqa: F401
 from arignote.sparse.usmm import UsmmCscDense, usmm_csc_dense, usmm_csc_dense_inplace  # noqa: F401
 from arignote.sparse.type import FORMAT_CLASSES, SparseType
 from arignote.sparse.variable import is_sparse_variable
@@ -27,7 +31,10 @@ from arignote.tensor.type import TensorType
 __all__ = ["enable_sparse", "_is_sparse", "_is_dense", "_is_sparse_variable", "_is_dense_variable",
            "_mtypes", "hash_from_sparse", "StructuredDotCSC", "StructuredDotCSR", "sd_csc", "sd_csr",
            "local_csm_properties_csm", "local_dense_from_sparse_sparse_from_dense", "AddSD_ccode",
-           "UsmmCscDense", "usmm_csc_dense", "usmm_csc_dense_inplace", "local_usmm", "local_usmm_csx"]
+           "UsmmCscDense", "usmm_csc_dense", "usmm_csc_dense_inplace", "local_usmm", "local_usmm_csx",
+           "MulSDCSC", "MulSDCSR", "MulSVCSR", "SamplingDotCSR", "StructuredAddSVCSR", "mul_s_d_csc", "mul_s_d_csr",
+           "mul_s_v_csr", "sampling_dot_csr", "structured_add_s_v_csr", "local_mul_s_d", "local_mul_s_v",
+           "local_structured_add_s_v"]
 
 enable_sparse = True
 _mtypes = [FORMAT_CLASSES["csc"], FORMAT_CLASSES["csr"]]
