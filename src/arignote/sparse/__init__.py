@@ -11,7 +11,7 @@ from arignote.sparse.type import (SparseType, all_dtypes, complex_dtypes, contin
 from arignote.sparse.variable import (SparseConstant, SparseVariable, as_sparse, as_sparse_or_tensor_variable,
                                       as_sparse_variable, constant, csc_dmatrix, csc_fmatrix, csc_matrix,
                                       csr_dmatrix, csr_fmatrix, csr_matrix, matrix)
-from arignote.sparse.convert import (CSC, CSM, CSR, Cast, CSMGrad, CSMProperties, DenseFromSparse,
+from arignote.sparse.convert import (CSC, CSM, CSR, Cast, CSMGrad, CSMGradC, CSMProperties, DenseFromSparse,
                                      EnsureSortedIndices, Remove0, SparseFromDense, bcast, cast, ccast,
                                      clean, csc_from_dense, csm_data, csm_indices, csm_indptr,
                                      csm_properties, csm_shape, csr_from_dense, dcast, dense_from_sparse,

@@ -14,8 +14,8 @@ from arignote.graph.destroyhandler import can_destroy
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter, node_rewriter
 from arignote.graph.rewriting.db import rewrites
-from arignote.sparse.convert import (CSM, CSMProperties, DenseFromSparse, EnsureSortedIndices, Remove0,
-                                     SparseFromDense, csm_properties)
+from arignote.sparse.convert import (CSM, CSMGrad, CSMGradC, CSMProperties, DenseFromSparse,
+                                     EnsureSortedIndices, Remove0, SparseFromDense, csm_properties)
 from arignote.sparse.ops import AddSD, AddSD_ccode, MulSD, StructuredAddSV
 from arignote.sparse.parts import mul_s_d_csc, mul_s_d_csr, mul_s_v_csr, structured_add_s_v_csr
 from arignote.sparse.products import Dot
@@ -52,6 +52,16 @@ rewrites.register(local_dense_from_sparse_sparse_from_dense, "canonicalize", "fa
 rewrites.register(local_dense_from_sparse_sparse_from_dense, "specialize", "fast_run",
                   "local_dense_from_sparse_sparse_from_dense",
                   name="local_dense_from_sparse_sparse_from_dense_specialize")
+
+
+@node_rewriter([CSMGrad])
+def local_csm_grad_c(fgraph: Any, node: Apply) -> list | None:
+    """``CSMGrad`` of a sparse gradient of the matrix's format -> ``CSMGradC`` on the
+    gradient's parts (which local_csm_properties_csm then reads from where it was built)."""
+    g = node.inputs[4]
+    if not is_sparse_variable(g) or g.format != node.op.format:
+        return None
+    return [CSMGradC()(*node.inputs[:4], *csm_properties(g))]
 
 
 def _on_parts(values_op: Any, node: Apply) -> list:
@@ -170,7 +180,7 @@ class InplaceSparse(GraphRewriter):
         return changes
 
 
-for _rewrite in (local_mul_s_d, local_mul_s_v, local_structured_add_s_v):
+for _rewrite in (local_csm_grad_c, local_mul_s_d, local_mul_s_v, local_structured_add_s_v):
     rewrites.register(_rewrite, "specialize", "fast_run", name=_rewrite.name)
 rewrites.register(local_usmm, "specialize", "fast_run", name="local_usmm")
 rewrites.register(local_usmm_csx, "specialize", "fast_run", name="local_usmm_csx")

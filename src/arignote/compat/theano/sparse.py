@@ -22,7 +22,8 @@ from arignote.sparse.rewrites import (local_csm_properties_csm,  # noqa: F401
 from arignote.sparse.parts import (MulSDCSC, MulSDCSR, MulSVCSR, SamplingDotCSR,  # noqa: F401
                                    StructuredAddSVCSR, mul_s_d_csc, mul_s_d_csr, mul_s_v_csr, sampling_dot_csr,
                                    structured_add_s_v_csr)
-from arignote.sparse.rewrites import local_mul_s_d, local_mul_s_v, local_structured_add_s_v  # noqa: F401
+from arignote.sparse.convert import CSMGradC  # noqa: F401
+from arignote.sparse.rewrites import local_csm_grad_c, local_mul_s_d, local_mul_s_v, local_structured_add_s_v  # noqa: F401
 from arignote.sparse.usmm import UsmmCscDense, usmm_csc_dense, usmm_csc_dense_inplace  # noqa: F401
 from arignote.sparse.type import FORMAT_CLASSES, SparseType
 from arignote.sparse.variable import is_sparse_variable
@@ -34,7 +35,7 @@ __all__ = ["enable_sparse", "_is_sparse", "_is_dense", "_is_sparse_variable", "_
            "UsmmCscDense", "usmm_csc_dense", "usmm_csc_dense_inplace", "local_usmm", "local_usmm_csx",
            "MulSDCSC", "MulSDCSR", "MulSVCSR", "SamplingDotCSR", "StructuredAddSVCSR", "mul_s_d_csc", "mul_s_d_csr",
            "mul_s_v_csr", "sampling_dot_csr", "structured_add_s_v_csr", "local_mul_s_d", "local_mul_s_v",
-           "local_structured_add_s_v"]
+           "local_structured_add_s_v", "CSMGradC", "local_csm_grad_c"]
 
 enable_sparse = True
 _mtypes = [FORMAT_CLASSES["csc"], FORMAT_CLASSES["csr"]]
