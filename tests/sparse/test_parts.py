@@ -116,3 +116,34 @@ def test_sampling_dot_csr_is_sampling_dot_on_the_parts(dtype):
     assert values.dtype == dtype
     with pytest.raises(ValueError, match="do not fit"):
         f(xv, yv, p.data, p.indices, p.indptr, 5)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float32"), ("float32", "float64")])
+def test_the_gradient_of_structured_dot_is_computed_on_the_parts(fmt, dtypes):
+    a, b = S.SparseType(fmt, dtypes[0])("a"), T.TensorType(dtypes[1], (False, False))("b")
+    ga = arignote.grad(S.sp_sum(S.csr_from_dense(S.structured_dot(a, b) ** 2)), a)
+    f = arignote.function([a, b], ga)
+    assert S.StructuredDotGrad not in op_types(f)
+    assert (S.StructuredDotGradCSR if fmt == "csr" else S.StructuredDotGradCSC) in op_types(f)
+    m = random_sparse(fmt, dtypes[0], (5, 4), explicit_zero=True)
+    bv = RNG.uniform(-1, 1, (4, 3)).astype(dtypes[1])
+    got = f(m, bv)
+    assert got.format == fmt and got.dtype == ga.dtype == dtypes[0] and got.nnz == m.nnz
+    full = 2 * (m @ bv) @ bv.T  # the dense gradient, kept on a's positions
+    pattern = m.copy()
+    pattern.data[:] = 1
+    np.testing.assert_allclose(got.toarray(), pattern.multiply(full).toarray(), rtol=1e-5)
+    S.verify_grad_sparse(S.structured_dot, [random_sparse(fmt, "float64", (5, 4)), RNG.rand(4, 3)],
+                         structured=True)
+
+
+def test_structured_dot_grad_parts_directly():
+    m = random_sparse("csc", "float64", (5, 4))
+    ind, ptr, b, g = T.ivector("ind"), T.ivector("ptr"), T.dmatrix("b"), T.dmatrix("g")
+    bv, gv = RNG.rand(4, 3), RNG.rand(5, 3)
+    values = arignote.function([ind, ptr, b, g], S.sdg_csc(ind, ptr, b, g))(m.indices, m.indptr, bv, gv)
+    rows, cols = m.indices, np.repeat(np.arange(4), np.diff(m.indptr))
+    np.testing.assert_allclose(values, (gv @ bv.T)[rows, cols])
+    with pytest.raises(TypeError, match="b 't' must be a vector or a matrix"):
+        S.sdg_csr(ind, ptr, T.dtensor3("t"), g)

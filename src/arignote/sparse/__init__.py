@@ -28,6 +28,7 @@ from arignote.sparse.products import (Dot, SamplingDot, StructuredDot, Structure
                                      StructuredDotGrad, TrueDot, dot, sampling_dot, sd_csc, sd_csr,
                                      structured_dot, structured_dot_grad, true_dot)
 from arignote.sparse.usmm import Usmm, usmm
+from arignote.sparse.parts import StructuredDotGradCSC, StructuredDotGradCSR, sdg_csc, sdg_csr
 from arignote.sparse.diagonal import Diag, SquareDiagonal, diag, square_diagonal
 from arignote.sparse.join import HStack, VStack, hstack, vstack
 from arignote.sparse.subtensor import (ConstructSparseFromList, GetItem2d, GetItem2Lists, GetItemList,

@@ -1,10 +1,10 @@
 """Elementwise sparse ops on a matrix's parts (values, indices, index pointers): Theano's
 ``sparse.opt`` forms ``mul_s_d_csc``/``_csr``, ``mul_s_v_csr``, ``structured_add_s_v_csr``
-and ``sampling_dot_csr``.
+and ``sampling_dot_csr``, and ``sparse.basic``'s ``StructuredDotGradCSC``/``CSR``.
 
 Each computes only the new values array; the specialize rewrites (rewrites.py) turn
-``mul_s_d``, ``mul_s_v`` and ``structured_add_s_v`` into ``CSM(values, indices, indptr,
-shape)`` of these, so the pattern passes through unchanged and a later
+``mul_s_d``, ``mul_s_v``, ``structured_add_s_v`` and ``structured_dot``'s gradient into
+``CSM(values, indices, indptr, shape)`` of these, so the pattern passes through unchanged and a later
 ``csm_properties`` of the result reads the input's arrays instead of a built matrix.
 """
 from __future__ import annotations
@@ -20,7 +20,8 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["MulSDCSC", "mul_s_d_csc", "MulSDCSR", "mul_s_d_csr", "MulSVCSR", "mul_s_v_csr", "StructuredAddSVCSR",
-           "structured_add_s_v_csr", "SamplingDotCSR", "sampling_dot_csr"]
+           "structured_add_s_v_csr", "SamplingDotCSR", "sampling_dot_csr", "StructuredDotGradCSC", "sdg_csc",
+           "StructuredDotGradCSR", "sdg_csr"]
 
 _INDEX_DTYPES = ("int32", "int64")
 
@@ -132,3 +133,37 @@ class SamplingDotCSR(SparseOp):
 
 
 sampling_dot_csr = SamplingDotCSR()
+
+
+class StructuredDotGradCSC(SparseOp):
+    """The values of ``structured_dot(a, b)``'s gradient with respect to a csc ``a`` (given
+    by its indices and index pointers): ``dot(g_ab[i], b[j])`` at each stored position (i, j)."""
+
+    format = "csc"
+
+    def make_node(self, a_indices: Any, a_indptr: Any, b: Any, g_ab: Any) -> Apply:
+        name = type(self).__name__
+        _, a_indices, a_indptr = _parts(name, np.zeros(0), a_indices, a_indptr)
+        b, g_ab = as_tensor_variable(b), _operand(name, g_ab, 2)
+        if b.ndim not in (1, 2):
+            raise TypeError(f"{name}: b {b.describe()} must be a vector or a matrix, got {b.ndim} dimensions")
+        return Apply(self, [a_indices, a_indptr, b, g_ab], [TensorType(upcast(b.dtype, g_ab.dtype), (False,))()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        indices, indptr, b, g_ab = inputs
+        rows, cols = _positions(self.format, indices, indptr)
+        b = b.reshape(len(b), -1)
+        values = np.einsum("ij,ij->i", g_ab[rows], b[cols]) if len(rows) else np.zeros(0)
+        out[0][0] = np.asarray(values, dtype=node.outputs[0].dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
+class StructuredDotGradCSR(StructuredDotGradCSC):
+    """The values of ``structured_dot(a, b)``'s gradient with respect to a csr ``a``."""
+
+    format = "csr"
+
+
+sdg_csc, sdg_csr = StructuredDotGradCSC(), StructuredDotGradCSR()

@@ -17,8 +17,8 @@ from arignote.graph.rewriting.db import rewrites
 from arignote.sparse.convert import (CSM, CSMGrad, CSMGradC, CSMProperties, DenseFromSparse,
                                      EnsureSortedIndices, Remove0, SparseFromDense, csm_properties)
 from arignote.sparse.ops import AddSD, AddSD_ccode, MulSD, StructuredAddSV
-from arignote.sparse.parts import mul_s_d_csc, mul_s_d_csr, mul_s_v_csr, structured_add_s_v_csr
-from arignote.sparse.products import Dot
+from arignote.sparse.parts import mul_s_d_csc, mul_s_d_csr, mul_s_v_csr, sdg_csc, sdg_csr, structured_add_s_v_csr
+from arignote.sparse.products import Dot, StructuredDotGrad
 from arignote.sparse.usmm import Usmm, UsmmCscDense, usmm, usmm_csc_dense, usmm_csc_dense_inplace
 from arignote.sparse.variable import is_sparse_variable
 from arignote.tensor import math as tm
@@ -90,6 +90,19 @@ def local_mul_s_v(fgraph: Any, node: Apply) -> list | None:
 def local_structured_add_s_v(fgraph: Any, node: Apply) -> list | None:
     """``structured_add_s_v(x, v)`` for a csr ``x`` -> ``structured_add_s_v_csr``'s values."""
     return _on_parts(structured_add_s_v_csr, node) if node.inputs[0].format == "csr" else None
+
+
+@node_rewriter([StructuredDotGrad])
+def local_structured_dot_grad(fgraph: Any, node: Apply) -> list | None:
+    """``structured_dot``'s gradient with respect to ``a`` -> ``sdg_csr``/``sdg_csc``'s values
+    on a's pattern."""
+    a, b, gz = node.inputs
+    if gz.ndim != 2:
+        return None
+    _, indices, indptr, shape = csm_properties(a)
+    values = (sdg_csr if a.format == "csr" else sdg_csc)(indices, indptr, b, gz)
+    dtype = node.outputs[0].dtype
+    return [CSM(a.format)(values if values.dtype == dtype else tm.cast(values, dtype), indices, indptr, shape)]
 
 
 # The sum Elemwise usmm absorbs -> the sign of the product in it and which of its two inputs
@@ -180,7 +193,8 @@ class InplaceSparse(GraphRewriter):
         return changes
 
 
-for _rewrite in (local_csm_grad_c, local_mul_s_d, local_mul_s_v, local_structured_add_s_v):
+for _rewrite in (local_csm_grad_c, local_mul_s_d, local_mul_s_v, local_structured_add_s_v,
+                 local_structured_dot_grad):
     rewrites.register(_rewrite, "specialize", "fast_run", name=_rewrite.name)
 rewrites.register(local_usmm, "specialize", "fast_run", name="local_usmm")
 rewrites.register(local_usmm_csx, "specialize", "fast_run", name="local_usmm_csx")
