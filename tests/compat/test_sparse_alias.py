@@ -18,8 +18,12 @@ def test_theano_sparse_is_arignote_sparse(theano):
     assert SparseTensorSharedVariable is arignote.sparse.SparseSharedVariable
     s = theano.shared(sp.csr_matrix(np.eye(2)))
     assert isinstance(s, SparseTensorSharedVariable)
-    with pytest.raises(AttributeError, match="theano.sparse.Usmm"):
-        _ = theano.sparse.Usmm
+    assert theano.sparse.Usmm is arignote.sparse.Usmm
+    from theano.sparse.opt import UsmmCscDense, local_usmm
+    assert UsmmCscDense is importlib.import_module("arignote.sparse.usmm").UsmmCscDense
+    assert local_usmm.name == "local_usmm"
+    with pytest.raises(AttributeError, match="theano.sparse.GetItemListGrad"):
+        _ = theano.sparse.GetItemListGrad
 
 
 def test_theano_sparse_grad(theano):

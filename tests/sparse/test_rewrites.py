@@ -69,3 +69,41 @@ def test_sd_csc_errors_name_the_part():
     np.testing.assert_allclose(f(np.ones((2, 2))), np.ones((2, 2)))
     with pytest.raises(ValueError, match="inner lengths"):
         f(np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_csm_grad_c_reads_a_sparse_gradient_at_the_matrix_positions(fmt):
+    a = random_sparse(fmt, "float64", (6, 5), seed=2)
+    b = random_sparse(fmt, "float64", (6, 5), seed=3) + a  # shares a's positions, and more
+    b.data[:2] = 0  # explicit zeros read as 0
+    parts = [T.dvector(), T.ivector(), T.ivector(), T.ivector(), T.dvector(), T.ivector(), T.ivector(), T.ivector()]
+    f = arignote.function(parts, S.CSMGradC()(*parts))
+    shape = np.array(a.shape, "int32")
+    got = f(a.data, a.indices, a.indptr, shape, b.data, b.indices, b.indptr, shape)
+    major = np.repeat(np.arange(len(a.indptr) - 1), np.diff(a.indptr))
+    rows, cols = (major, a.indices) if fmt == "csr" else (a.indices, major)
+    np.testing.assert_allclose(got, b.toarray()[rows, cols])
+    # b storing nothing: zeros at every position of a
+    empty = getattr(sp, f"{fmt}_matrix")(a.shape)
+    np.testing.assert_array_equal(f(a.data, a.indices, a.indptr, shape, empty.data, empty.indices.astype("int32"),
+                                    empty.indptr.astype("int32"), shape), np.zeros(a.nnz))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_gradient_of_csm_data_through_a_sparse_cost_uses_csm_grad_c(fmt):
+    m = random_sparse(fmt, "float64", (5, 4), seed=4)
+    indices, indptr, shape = (T.constant(v.astype("int32")) for v in (m.indices, m.indptr, np.array(m.shape)))
+
+    def cost(data):
+        y = S.CSM(fmt)(data * 2, indices, indptr, shape)
+        return S.sp_sum(S.mul(y, y), sparse_grad=True)
+
+    data = T.dvector("data")
+    g = arignote.grad(cost(data), data)
+    f = arignote.function([data], g)
+    assert S.CSMGradC in ops(f) and S.CSMGrad not in ops(f)
+    np.testing.assert_allclose(f(m.data), 8 * m.data)
+    arignote.verify_grad(cost, [m.data], rng=np.random.RandomState(0))
+    kept = arignote.function([data], g, mode=arignote.compile.mode.get_default_mode().excluding("local_csm_grad_c"))
+    assert S.CSMGrad in ops(kept)
+    np.testing.assert_allclose(kept(m.data), 8 * m.data)

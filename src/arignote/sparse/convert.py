@@ -23,7 +23,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["SparseOp", "CSM", "CSC", "CSR", "CSMProperties", "csm_properties", "csm_data", "csm_indices",
-           "csm_indptr", "csm_shape", "CSMGrad", "DenseFromSparse", "dense_from_sparse", "SparseFromDense",
+           "csm_indptr", "csm_shape", "CSMGrad", "CSMGradC", "DenseFromSparse", "dense_from_sparse", "SparseFromDense",
            "csr_from_dense", "csc_from_dense", "Cast", "cast", "bcast", "wcast", "icast", "lcast", "fcast",
            "dcast", "ccast", "zcast", "Remove0", "remove0", "EnsureSortedIndices", "ensure_sorted_indices",
            "clean", "sp_ones_like", "sp_zeros_like", "entry_positions"]
@@ -166,6 +166,33 @@ class CSMGrad(ShapeKeepingOp):
         out[0][0] = np.asarray(values, dtype=node.outputs[0].dtype)
 
 
+class CSMGradC(SparseOp):
+    """``CSMGrad`` for a sparse gradient given by its parts: at each stored position of a (its
+    values, indices, index pointers, shape), the value b (of a's format) holds there, summed
+    over b's repeated entries; 0 where b stores nothing."""
+
+    def make_node(self, a_val: Any, a_ind: Any, a_ptr: Any, a_dim: Any, b_val: Any, b_ind: Any, b_ptr: Any,
+                  b_dim: Any) -> Apply:
+        a_val, b_val = as_tensor_variable(a_val), as_tensor_variable(b_val)
+        for what, var in (("a_val", a_val), ("b_val", b_val)):
+            if var.ndim != 1:
+                raise TypeError(f"CSMGradC: {what} {var.describe()} must be a vector of stored values")
+        rest = [_int_vector(v, what) for v, what in ((a_ind, "a_ind"), (a_ptr, "a_ptr"), (a_dim, "a_dim"),
+                                                      (b_ind, "b_ind"), (b_ptr, "b_ptr"), (b_dim, "b_dim"))]
+        return Apply(self, [a_val, *rest[:3], b_val, *rest[3:]], [b_val.type()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        _, a_ind, a_ptr, _, b_val, b_ind, b_ptr, b_dim = inputs
+        # major (row of csr, column of csc) by minor, the same reading for both formats
+        b = scipy.sparse.csr_matrix((b_val, b_ind, b_ptr), shape=(len(b_ptr) - 1, int(max(b_dim, default=0))))
+        major, minor = _positions("csr", a_ind, a_ptr)
+        values = np.asarray(b[major, minor]).reshape(-1) if len(major) else np.zeros(0)
+        out[0][0] = np.asarray(values, dtype=node.outputs[0].dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [input_shapes[0]]
+
+
 class DenseFromSparse(ShapeKeepingOp):
     """A sparse matrix as a dense one. ``sparse_grad=True`` (the default): the gradient is
     structured, kept only where the input stores values."""
@@ -246,13 +273,14 @@ def cast(variable: Any, dtype: str) -> Variable:
 
 
 class _Tidy(ShapeKeepingOp):
-    """The same matrix in a tidier storage; ``inplace`` is accepted for Theano's signature,
-    and the input is never overwritten."""
+    """The same matrix in a tidier storage; ``inplace=True`` tidies the input itself (the
+    in-place phase makes that form where the input is not needed afterwards)."""
 
     __props__ = ("inplace",)
 
     def __init__(self, inplace: bool = False):
         self.inplace = bool(inplace)
+        self.destroy_map = {0: [0]} if self.inplace else {}
 
     def make_node(self, x: Any) -> Apply:
         x = as_sparse_variable(x)
@@ -263,7 +291,7 @@ class Remove0(_Tidy):
     """The same matrix without its explicitly stored zeros."""
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
-        result = inputs[0].copy()
+        result = inputs[0] if self.inplace else inputs[0].copy()
         result.eliminate_zeros()
         out[0][0] = result
 
@@ -275,7 +303,9 @@ class EnsureSortedIndices(_Tidy):
     """The same matrix with the indices of each row (csr) or column (csc) in order."""
 
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
-        out[0][0] = inputs[0].sorted_indices()
+        if self.inplace:
+            inputs[0].sort_indices()
+        out[0][0] = inputs[0] if self.inplace else inputs[0].sorted_indices()
 
 
 ensure_sorted_indices = EnsureSortedIndices()

@@ -113,6 +113,17 @@ def structured_add_s_v_grad(op, inputs, outputs, output_grads):
     return [fit(gz, x), so.sp_sum(gz, axis=0, sparse_grad=True)]
 
 
+@register_grad(so.ColScaleCSC, so.RowScaleCSC)
+def scale_csc_grad(op, inputs, outputs, output_grads):
+    """Structured: x's gradient is gz on x's positions scaled alike; s's is x * gz summed
+    over the axis s does not index."""
+    (x, s), (gz,) = inputs, output_grads
+    gz = so.as_format(so.mul_s_s(cv.sp_ones_like(x), gz) if is_sparse_variable(gz) else _structured(x, gz),
+                      "csc")
+    summed = so.sp_sum(so.mul_s_s(gz, x), axis=1 - op.axis, sparse_grad=True)
+    return [fit(type(op)()(gz, s), x), summed if summed.dtype == s.dtype else tm.cast(summed, s.dtype)]
+
+
 @register_grad(so.MulSS)
 def mul_s_s_grad(op, inputs, outputs, output_grads):
     (x, y), (gz,) = inputs, output_grads

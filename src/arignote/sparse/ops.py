@@ -26,9 +26,9 @@ from arignote.tensor.nnet import basic as nnet
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD",
+__all__ = ["Transpose", "transpose", "Neg", "neg", "AddSS", "AddSD", "AddSD_ccode", "AddSSData", "add_s_s_data", "StructuredAddSV", "MulSS", "MulSD", "MulSV",
            "add", "sub", "mul", "add_s_s", "add_s_d", "mul_s_s", "mul_s_d", "mul_s_v",
-           "structured_add_s_v", "col_scale", "row_scale", "ComparisonSS", "ComparisonSD", "eq", "neq",
+           "structured_add_s_v", "col_scale", "row_scale", "ColScaleCSC", "RowScaleCSC", "ComparisonSS", "ComparisonSD", "eq", "neq",
            "lt", "gt", "le", "ge", "SpSum", "sp_sum", "structured", "structured_monoid",
            "structured_sigmoid", "structured_exp", "structured_log", "structured_pow",
            "structured_minimum", "structured_maximum", "structured_add", "UNARY", "AsFormat", "as_format"]
@@ -125,10 +125,35 @@ class AddSD(ShapeKeepingOp):
     def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
         x, y = inputs
         dtype = node.outputs[0].dtype
-        result = np.array(np.broadcast_to(y, x.shape), dtype=dtype)
+        writable = getattr(self, "inplace", False) and y.shape == x.shape and y.dtype == dtype
+        result = y if writable else np.array(np.broadcast_to(y, x.shape), dtype=dtype)
         rows, cols = entry_positions(x)
         np.add.at(result, (rows, cols), x.data.astype(dtype, copy=False))
         out[0][0] = result
+
+
+class AddSD_ccode(AddSD):  # noqa: N801  (Theano's name)
+    """sparse + dense with the sparse operand's ``format`` fixed; ``inplace=True`` adds the
+    stored values into the dense operand's buffer (the in-place phase makes it from AddSD
+    where that buffer is not needed afterwards)."""
+
+    __props__ = ("format", "inplace")
+
+    def __init__(self, format: str, inplace: bool = False):
+        self.format = format
+        self.inplace = bool(inplace)
+        self.destroy_map = {0: [1]} if self.inplace else {}
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        node = super().make_node(x, y)
+        x, y = node.inputs
+        if x.format != self.format:
+            raise TypeError(f"AddSD_ccode({self.format!r}): {x.describe()} is {x.format}; build "
+                            f"AddSD_ccode({x.format!r})")
+        if self.inplace and y.type != node.outputs[0].type:
+            raise TypeError(f"AddSD_ccode(inplace=True): {y.describe()} ({y.type}) cannot hold the "
+                            f"result ({node.outputs[0].type}); use inplace=False")
+        return node
 
 
 class AddSSData(ShapeKeepingOp):
@@ -194,6 +219,17 @@ class MulSD(ShapeKeepingOp):
         out[0][0] = _with_data(x, x.data * full[rows, cols], node.outputs[0].dtype)
 
 
+class MulSV(MulSD):
+    """sparse * vector: column ``j`` of the sparse ``x`` times ``y[j]`` (structured)."""
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        y = as_tensor_variable(y)
+        if y.ndim != 1:
+            raise TypeError(f"mul_s_v: {y.describe()} must be a vector (one factor per column), got "
+                            f"{y.ndim} dimensions; use mul_s_d for a matrix")
+        return super().make_node(x, y)
+
+
 def _with_data(x: Any, data: np.ndarray, dtype: str) -> Any:
     """A matrix of ``x``'s format and pattern holding ``data`` (indices copied)."""
     return FORMAT_CLASSES[x.format]((np.asarray(data, dtype=dtype), x.indices.copy(), x.indptr.copy()),
@@ -208,7 +244,7 @@ def _same_shape(node: Apply, x: Any, y: Any) -> None:
 
 add_s_s, add_s_d, mul_s_s, mul_s_d = AddSS(), AddSD(), MulSS(), MulSD()
 add_s_s_data = AddSSData()
-mul_s_v = mul_s_d
+mul_s_v = MulSV()
 structured_add_s_v = StructuredAddSV()
 
 
@@ -243,14 +279,57 @@ def mul(x: Any, y: Any) -> Variable:
     return mul_s_d(x, y) if is_sparse_variable(x) else mul_s_d(y, x)
 
 
+class _ScaleCSC(ShapeKeepingOp):
+    """A csc matrix's stored values times ``s`` at their column (``axis=1``) or row
+    (``axis=0``): the pattern is kept, only the values array is computed."""
+
+    axis = 1
+
+    def make_node(self, x: Any, s: Any) -> Apply:
+        x, s = as_sparse_variable(x), as_tensor_variable(s)
+        name = type(self).__name__
+        if x.format != "csc":
+            raise TypeError(f"{name}: {x.describe()} is {x.format}; it scales a csc matrix (col_scale and "
+                            "row_scale take either format)")
+        if s.ndim != 1:
+            raise TypeError(f"{name}: the scales {s.describe()} must be a vector, got {s.ndim} dimensions")
+        return Apply(self, [x, s], [SparseType("csc", upcast(x.dtype, s.dtype))()])
+
+    def perform(self, node: Apply, inputs: list, out: list[list]) -> None:
+        x, s = inputs
+        if len(s) != x.shape[self.axis]:
+            what = "columns" if self.axis else "rows"
+            raise ValueError(f"{type(self).__name__}: {node.inputs[0].describe()} has {x.shape[self.axis]} "
+                             f"{what} but {node.inputs[1].describe()} {len(s)} scales; give one per {what[:-1]}")
+        rows, cols = entry_positions(x)
+        out[0][0] = _with_data(x, x.data * s[cols if self.axis else rows], node.outputs[0].dtype)
+
+
+class ColScaleCSC(_ScaleCSC):
+    """Column ``j`` of a csc matrix times ``s[j]``."""
+
+
+class RowScaleCSC(_ScaleCSC):
+    """Row ``i`` of a csc matrix times ``s[i]``."""
+
+    axis = 0
+
+
+col_scale_csc, row_scale_csc = ColScaleCSC(), RowScaleCSC()
+
+
 def col_scale(x: Any, s: Any) -> Variable:
-    """Column ``j`` of the sparse ``x`` times ``s[j]`` (structured)."""
-    return mul_s_d(x, as_tensor_variable(s).dimshuffle("x", 0))
+    """Column ``j`` of the sparse ``x`` times ``s[j]`` (structured): a csr matrix is scaled
+    as the rows of its (csc) transpose."""
+    x = as_sparse_variable(x)
+    return col_scale_csc(x, s) if x.format == "csc" else transpose(row_scale_csc(transpose(x), s))
 
 
 def row_scale(x: Any, s: Any) -> Variable:
-    """Row ``i`` of the sparse ``x`` times ``s[i]`` (structured)."""
-    return mul_s_d(x, as_tensor_variable(s).dimshuffle(0, "x"))
+    """Row ``i`` of the sparse ``x`` times ``s[i]`` (structured): a csr matrix is scaled as
+    the columns of its (csc) transpose."""
+    x = as_sparse_variable(x)
+    return row_scale_csc(x, s) if x.format == "csc" else transpose(col_scale_csc(transpose(x), s))
 
 
 # ------------------------------------------------------------ comparisons
