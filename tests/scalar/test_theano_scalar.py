@@ -131,3 +131,24 @@ def test_cast_policy_numpy_floatx(theano):
     assert theano.tensor.constant(np.float64(1.1)).dtype == "float64"
     theano.config.cast_policy = "numpy"
     assert theano.tensor.constant(1.1).dtype == "float64"
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_second_class_builds_fill_in_place(theano, dtype):
+    import theano.scalar as ts
+    import theano.tensor as T
+    from theano.gof import FunctionGraph
+    from theano.gof.link import PerformLinker
+
+    op = ts.Second(ts.transfer_type(0))
+    assert op is ts.second and isinstance(op, ts.Second) and not isinstance(ts.add, ts.Second)
+    assert isinstance(T.fill(T.matrix(), 1.0).owner.op.scalar_op, ts.Second)
+    x = T.TensorType(dtype, (False, False))("x")
+    y = T.TensorType(dtype, (True, True))("y")
+    e = T.Elemwise(op, {0: 0})(x, y)
+    assert e.dtype == dtype
+    f = PerformLinker().accept(FunctionGraph([x, y], [e])).make_function()
+    xv = np.arange(20).reshape(4, 5).astype(dtype)
+    yv = np.full((1, 1), 7, dtype=dtype)
+    f(xv, yv)
+    np.testing.assert_array_equal(xv, np.full((4, 5), 7, dtype=dtype))
