@@ -679,6 +679,8 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     ``|symbolic - numeric| <= abs_tol + rel_tol * |numeric|``; defaults depend
     on the precision (float64: eps 1e-6, tolerances 1e-5; float32/16: eps 1e-3,
     tolerances 1e-2). Raises GradientError naming the input and the worst element.
+    As in Theano, ``fun`` may build in-place ops (``exp_inplace``): the functions are compiled
+    with ``accept_inplace`` and every call gets its own copy of the point.
     """
     rng = rng if rng is not None else np.random.RandomState(42)
     pt = [np.array(p) for p in pt]
@@ -701,10 +703,11 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     projection_dtype = output.dtype if cast_to_output_type and output.dtype == "float32" else "float64"
     projection = TensorType(projection_dtype, (False,) * output.ndim)("projection")
     cost = _sum(tm.mul(output, projection))
-    cost_fn = function(inputs + [projection], cost, mode=mode, on_unused_input="ignore")
-    grad_fn = function(inputs + [projection], grad(cost, inputs, disconnected_inputs="ignore"),
-                       mode=mode, on_unused_input="ignore")
-    out_shape = np.shape(function(inputs, output, mode=mode, on_unused_input="ignore")(*pt))
+    options = {"mode": mode, "on_unused_input": "ignore", "accept_inplace": True}
+    cost_fn = _on_copies(function(inputs + [projection], cost, **options))
+    grad_fn = _on_copies(function(inputs + [projection], grad(cost, inputs, disconnected_inputs="ignore"),
+                                  **options))
+    out_shape = np.shape(_on_copies(function(inputs, output, **options))(*pt))
     draw = rng.random_sample if isinstance(rng, np.random.RandomState) else rng.random
     for _ in range(n_tests):
         proj = np.asarray(draw(out_shape) + 0.5, dtype=projection_dtype)
@@ -716,6 +719,11 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
 
 
 verify_grad.E_grad = GradientError
+
+
+def _on_copies(fn: Callable) -> Callable:
+    """``fn`` called on copies of its arguments, which an in-place op of its graph may overwrite."""
+    return lambda *args: fn(*[np.array(a) for a in args])
 
 
 def _compare(i: int, p: np.ndarray, analytic: np.ndarray, numeric: np.ndarray,

@@ -304,6 +304,17 @@ def test_verify_grad_integer_output_has_a_zero_gradient():
         verify_grad(lambda x: T.cast(T.floor(x * 10), "int32"), [np.array([0.33])], eps=0.05)
 
 
+@pytest.mark.parametrize("name", ["exp", "tanh", "sqr"])
+def test_verify_grad_of_in_place_ops_leaves_the_point_alone(name):
+    """As Theano's: ``fun`` may overwrite its input in place (``exp_inplace``); each call works
+    on its own copy, so the finite differences see the point, and the caller's array is kept."""
+    from arignote.tensor import inplace
+    point = np.array([[1.5, 1.48, -4.78], [2.05, 0.51, -1.59]])
+    kept = point.copy()
+    verify_grad(getattr(inplace, f"{name}_inplace"), [point])
+    np.testing.assert_array_equal(point, kept)
+
+
 def test_verify_grad_float32():
     verify_grad(lambda x: T.tanh(x) * 2, [np.linspace(-1, 1, 4).astype("float32")])
 
