@@ -72,3 +72,23 @@ for _dtype, _convert in _cast_mapping.items():
     __all__.append(f"_convert_to_{_dtype}")
 __all__.append("_cast_mapping")
 del _dtype, _convert
+
+
+# Theano's MaxAndArgmax: one op with both outputs. arignote builds a max (CAReduce) and an
+# argmax (Argmax) node, which rewrites and backends treat on their own; the class answers
+# isinstance for either, and MaxAndArgmax(axis)(x) gives both.
+class _MaxAndArgmaxClass(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        from arignote.tensor.reduction import Argmax, CAReduce
+        return isinstance(obj, Argmax) or (isinstance(obj, CAReduce) and obj.scalar_op.name == "maximum")
+
+    def __call__(cls, axis=None):
+        from arignote.tensor.reduction import max_and_argmax
+        return lambda x: max_and_argmax(x, axis)
+
+
+class MaxAndArgmax(metaclass=_MaxAndArgmaxClass):
+    """Theano's op of ``max_and_argmax`` (see above)."""
+
+
+__all__ += ["MaxAndArgmax"]
