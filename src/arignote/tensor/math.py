@@ -65,9 +65,9 @@ class ElemwiseFunction(Elemwise):
         return hash(self.plain)
 
     def __reduce__(self) -> tuple:
-        if self.display is not None:
-            return type(self), (self.scalar_op, dict(self.inplace_pattern), self.display)
-        return _table_function, (self.scalar_op.name,)
+        if self.display is None and _FUNCTIONS.get(self.scalar_op.name) is self:
+            return _table_function, (self.scalar_op.name,)
+        return type(self), (self.scalar_op, dict(self.inplace_pattern), self.display)
 
 
 def _table_function(name: str) -> ElemwiseFunction:
