@@ -92,3 +92,27 @@ class MaxAndArgmax(metaclass=_MaxAndArgmaxClass):
 
 
 __all__ += ["MaxAndArgmax"]
+
+
+# Theano's tensor.basic._dot, an instance of its Dot op, which took vectors and matrices only
+# (arignote's Dot is numpy.dot of any dimensions, as Theano's dot() function was).
+from arignote.tensor.blas import Dot as _Dot  # noqa: E402
+
+
+class _VectorMatrixDot(_Dot):
+    """numpy.dot of two vectors or matrices; other dimensions are refused, as Theano's Dot did."""
+
+    def make_node(self, a, b):
+        from arignote.tensor.variable import as_tensor_variable
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if not (a.ndim in (1, 2) and b.ndim in (1, 2)):
+            raise TypeError(f"_dot takes vectors and matrices, got {a.describe()} ({a.ndim}-d) and "
+                            f"{b.describe()} ({b.ndim}-d): use dot(), which takes any dimensions")
+        return super().make_node(a, b)
+
+    def __str__(self) -> str:
+        return "dot"
+
+
+_dot = _VectorMatrixDot()
+__all__ += ["_dot"]
