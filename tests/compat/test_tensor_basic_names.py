@@ -46,3 +46,38 @@ def test_infer_ndim_bcast_under_theanos_name(theano):
     assert ndim == 2 and bcast == (False, True) and list(size.eval()) == [3, 1]
     ndim, _, bcast = raw_random._infer_ndim_bcast(None, None, T.dmatrix(), T.dvector())
     assert ndim == 2 and bcast == (False, False)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, [0, 1]])
+def test_max_and_argmax_class_answers_for_both_nodes(theano, axis):
+    import theano.tensor as T
+    from theano.tensor import MaxAndArgmax
+    x = T.matrix("x")
+    v = np.random.default_rng(1).normal(size=(3, 4))
+    m, i = MaxAndArgmax(axis)(x)
+    assert isinstance(m.owner.op, MaxAndArgmax) and isinstance(i.owner.op, MaxAndArgmax)
+    assert not isinstance(T.sum(x).owner.op, MaxAndArgmax) and not isinstance(T.min(x).owner.op, MaxAndArgmax)
+    f = theano.function([x], [m, i])
+    np_axis = None if axis is None or isinstance(axis, list) else axis
+    np.testing.assert_allclose(f(v)[0], np.max(v, axis=np_axis))
+    np.testing.assert_array_equal(f(v)[1], np.argmax(v, axis=np_axis))
+    assert theano.tensor.numeric_grad is theano.gradient.numeric_grad
+
+
+def test_private_dot_takes_vectors_and_matrices_only(theano):
+    import theano.tensor as T
+    from theano.tensor.basic import _dot
+    rng = np.random.default_rng(2)
+    shapes = {1: (3,), 2: (3, 3)}
+    kinds = {0: T.dscalar, 1: T.dvector, 2: T.dmatrix, 3: T.dtensor3}
+    for i, make_a in kinds.items():
+        for j, make_b in kinds.items():
+            a, b = make_a("a"), make_b("b")
+            if i in (1, 2) and j in (1, 2):
+                out = _dot(a, b)
+                assert isinstance(out.owner.op, T.Dot) and out.ndim == i + j - 2
+                va, vb = rng.normal(size=shapes[i]), rng.normal(size=shapes[j])
+                np.testing.assert_allclose(theano.function([a, b], out)(va, vb), np.dot(va, vb))
+            else:
+                with pytest.raises(TypeError, match="vectors and matrices"):
+                    _dot(a, b)

@@ -304,6 +304,17 @@ def test_verify_grad_integer_output_has_a_zero_gradient():
         verify_grad(lambda x: T.cast(T.floor(x * 10), "int32"), [np.array([0.33])], eps=0.05)
 
 
+@pytest.mark.parametrize("name", ["exp", "tanh", "sqr"])
+def test_verify_grad_of_in_place_ops_leaves_the_point_alone(name):
+    """As Theano's: ``fun`` may overwrite its input in place (``exp_inplace``); each call works
+    on its own copy, so the finite differences see the point, and the caller's array is kept."""
+    from arignote.tensor import inplace
+    point = np.array([[1.5, 1.48, -4.78], [2.05, 0.51, -1.59]])
+    kept = point.copy()
+    verify_grad(getattr(inplace, f"{name}_inplace"), [point])
+    np.testing.assert_array_equal(point, kept)
+
+
 def test_verify_grad_float32():
     verify_grad(lambda x: T.tanh(x) * 2, [np.linspace(-1, 1, 4).astype("float32")])
 
@@ -363,3 +374,37 @@ def test_op_grad_method_never_returns_none():
     i, g = T.ivector("i"), T.dvector("g")
     grads = T.sgn.grad([i], [g])  # an integer input has no gradient
     assert len(grads) == 1 and isinstance(grads[0].type, DisconnectedType)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_numeric_grad_matches_the_analytic_gradient(dtype):
+    from arignote.gradient import numeric_grad
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 3)).astype(dtype), rng.normal(size=4).astype(dtype)
+
+    def f(x, y):
+        return np.sum(np.sin(x)) * np.sum(y ** 2)
+
+    ng = numeric_grad(f, [a, b])
+    assert len(ng.gf) == 2 and ng.gf[0].shape == (2, 3) and ng.gf[1].shape == (4,)
+    expected = [np.cos(a) * np.sum(b ** 2), np.sum(np.sin(a)) * 2 * b]
+    tol = 1e-5 if dtype == "float64" else 5e-2
+    for got, want in zip(ng.gf, expected):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert numeric_grad.type_eps[dtype] == {"float64": 1e-7, "float32": 3e-4}[dtype]
+    single = numeric_grad(lambda x: np.sum(x ** 3), a.astype("float64"))
+    np.testing.assert_allclose(single.gf, 3 * a.astype("float64") ** 2, rtol=1e-5, atol=1e-5)
+    # max_err: the worst element of the smaller of abs_err/abs_tol and rel_err/rel_tol
+    wrong = [expected[0], expected[1].copy()]
+    wrong[1][2] += 1.0
+    point, pos, abs_err, rel_err = ng.max_err(wrong, 1e-4, 1e-4)
+    assert (point, pos) == (1, 2) and abs_err == pytest.approx(1.0, abs=tol)
+    abs_e, rel_e = numeric_grad.abs_rel_err(np.array([1.0, 0.0]), np.array([1.5, 0.0]))
+    np.testing.assert_allclose(abs_e, [0.5, 0.0])
+    np.testing.assert_allclose(rel_e, [0.2, 0.0])
+
+
+def test_numeric_grad_refuses_integer_points():
+    from arignote.gradient import numeric_grad
+    with pytest.raises(TypeError, match="point 0 is int64"):
+        numeric_grad(np.sum, [np.array([1, 2])])

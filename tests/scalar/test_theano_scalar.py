@@ -131,3 +131,53 @@ def test_cast_policy_numpy_floatx(theano):
     assert theano.tensor.constant(np.float64(1.1)).dtype == "float64"
     theano.config.cast_policy = "numpy"
     assert theano.tensor.constant(1.1).dtype == "float64"
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_second_class_builds_fill_in_place(theano, dtype):
+    import theano.scalar as ts
+    import theano.tensor as T
+    from theano.gof import FunctionGraph
+    from theano.gof.link import PerformLinker
+
+    op = ts.Second(ts.transfer_type(0))
+    assert op is ts.second and isinstance(op, ts.Second) and not isinstance(ts.add, ts.Second)
+    assert isinstance(T.fill(T.matrix(), 1.0).owner.op.scalar_op, ts.Second)
+    x = T.TensorType(dtype, (False, False))("x")
+    y = T.TensorType(dtype, (True, True))("y")
+    e = T.Elemwise(op, {0: 0})(x, y)
+    assert e.dtype == dtype
+    f = PerformLinker().accept(FunctionGraph([x, y], [e])).make_function()
+    xv = np.arange(20).reshape(4, 5).astype(dtype)
+    yv = np.full((1, 1), 7, dtype=dtype)
+    f(xv, yv)
+    np.testing.assert_array_equal(xv, np.full((4, 5), 7, dtype=dtype))
+
+
+@pytest.mark.parametrize("openlow,openhi", [(True, True), (False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint8"])
+def test_in_range_against_numpy_with_a_zero_gradient(theano, openlow, openhi, dtype):
+    import pickle
+
+    import theano.tensor as T
+    from theano.scalar.basic import InRange
+    import theano.scalar as ts
+    op = InRange(openlow, openhi)
+    assert op == InRange(openlow, openhi) and op != InRange(not openlow, openhi)
+    assert pickle.loads(pickle.dumps(op)) == op
+    assert (ts.inopenrange, ts.inclosedrange) == (InRange(True, True), InRange(False, False))
+    x, low, high = (T.TensorType(dtype, (False,))(n) for n in ("x", "low", "high"))
+    xv = np.arange(8).astype(dtype)
+    lv, hv = np.full(8, 2, dtype), np.full(8, 5, dtype)
+    above = xv > lv if openlow else xv >= lv
+    below = xv < hv if openhi else xv <= hv
+    out = T.Elemwise(op)(x, low, high)
+    assert out.dtype == "bool"
+    np.testing.assert_array_equal(theano.function([x, low, high], out)(xv, lv, hv), above & below)
+    # on scalars, as Theano's test: the gradient is zero everywhere, bounds included
+    xs, ls, hs = T.fscalar("xs"), T.fscalar("ls"), T.fscalar("hs")
+    grads = T.grad(op(xs, ls, hs), [xs, ls, hs])
+    f = theano.function([xs, ls, hs], grads)
+    for point in [0, 1, 2, 5, 7]:
+        np.testing.assert_array_equal(f(point, 1, 5), [0, 0, 0])
+    assert all(g.dtype == "float32" for g in grads)

@@ -211,3 +211,24 @@ def test_alloc_empty(dtype):
 def test_eye_and_tri_default_to_floatx():
     assert Eye().dtype == config.floatX and T.Tri().dtype == config.floatX
     assert_matches(run([], Eye()(2, 3, 1)), np.eye(2, 3, 1, dtype=config.floatX))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "bool"])
+def test_fill_is_the_elemwise_op_and_the_zero_gradients_are_fills(dtype):
+    """As Theano's ``fill``/``second``: the Elemwise op itself, so ``node.op == T.fill`` tells a
+    fill; ``zeros_like`` and a disconnected input's zero gradient are fills of it."""
+    import pickle
+
+    from arignote.tensor.elemwise import Elemwise
+    x = T.TensorType(dtype, (False, False))("x")
+    y = T.fill(x, np.asarray(3, dtype=dtype))
+    assert isinstance(T.fill, Elemwise) and T.fill is T.second and y.owner.op == T.fill
+    assert T.zeros_like(x).owner.op == T.fill and T.ones_like(x, "float32").owner.op == T.fill
+    v = np.zeros((2, 3), dtype=dtype)
+    assert_matches(run([x], y, v), np.full((2, 3), 3, dtype=dtype))
+    assert pickle.loads(pickle.dumps(T.fill)) == T.fill
+    if dtype.startswith("float"):
+        w = T.TensorType(dtype, (False,))("w")
+        g = T.grad(T.sum(w), x, disconnected_inputs="ignore")
+        assert g.owner.op == T.fill and g.dtype == dtype
+        assert_matches(run([x, w], g, v, np.ones(3, dtype=dtype)), np.zeros((2, 3), dtype=dtype))

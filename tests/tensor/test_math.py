@@ -9,7 +9,7 @@ from arignote import tensor
 from arignote.scalar.ops import TABLE
 from arignote.tensor import math as tmath
 from arignote.tensor.type import TensorType
-from tests.tensor.test_elemwise import ALL, COMPLEX, FLOATS, make_values
+from tests.tensor.test_elemwise import ALL, BOOL, COMPLEX, FLOATS, INTS, make_values
 from tests.utils import NUMPY_FP_WARNINGS_ONLY, assert_matches, run
 
 pytestmark = NUMPY_FP_WARNINGS_ONLY
@@ -130,3 +130,25 @@ def test_theano_aliases():
         assert getattr(tensor, alias) is getattr(tensor, name)
 
 
+
+
+@pytest.mark.parametrize("name", ["isnan", "isinf"])
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shape", [(), (3,), (2, 0), (2, 3)])
+def test_isnan_isinf_of_integers_allocate_false_and_the_underscore_ops_test(name, dtype, shape, rng):
+    from arignote.tensor.alloc import Alloc
+    from arignote.tensor.elemwise import Elemwise
+    x = TensorType(dtype, (False,) * len(shape))("x")
+    values = make_values(rng, shape, dtype)
+    if dtype in FLOATS + COMPLEX and values.size:
+        values.flat[0] = np.nan if name == "isnan" else np.inf
+    expected = getattr(np, name)(values)
+    y, raw = getattr(tensor, name)(x), getattr(tensor, name + "_")(x)
+    assert y.dtype == raw.dtype == "bool"
+    assert isinstance(raw.owner.op, Elemwise) and raw.owner.op == getattr(tensor, name)
+    if dtype in BOOL + INTS:
+        assert isinstance(y.owner.op, Alloc)  # known without reading x
+    else:
+        assert y.owner.op == getattr(tensor, name)
+    assert_matches(np.asarray(run([x], y, values)), expected)
+    assert_matches(np.asarray(run([x], raw, values)), expected)

@@ -216,7 +216,7 @@ def test_bad_axes_fail_when_the_graph_is_built():
     with pytest.raises(np.exceptions.AxisError):
         T.scalar("s").sum(axis=0)
     with pytest.raises(TypeError, match="not ordered"):
-        T.zvector("z").max()
+        T.zvector("z").argmax()
 
 
 def test_empty_max_and_argmax_fail_clearly_at_run_time():
@@ -336,3 +336,21 @@ def test_prod_without_zeros():
         ProdWithoutZeros(acc_dtype="int8")(T.lmatrix("l"))
     with pytest.raises(NullTypeGradError, match="no_zeros_in_input"):
         grad(ProdWithoutZeros(axis=0)(x).sum(), x)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1), -1])
+@pytest.mark.parametrize("fn", ["max", "min"])
+def test_max_min_of_complex_numbers_use_numpys_order(dtype, axis, fn):
+    """As the elementwise maximum/minimum of complex numbers: numpy's lexicographic order
+    (real part, then imaginary part), here with ties in the real parts."""
+    rng = np.random.default_rng(3)
+    v = (rng.integers(-2, 3, (4, 5)) + 1j * rng.normal(size=(4, 5))).astype(dtype)
+    x = T.TensorType(dtype, (False, False))("x")
+    y = getattr(x, fn)(axis=axis)
+    assert y.dtype == dtype
+    expected = getattr(np, fn)(v, axis=np_axis(axis))
+    assert_matches(run([x], y, v), np.asarray(expected, dtype=dtype))
+    scalar_op = T.maximum.scalar_op if fn == "max" else T.minimum.scalar_op
+    by_op = CAReduce(scalar_op, axis=None if axis is None else np_axis(axis))(x)
+    assert_matches(run([x], by_op, v), np.asarray(expected, dtype=dtype))

@@ -10,8 +10,8 @@ import pytest
 
 from arignote import function, tensor as T
 from arignote.graph.basic import Constant
-from arignote.tensor.type_other import (MakeSlice, NoneConst, NoneTypeT, SliceConstant, make_slice,
-                                        none_type_t, slicetype)
+from arignote.tensor.type_other import (MakeSlice, NoneConst, NoneTypeT, SliceConstant, SliceIndices,
+                                        make_slice, none_type_t, slicetype)
 
 
 @pytest.mark.parametrize("bounds", [(0, 3, None), (None, -1, 2), (1, None, None), (4, 0, -1)])
@@ -53,5 +53,44 @@ def test_bad_bounds_and_values():
         slicetype.filter(3)
     with pytest.raises(TypeError, match="only None"):
         none_type_t.filter(0)
-    with pytest.raises(TypeError, match="make_slice"):
-        T.dvector()[slicetype()]
+    with pytest.raises(TypeError, match="slice variable"):
+        SliceIndices()(T.lscalar(), 3)
+    with pytest.raises(TypeError, match="integer scalar"):
+        SliceIndices()(slicetype(), T.dscalar())
+
+
+RUN_TIME_SLICES = [slice(1, 3), slice(None), slice(None, None, -1), slice(4, None, -2), slice(-2, None),
+                   slice(None, -1, 2), slice(10, 20), slice(-10, 2), slice(0, 0), slice(2, 0, -1),
+                   slice(None, -10, -1)]
+
+
+@pytest.mark.parametrize("s", RUN_TIME_SLICES)
+def test_indexing_with_a_slice_known_only_at_run_time(s):
+    """As Theano's ``var[slicetype()]``: the slice is an input, its bounds read on its axis at
+    run time (negative steps, None and out-of-range bounds as numpy takes them)."""
+    slc = slicetype()
+    values = np.arange(30.0).reshape(5, 6)
+    x = T.dmatrix("x")
+    for index, expected in [(slc, values[s]), ((slice(None), slc), values[:, s]),
+                            ((Ellipsis, slc), values[..., s]), ((None, 1, slc), values[None, 1, s])]:
+        y = x[index]
+        assert y.ndim == expected.ndim and y.dtype == "float64"
+        got = function([x, slc], y)(values, s)
+        np.testing.assert_array_equal(got, expected)
+        assert function([x, slc], y.shape)(values, s).tolist() == list(expected.shape)
+    shared = function([slc], T.as_tensor_variable(values)[slc])
+    np.testing.assert_array_equal(shared(s), values[s])
+    expected = values.copy()
+    expected[:, s] += 1.0
+    got = function([x, slc], T.inc_subtensor(x[:, slc], 1.0))(values, s)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_run_time_slice_has_the_gradient_of_its_slice():
+    slc = slicetype()
+    x = T.dmatrix("x")
+    g = function([x, slc], T.grad(T.sum(x[slc] ** 2), x))
+    values = np.arange(12.0).reshape(4, 3)
+    expected = np.zeros_like(values)
+    expected[3:0:-2] = 2 * values[3:0:-2]
+    np.testing.assert_array_equal(g(values, slice(3, 0, -2)), expected)

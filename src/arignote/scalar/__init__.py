@@ -13,13 +13,13 @@ from typing import Any
 from arignote.scalar.composite import Composite
 from arignote.scalar.dtypes import (ALL, BOOL, COMPLEX, FLOAT, INTEGER, NumpyAutocaster, autocast_float,
                                     autocast_float_as, autocast_int, upcast, upgrade_to_float)
-from arignote.scalar.ops import TABLE, Cast, ComplexError, ScalarOp
+from arignote.scalar.ops import TABLE, Cast, ComplexError, InRange, ScalarOp, inclosedrange, inopenrange
 from arignote.scalar.type import (ScalarType, bool_, complex64, complex128, complexs, float16, float32,
                                   float64, floats, get_scalar_type, int8, int16, int32, int64, ints,
                                   uint8, uint16, uint32, uint64)
 from arignote.scalar.variable import ScalarConstant, ScalarVariable, as_scalar, constant
 
-__all__ = ["TABLE", "Cast", "ComplexError", "Composite", "ScalarOp", "ScalarType", "Scalar", "ScalarVariable",
+__all__ = ["TABLE", "Cast", "ComplexError", "InRange", "inopenrange", "inclosedrange", "Composite", "ScalarOp", "ScalarType", "Scalar", "ScalarVariable",
            "ScalarConstant", "get_scalar_type", "as_scalar", "constant", "cast", "upcast", "upgrade_to_float",
            "NumpyAutocaster", "autocast_int", "autocast_float", "autocast_float_as",
            "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",

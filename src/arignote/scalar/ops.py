@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import functools
 import importlib
 
 import numpy as np
@@ -541,4 +542,34 @@ identity = _register("identity", 1, _copy, _same, "{0}")
 switch = _register("switch", 3, _switch_impl, _switch, "({0} ? {1} : {2})", cast_inputs=False)
 clip = _register("clip", 3, _clip_impl, _clip, "({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))", accepts=REAL)
 
+
+def _in_range_impl(openlow: bool, openhi: bool, x: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    above = np.greater(x, low) if openlow else np.greater_equal(x, low)
+    below = np.less(x, high) if openhi else np.less_equal(x, high)
+    return np.logical_and(above, below)
+
+
+class InRange(ScalarOp):
+    """Whether ``x`` lies between ``low`` and ``high`` (bool): Theano's ``InRange(openlow,
+    openhi)``, each bound excluded when its flag is set (``inopenrange``, ``inclosedrange``).
+    Not an entry of the table (it has parameters); its gradient is zero, as a comparison's."""
+
+    def __init__(self, openlow: bool, openhi: bool):
+        self.openlow, self.openhi = bool(openlow), bool(openhi)
+        low, high = (">" if self.openlow else ">="), ("<" if self.openhi else "<=")
+        super().__init__("in_range", 3, functools.partial(_in_range_impl, self.openlow, self.openhi),
+                         _boolean, f"(({{0}} {low} {{1}}) && ({{0}} {high} {{2}}))", accepts=REAL)
+
+    def key(self) -> tuple:
+        return (self.name, self.openlow, self.openhi)
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return InRange, (self.openlow, self.openhi)
+
+    def __str__(self) -> str:
+        return f"InRange{{{'open' if self.openlow else 'closed'}, {'open' if self.openhi else 'closed'}}}"
+
+
+inopenrange = InRange(True, True)
+inclosedrange = InRange(False, False)
 

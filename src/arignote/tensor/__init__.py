@@ -32,7 +32,7 @@ globals().update(CONSTRUCTORS)
 
 # Last: gradient builds on every module above (and this binds tensor.grad, the
 # function, over the arignote.tensor.grad package of rules, as Theano had it).
-from arignote.gradient import Lop, Rop, grad, hessian, jacobian, verify_grad  # noqa: E402,F401
+from arignote.gradient import Lop, Rop, grad, hessian, jacobian, numeric_grad, verify_grad  # noqa: E402,F401
 
 
 def __getattr__(name: str):

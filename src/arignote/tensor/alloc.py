@@ -53,12 +53,10 @@ def _second_impl(model: np.ndarray, value: np.ndarray) -> np.ndarray:
 _SECOND = Elemwise(_Second())
 
 
-def second(model: Any, value: Any) -> Variable:
-    """``value`` broadcast to the shape of ``model`` (and of itself), in ``value``'s dtype."""
-    return _SECOND(model, value)
-
-
-fill = second
+# Theano's ``fill``/``second``: the Elemwise op itself, called on tensors (``node.op == fill``
+# tells a fill node, as Theano's tests check of the zero gradients).
+second = fill = _math.ElemwiseFunction(_SECOND.scalar_op)
+second.__doc__ = "``value`` broadcast to the shape of ``model`` (and of itself), in ``value``'s dtype."
 
 
 def zeros_like(x: Any, dtype: str | None = None) -> Variable:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from arignote.scalar import ops as scalar_ops
-from arignote.scalar.dtypes import COMPLEX
+from arignote.scalar.dtypes import COMPLEX, DISCRETE
 from arignote.scalar.ops import TABLE, Cast, ScalarOp
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.variable import as_tensor_variable
@@ -65,16 +65,35 @@ class ElemwiseFunction(Elemwise):
         return hash(self.plain)
 
     def __reduce__(self) -> tuple:
-        if self.display is not None:
-            return type(self), (self.scalar_op, dict(self.inplace_pattern), self.display)
-        return _table_function, (self.scalar_op.name,)
+        if self.display is None and _FUNCTIONS.get(self.scalar_op.name) is self:
+            return _table_function, (self.scalar_op.name,)
+        return type(self), (self.scalar_op, dict(self.inplace_pattern), self.display)
 
 
 def _table_function(name: str) -> ElemwiseFunction:
     return _FUNCTIONS[name]
 
 
-_FUNCTIONS: dict[str, ElemwiseFunction] = {name: ElemwiseFunction(op) for name, op in TABLE.items()}
+class KnownForIntegers(ElemwiseFunction):
+    """``isnan`` and ``isinf`` as Theano's functions: of integers and bools (which are never
+    NaN or infinite) an all-False allocation of the input's shape, which never reads it; of
+    floats and complex numbers the elementwise test. Theano's ``isnan_``/``isinf_`` are the
+    elementwise ops themselves, for any dtype."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs:
+            x = as_tensor_variable(args[0])
+            if x.dtype in DISCRETE:
+                from arignote.tensor.alloc import alloc
+                from arignote.tensor.shape import shape_i
+                return alloc(np.asarray(False), *[shape_i(x, d) for d in range(x.ndim)])
+        return super().__call__(*args, **kwargs)
+
+
+_KNOWN_FOR_INTEGERS = ("isnan", "isinf")
+_FUNCTIONS: dict[str, ElemwiseFunction] = {
+    name: (KnownForIntegers if name in _KNOWN_FOR_INTEGERS else ElemwiseFunction)(op)
+    for name, op in TABLE.items()}
 globals().update(_FUNCTIONS)
 
 # Theano's other spellings of the same operations.
@@ -87,6 +106,7 @@ bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert  # no
 power = globals()["pow"]
 sign = globals()["sgn"]
 reciprocal = globals()["inv"]
+isnan_, isinf_ = (ElemwiseFunction(TABLE[name]) for name in _KNOWN_FOR_INTEGERS)
 
 
 def cast(x: Any, dtype: str) -> Any:
@@ -119,5 +139,5 @@ def elemwise_of(name: str) -> Elemwise:
 
 __all__ = sorted(set(TABLE) | {"abs_", "where", "true_divide", "floor_div", "tensor_copy", "cast",
                                "round", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-                               "power", "sign", "reciprocal"})
+                               "power", "sign", "reciprocal", "isnan_", "isinf_"})
 del builtins, scalar_ops

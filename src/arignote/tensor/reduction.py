@@ -112,9 +112,6 @@ class CAReduce(Op):
         for axis in self.axis:
             if not 0 <= axis < x.ndim:
                 raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
-        if self.scalar_op.name in _NO_IDENTITY and x.dtype in COMPLEX:
-            raise TypeError(f"{self}: complex numbers are not ordered, so {x.describe()} "
-                            f"({x.dtype}) has no max or min: reduce its abs, real or imag part")
         broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
         return Apply(self, [x], [TensorType(self.dtype, broadcastable)()])
 

@@ -17,7 +17,7 @@ from arignote.graph.types import Generic
 from arignote.scalar.dtypes import INTEGER
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["SliceType", "slicetype", "SliceConstant", "MakeSlice", "make_slice", "NoneTypeT",
+__all__ = ["SliceType", "slicetype", "SliceConstant", "MakeSlice", "make_slice", "SliceIndices", "NoneTypeT",
            "none_type_t", "NoneConst", "as_int_none_variable"]
 
 
@@ -68,15 +68,15 @@ class SliceType(Type):
     def make_constant(self, value: Any, name: str | None = None) -> Constant:
         return SliceConstant(self, value, name)
 
-    def index_slice(self, var: Variable) -> slice:
+    def index_slice(self, var: Variable) -> slice | None:
         """The Python slice (of int scalar variables, ints and None) that indexing with
-        ``var`` means; only a constant or a ``make_slice`` is known when the graph is built."""
+        ``var`` means, when the graph says (a constant or a ``make_slice``); None for a slice
+        known only at run time (an input), which indexing reads through ``SliceIndices``."""
         if isinstance(var, Constant):
             return var.data
         if var.owner is not None and isinstance(var.owner.op, MakeSlice):
             return slice(*(None if isinstance(v.type, NoneTypeT) else v for v in var.owner.inputs))
-        raise TypeError(f"cannot index with the slice variable {var}: its bounds are not in the "
-                        "graph; build it with make_slice(start, stop, step)")
+        return None
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)
@@ -135,3 +135,36 @@ class MakeSlice(Op):
 
 
 make_slice = MakeSlice()
+
+
+class SliceIndices(Op):
+    """The int64 ``(start, stop, step)`` that the slice ``slc`` selects on an axis of ``length``
+    (``slice.indices``), so that a slice known only at run time (a ``slicetype()`` input) indexes
+    as a slice of int scalars. A stop before the first element (a negative step run to the start)
+    is written ``-length - 1``, which slicing reads as that and not as "the last element"."""
+
+    __props__ = ()
+
+    def make_node(self, slc: Any, length: Any) -> Apply:
+        from arignote.tensor.type import TensorType
+        length = as_tensor_variable(length)
+        if not isinstance(getattr(slc, "type", None), SliceType):
+            raise TypeError(f"SliceIndices takes a slice variable, got {slc!r}")
+        if length.ndim != 0 or length.dtype not in INTEGER:
+            raise TypeError(f"SliceIndices: the axis length must be an integer scalar, got "
+                            f"{length.describe()} ({length.type.describe()})")
+        return Apply(self, [slc, length], [TensorType("int64", ())() for _ in range(3)])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        slc, length = inputs[0], int(inputs[1])
+        start, stop, step = slc.indices(length)
+        if stop < 0:
+            stop -= length
+        for cell, value in zip(output_storage, (start, stop, step)):
+            cell[0] = np.asarray(value, dtype="int64")
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
+        return [(), (), ()]
+
+    def grad(self, inputs: list, output_grads: list) -> list:
+        return [None for _ in inputs]

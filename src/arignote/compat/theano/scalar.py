@@ -20,6 +20,7 @@ import numpy as np
 from arignote.scalar import (Composite as _Composite, ScalarOp as _ScalarOp, ScalarType, TABLE, Cast,
                              complex_types, float_types, float64, get_scalar_type, int8, int64)
 from arignote.scalar import dtypes as _dtypes
+from arignote.tensor.alloc import _SECOND
 
 __all__ = ["ScalarOp", "UnaryScalarOp", "BinaryScalarOp", "Composite", "Cast", "div_proxy",
            "upcast_out", "upcast_out_nobool", "upcast_out_min8", "upgrade_to_float",
@@ -238,7 +239,13 @@ class _TableClass(type):
         return isinstance(obj, _ScalarOp) and obj.name == cls.op_name
 
     def __call__(cls, *args: Any, **kwargs: Any) -> _ScalarOp:
-        return TABLE[cls.op_name]
+        return _OPS[cls.op_name]
+
+
+# The table's ops and ``second`` (fill's scalar op, which lives beside ``fill``).
+_OPS = {**TABLE, "second": _SECOND.scalar_op}
+second = _OPS["second"]
+__all__ += ["second"]
 
 
 _CLASSES = {
@@ -256,7 +263,7 @@ _CLASSES = {
     "GammaLn": "gammaln", "Psi": "psi", "TriGamma": "tri_gamma", "Chi2SF": "chi2sf", "J0": "j0", "J1": "j1",
     "Jv": "jv", "I0": "i0", "I1": "i1", "Iv": "iv", "Real": "real", "Imag": "imag", "Angle": "angle",
     "Conj": "conj", "Complex": "complex", "ComplexFromPolar": "complex_from_polar", "IsNan": "isnan",
-    "IsInf": "isinf", "Identity": "identity", "Switch": "switch", "Clip": "clip",
+    "IsInf": "isinf", "Identity": "identity", "Switch": "switch", "Clip": "clip", "Second": "second",
 }
 for _name, _op_name in _CLASSES.items():
     globals()[_name] = _TableClass(_name, (), {"op_name": _op_name, "__doc__": f"Theano's class of {_op_name}."})

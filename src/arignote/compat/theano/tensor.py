@@ -80,3 +80,47 @@ from arignote.tensor.math import sqr as square  # noqa: E402
 from arignote.tensor.variable import as_tensor_variable as as_tensor  # noqa: E402
 
 __all__ += ["Apply", "Constant", "Op", "Variable", "square", "as_tensor"]
+
+
+# Theano's MaxAndArgmax: one op with both outputs. arignote builds a max (CAReduce) and an
+# argmax (Argmax) node, which rewrites and backends treat on their own; the class answers
+# isinstance for either, and MaxAndArgmax(axis)(x) gives both.
+class _MaxAndArgmaxClass(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        from arignote.tensor.reduction import Argmax, CAReduce
+        return isinstance(obj, Argmax) or (isinstance(obj, CAReduce) and obj.scalar_op.name == "maximum")
+
+    def __call__(cls, axis=None):
+        from arignote.tensor.reduction import max_and_argmax
+        return lambda x: max_and_argmax(x, axis)
+
+
+class MaxAndArgmax(metaclass=_MaxAndArgmaxClass):
+    """Theano's op of ``max_and_argmax`` (see above)."""
+
+
+__all__ += ["MaxAndArgmax"]
+
+
+# Theano's tensor.basic._dot, an instance of its Dot op, which took vectors and matrices only
+# (arignote's Dot is numpy.dot of any dimensions, as Theano's dot() function was).
+from arignote.tensor.blas import Dot as _Dot  # noqa: E402
+
+
+class _VectorMatrixDot(_Dot):
+    """numpy.dot of two vectors or matrices; other dimensions are refused, as Theano's Dot did."""
+
+    def make_node(self, a, b):
+        from arignote.tensor.variable import as_tensor_variable
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if not (a.ndim in (1, 2) and b.ndim in (1, 2)):
+            raise TypeError(f"_dot takes vectors and matrices, got {a.describe()} ({a.ndim}-d) and "
+                            f"{b.describe()} ({b.ndim}-d): use dot(), which takes any dimensions")
+        return super().make_node(a, b)
+
+    def __str__(self) -> str:
+        return "dot"
+
+
+_dot = _VectorMatrixDot()
+__all__ += ["_dot"]

@@ -51,7 +51,7 @@ def _zero(x) -> object:
 # Piecewise-constant or boolean-valued functions: zero gradient where defined.
 @rule("lt", "gt", "le", "ge", "eq", "neq", "and_", "or_", "xor", "invert", "isnan", "isinf",
       "sgn", "floor", "ceil", "trunc", "round_half_to_even", "round_half_away_from_zero",
-      "int_div")
+      "int_div", "in_range")
 def _flat(inputs, out, gz):
     return [_zero(x) for x in inputs]
 

@@ -67,6 +67,7 @@ def parse_index(x: Variable, index: Any) -> tuple[tuple, list[Variable]]:
     if Ellipsis in normal:
         at = normal.index(Ellipsis)
         normal[at:at + 1] = [slice(None)] * (x.ndim - used)
+    normal = _read_run_time_slices(normal, x)
     while normal and isinstance(normal[-1], slice) and normal[-1] == slice(None):
         normal.pop()
     idx_list: list[Any] = []
@@ -104,7 +105,8 @@ def _normalize(item: Any, x: Variable) -> Any:
         return _int64_index(item, x)
     as_slice = getattr(getattr(item, "type", None), "index_slice", None)  # a slice variable
     if as_slice is not None:
-        return _normalize(as_slice(item), x)
+        known = as_slice(item)
+        return _RunTimeSlice(item) if known is None else _normalize(known, x)
     if isinstance(item, Variable):
         var = as_tensor_variable(item)
         if var.ndim == 0:
@@ -131,6 +133,26 @@ def _normalize(item: Any, x: Variable) -> Any:
         return constant(data.astype("int64") if data.dtype.kind in "iu" else data)
     raise TypeError(f"cannot index {x.describe()} with {type(item).__name__} {item!r}: use ints, "
                     "slices, None, ..., integer or boolean arrays, or symbolic integer scalars")
+
+
+class _RunTimeSlice(NamedTuple):
+    """A slice variable whose bounds are known only at run time, until its axis is known."""
+
+    var: Variable
+
+
+def _read_run_time_slices(items: list, x: Variable) -> list:
+    """Each ``_RunTimeSlice`` as the slice of the int scalars ``SliceIndices`` reads from it on
+    its axis of ``x`` (after the Ellipsis is expanded, so the axes are known)."""
+    from arignote.tensor.shape import shape_i
+    from arignote.tensor.type_other import SliceIndices
+    out, dim = [], 0
+    for item in items:
+        if isinstance(item, _RunTimeSlice):
+            item = slice(*SliceIndices()(item.var, shape_i(x, dim)))
+        out.append(item)
+        dim += _dims_consumed(item)
+    return out
 
 
 def _scalar_index(value: Any, x: Variable, what: str) -> Any:
