@@ -1,0 +1,68 @@
+"""Two basic indexings in a row merged into one (local_subtensor_merge), checked against numpy."""
+import itertools
+
+import numpy as np
+import pytest
+
+import arignote.tensor as T
+from arignote import function
+from arignote.compile.mode import get_mode
+from arignote.tensor.subtensor.read import Subtensor
+
+from tests.rewriting.rewrite_utils import NO_REWRITES
+
+MODE = get_mode("FAST_RUN")
+BOUNDS = [None, -7, -2, 0, 1, 3, 9]
+STEPS = [None, -3, -1, 2]
+
+
+def _subtensors(f):
+    return [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Subtensor)]
+
+
+def test_two_symbolic_slices_merge_into_one_with_pythons_rules():
+    x = T.vector("x")
+    b1, e1, s1, b2, e2, s2 = (T.iscalar(n) for n in ("b1", "e1", "s1", "b2", "e2", "s2"))
+    f = function([x, b1, e1, s1, b2, e2, s2], x[b1:e1:s1][b2:e2:s2], mode=MODE)
+    assert len(_subtensors(f)) == 1
+    for n in (0, 1, 4, 7):
+        a = np.arange(float(n))
+        for start1, stop1, step1 in itertools.product([-7, -1, 0, 2, 9], [-8, -2, 0, 3, 9], [-3, -1, 1, 2]):
+            for start2, stop2, step2 in itertools.product([-5, 0, 1, 4], [-1, 0, 2, 9], [-2, -1, 1, 3]):
+                got = f(a, start1, stop1, step1, start2, stop2, step2)
+                np.testing.assert_array_equal(got, a[start1:stop1:step1][start2:stop2:step2])
+
+
+@pytest.mark.parametrize("outer", [slice(b, e, s) for b, e, s in itertools.product(BOUNDS, BOUNDS[::2], STEPS)])
+def test_constant_slice_then_index_merges_and_keeps_index_errors(outer):
+    x = T.matrix("x")
+    i = T.iscalar("i")
+    f = function([x, i], x[outer][i], mode=MODE)
+    assert len(_subtensors(f)) == 1
+    for shape in ((0, 2), (1, 3), (5, 2)):
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        for k in (-6, -1, 0, 2, 4):
+            try:
+                expected = a[outer][k]
+            except IndexError:
+                with pytest.raises(IndexError):
+                    f(a, k)
+            else:
+                np.testing.assert_array_equal(f(a, k), expected)
+
+
+def test_several_axes_integers_kept_and_trailing_inner_items_go_to_whole_axes():
+    x = T.tensor3("x")
+    f = function([x], x[1:, 2, ::-1][::2, 1:], mode=MODE)
+    g = function([x], x[0][1:][-1], mode=MODE)
+    a = np.arange(60.0).reshape(3, 4, 5)
+    assert len(_subtensors(f)) == 1 and len(_subtensors(g)) == 1
+    np.testing.assert_array_equal(f(a), a[1:, 2, ::-1][::2, 1:])
+    np.testing.assert_array_equal(g(a), a[0][1:][-1])
+
+
+def test_without_rewrites_the_two_indexings_stay():
+    x = T.vector("x")
+    f = function([x], x[2:][1:], mode=NO_REWRITES)
+    assert len(_subtensors(f)) == 2
+    np.testing.assert_array_equal(f(np.arange(6.0)), np.arange(3.0, 6.0))
