@@ -7,6 +7,8 @@ import pytest
 import arignote.tensor as T
 from arignote import function
 from arignote.compile.mode import get_mode
+from arignote.tensor.alloc import Alloc
+from arignote.tensor.checks import Assert
 from arignote.tensor.subtensor.read import Subtensor
 
 from tests.rewriting.rewrite_utils import NO_REWRITES
@@ -66,3 +68,44 @@ def test_without_rewrites_the_two_indexings_stay():
     f = function([x], x[2:][1:], mode=NO_REWRITES)
     assert len(_subtensors(f)) == 2
     np.testing.assert_array_equal(f(np.arange(6.0)), np.arange(3.0, 6.0))
+
+
+def _allocs(f):
+    return [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Alloc)]
+
+
+@pytest.mark.parametrize("write", [T.inc_subtensor, T.set_subtensor])
+def test_an_alloc_written_at_an_advanced_index_is_the_value_broadcast(write):
+    x, y = T.vector("x"), T.scalar("y")
+    i = T.matrix("i", dtype="int64")
+    f = function([x, i, y], write(x[i], T.alloc(y, *i.shape)), mode=MODE)
+    assert _allocs(f) == [] and not any(isinstance(n.op, Assert) for n in f.maker.fgraph.toposort())
+    index = np.array([[1, 1, 2], [0, 4, 4]])
+    expected = np.arange(5.0)
+    if write is T.inc_subtensor:
+        np.add.at(expected, index, 2.5)
+    else:
+        expected[index] = 2.5
+    np.testing.assert_allclose(f(np.arange(5.0), index, 2.5), expected)
+
+
+def test_an_alloc_written_at_a_row_list_is_the_value_broadcast():
+    x, y = T.matrix("x"), T.vector("y")
+    i = T.vector("i", dtype="int64")
+    f = function([x, i, y], T.advanced_inc_subtensor1(x, T.alloc(y, i.shape[0], x.shape[1]), i), mode=MODE)
+    assert _allocs(f) == []
+    expected = np.zeros((3, 2))
+    np.add.at(expected, [0, 2, 2], [1.0, 2.0])
+    np.testing.assert_allclose(f(np.zeros((3, 2)), [0, 2, 2], [1.0, 2.0]), expected)
+
+
+def test_an_unproven_alloc_shape_becomes_a_checked_assert():
+    x, y = T.vector("x"), T.scalar("y")
+    n = T.scalar("n", dtype="int64")
+    f = function([x, n, y], T.inc_subtensor(x[:n], T.alloc(y, n)), mode=MODE)
+    assert _allocs(f) == [] and any(isinstance(nd.op, Assert) for nd in f.maker.fgraph.toposort())
+    np.testing.assert_allclose(f(np.arange(5.0), 3, 1.0), [1.0, 2.0, 3.0, 3.0, 4.0])
+    np.testing.assert_allclose(f(np.arange(2.0), 2, 1.0), [1.0, 2.0])
+    g = function([x, n, y], T.inc_subtensor(x[:2], T.alloc(y, n)), mode=MODE)
+    with pytest.raises(AssertionError, match="shape other than the indexed part"):
+        g(np.arange(5.0), 3, 1.0)  # alloc(y, 3) into x[:2] fails without the rewrite too

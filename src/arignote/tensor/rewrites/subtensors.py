@@ -1,4 +1,4 @@
-"""Rewrites of basic indexing: two indexings in a row merged into one.
+"""Rewrites of indexing: two indexings in a row merged into one; an alloc written at an index.
 
 ``x[a:b:c][i]`` reads one element of ``x``; written as two Subtensors it makes
 two views and hides, from the rewrites that look for ``x[i]`` (a row of a
@@ -6,6 +6,10 @@ two views and hides, from the rewrites that look for ``x[i]`` (a row of a
 is computed from both slices and the lengths they apply to, with Python's slice
 rules (negative bounds, negative steps, empty results); an integer index out of
 range of the first slice's result still raises IndexError.
+
+``inc_subtensor(x[idx], alloc(y, *shape))`` fills a buffer only to write it:
+the write broadcasts ``y`` itself, after an Assert that ``shape`` is that of
+``x[idx]`` where the graph cannot prove it (a check costs less than a fill).
 """
 from __future__ import annotations
 
@@ -16,10 +20,17 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor import math as _math
+from arignote.tensor.alloc import Alloc
+from arignote.tensor.checks import Assert
+from arignote.tensor.rewrites.canonicalize import same_length
+from arignote.tensor.rewrites.shape_feature import shape_feature
 from arignote.tensor.rewrites.utils import retype
 from arignote.tensor.subtensor.index import SCALAR, IndexSlice
 from arignote.tensor.subtensor.layout import get_canonical_form_slice, slice_length
-from arignote.tensor.subtensor.read import Subtensor
+from arignote.tensor.subtensor.read import (AdvancedBooleanSubtensor, AdvancedSubtensor, AdvancedSubtensor1,
+                                            Subtensor)
+from arignote.tensor.subtensor.write import (AdvancedBooleanIncSubtensor, AdvancedIncSubtensor,
+                                             AdvancedIncSubtensor1, IncSubtensor)
 from arignote.tensor.variable import constant
 
 
@@ -99,4 +110,33 @@ def local_subtensor_merge(fgraph: FunctionGraph, node: Apply):
 
 _NONE = object()
 
+# The op reading what an indexed write writes to, by the write's class.
+_READ_OF = {IncSubtensor: Subtensor, AdvancedIncSubtensor: AdvancedSubtensor,
+            AdvancedBooleanIncSubtensor: AdvancedBooleanSubtensor}
+
+
+@node_rewriter([IncSubtensor, AdvancedIncSubtensor, AdvancedIncSubtensor1])
+def local_useless_inc_subtensor_alloc(fgraph: FunctionGraph, node: Apply):
+    """``inc_subtensor(x[idx], alloc(y, *lengths))`` -> ``inc_subtensor(x[idx], y)`` (set too):
+    the write broadcasts ``y`` as the alloc did; each length not provably that of ``x[idx]``
+    is checked by an Assert on ``y``, so a wrong shape still fails."""
+    x, value, *entries = node.inputs
+    if value.owner is None or not isinstance(value.owner.op, Alloc):
+        return None
+    y, *lengths = value.owner.inputs
+    op = node.op
+    read = (AdvancedSubtensor1()(x, *entries) if type(op) is AdvancedIncSubtensor1
+            else _READ_OF[type(op)](op.idx_list)(x, *entries))
+    if read.ndim != len(lengths):
+        return None
+    feature = shape_feature(fgraph)
+    unproven = [(feature.shape(read)[d], n) for d, n in enumerate(lengths)
+                if not same_length(feature, read, d, n)]
+    if unproven:
+        y = Assert("inc_subtensor/set_subtensor: the alloc written at the index has a shape other than "
+                   "the indexed part's")(y, *[_math.eq(have, want) for have, want in unproven])
+    return [retype(op(x, y, *entries), node.outputs[0])]
+
+
 rewrites.register(local_subtensor_merge, "canonicalize", "fast_run")
+rewrites.register(local_useless_inc_subtensor_alloc, "canonicalize", "fast_run")
