@@ -126,6 +126,8 @@ def local_subtensor_merge(fgraph: FunctionGraph, node: Apply):
     if y.owner is None or type(y.owner.op) is not Subtensor or not single_client(fgraph, y):
         return None
     x = y.owner.inputs[0]
+    if _scan_output(x):
+        return None
     outer = index_items(y.owner.op, y.owner.inputs[1:])
     inner = index_items(node.op, node.inputs[1:])
     if None in outer or None in inner or not all(_fixed(item) for item in outer + inner):
@@ -143,6 +145,13 @@ def local_subtensor_merge(fgraph: FunctionGraph, node: Apply):
 
 
 _NONE = object()
+
+
+def _scan_output(x: Variable) -> bool:
+    """Whether ``x`` comes out of a loop: scan's save-memory rewrite (phase fusion) reads the
+    indexings of its outputs as written (``out[1:][-1]``: keep one row)."""
+    from arignote.scan_module.op import Scan  # scan's module builds on the tensor package
+    return x.owner is not None and isinstance(x.owner.op, Scan)
 
 
 def _fixed(item: Any) -> bool:
