@@ -191,5 +191,5 @@ def local_useless_inc_subtensor_alloc(fgraph: FunctionGraph, node: Apply):
 # count against this phase's growth bound, not the one that folds constants. Integer
 # divisions by 1 that slice lengths make are removed there too.
 rewrites.register(local_subtensor_merge, "specialize", "fast_run")
-rewrites.register(local_div_of_known, "specialize", "fast_run", name="local_div_of_known_after_merge")
+rewrites.register(local_div_of_known, "specialize", "fast_run", "local_div_of_known", name="local_div_of_known_after_merge")
 rewrites.register(local_useless_inc_subtensor_alloc, "canonicalize", "fast_run")
