@@ -8,4 +8,4 @@ from arignote.tensor.rewrites import (blas, blocksparse, bn, canonicalize, compa
                                       inplace, inverses,
                                       known_values,
                                       nnet_compound, reductions,
-                                      shape_feature, specialize, stabilize)
+                                      shape_feature, specialize, stabilize, subtensors)

@@ -198,7 +198,7 @@ def local_elemwise_alloc(fgraph: FunctionGraph, node: Apply):
         if len(node.outputs) == 1 and all(all(o.broadcastable) for o in others):
             lifted = node.op.make_node(*inputs[:k], value, *inputs[k + 1:]).outputs[0]
             return [retype(alloc(lifted, *lengths), node.outputs[0])]
-        if all(var.broadcastable[d] or any(not o.broadcastable[d] and _same_length(feature, o, d, n)
+        if all(var.broadcastable[d] or any(not o.broadcastable[d] and same_length(feature, o, d, n)
                                            for o in others)
                for d, n in enumerate(lengths)):
             inputs[k] = value
@@ -207,7 +207,7 @@ def local_elemwise_alloc(fgraph: FunctionGraph, node: Apply):
     return [retype(n, o) for n, o in zip(node.op.make_node(*inputs).outputs, node.outputs)]
 
 
-def _same_length(feature: object, other: Variable, d: int, length: Variable) -> bool:
+def same_length(feature: object, other: Variable, d: int, length: Variable) -> bool:
     """Whether ``length`` is provably ``other``'s length ``d``."""
     entry = feature.shape(other)[d]
     if entry is length:

@@ -27,7 +27,7 @@ from arignote.tensor.blas import Dot
 from arignote.tensor.checks import Assert
 from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.join import MakeVector
-from arignote.tensor.rewrites.canonicalize import _filled, _same_length
+from arignote.tensor.rewrites.canonicalize import _filled, same_length
 from arignote.tensor.rewrites.shape_feature import shape_feature
 from arignote.tensor.rewrites.utils import op_name, retype
 from arignote.tensor.shape import Rebroadcast, Shape, static_value
@@ -193,7 +193,7 @@ def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
     if x.ndim != out.ndim or x.dtype != out.dtype:
         return None
     feature = shape_feature(fgraph)
-    if not all(_same_length(feature, x, d, n) for d, n in enumerate(lengths)):
+    if not all(same_length(feature, x, d, n) for d, n in enumerate(lengths)):
         return None
     return [retype(x, out, same_shape=True)]
 
