@@ -19,7 +19,6 @@ from arignote.compile.executor import Function, overwritten_roots
 from arignote.compile.io import In, Out
 from arignote.compile.linkers import Linker, VM_Linker
 from arignote.compile.mode import Mode, get_mode
-from arignote.compile.output_copies import copy_aliased_outputs
 from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
@@ -212,7 +211,6 @@ class FunctionMaker:
             var for spec, var in zip(inputs, self.fgraph.inputs) if spec.mutable)
         start = time.perf_counter()
         mode.rewrite(self.fgraph)
-        copy_aliased_outputs(self.fgraph, inputs, self.outputs)
         self.rewrite_time = time.perf_counter() - start
 
     def create(self) -> Function:
