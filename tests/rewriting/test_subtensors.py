@@ -83,17 +83,27 @@ def _allocs(f):
 
 @pytest.mark.parametrize("write", [T.inc_subtensor, T.set_subtensor])
 def test_an_alloc_written_at_an_advanced_index_is_the_value_broadcast(write):
-    x, y = T.vector("x"), T.scalar("y")
+    x, y = T.vector("x"), T.vector("y")
     i = T.matrix("i", dtype="int64")
     f = function([x, i, y], write(x[i], T.alloc(y, *i.shape)), mode=MODE)
     assert _allocs(f) == [] and not any(isinstance(n.op, Assert) for n in f.maker.fgraph.toposort())
-    index = np.array([[1, 1, 2], [0, 4, 4]])
+    index, value = np.array([[1, 1, 2], [0, 4, 4]]), np.array([2.5, -1.0, 4.0])
     expected = np.arange(5.0)
     if write is T.inc_subtensor:
-        np.add.at(expected, index, 2.5)
+        np.add.at(expected, index, np.broadcast_to(value, index.shape))
     else:
-        expected[index] = 2.5
-    np.testing.assert_allclose(f(np.arange(5.0), index, 2.5), expected)
+        expected[index] = np.broadcast_to(value, index.shape)
+    np.testing.assert_allclose(f(np.arange(5.0), index, value), expected)
+
+
+def test_a_single_value_filled_out_keeps_its_alloc():
+    """A scalar's alloc stays: on a GPU it is a device fill, where the broadcast value would be
+    a host array uploaded at each call (a gradient's -1/n written at x[arange(n), y])."""
+    x, y = T.vector("x"), T.scalar("y")
+    i = T.vector("i", dtype="int64")
+    f = function([x, i, y], T.inc_subtensor(x[i], T.alloc(y, i.shape[0])), mode=MODE)
+    assert len(_allocs(f)) == 1
+    np.testing.assert_allclose(f(np.zeros(3), np.array([0, 2, 2]), 1.5), [1.5, 0.0, 3.0])
 
 
 def test_an_alloc_written_at_a_row_list_is_the_value_broadcast():
@@ -107,12 +117,12 @@ def test_an_alloc_written_at_a_row_list_is_the_value_broadcast():
 
 
 def test_an_unproven_alloc_shape_becomes_a_checked_assert():
-    x, y = T.vector("x"), T.scalar("y")
+    x, y = T.vector("x"), T.vector("y")
     n = T.scalar("n", dtype="int64")
     f = function([x, n, y], T.inc_subtensor(x[:n], T.alloc(y, n)), mode=MODE)
     assert _allocs(f) == [] and any(isinstance(nd.op, Assert) for nd in f.maker.fgraph.toposort())
-    np.testing.assert_allclose(f(np.arange(5.0), 3, 1.0), [1.0, 2.0, 3.0, 3.0, 4.0])
-    np.testing.assert_allclose(f(np.arange(2.0), 2, 1.0), [1.0, 2.0])
+    np.testing.assert_allclose(f(np.arange(5.0), 3, np.ones(3)), [1.0, 2.0, 3.0, 3.0, 4.0])
+    np.testing.assert_allclose(f(np.arange(2.0), 2, np.ones(2)), [1.0, 2.0])
     g = function([x, n, y], T.inc_subtensor(x[:2], T.alloc(y, n)), mode=MODE)
     with pytest.raises(AssertionError, match="shape other than the indexed part"):
-        g(np.arange(5.0), 3, 1.0)  # alloc(y, 3) into x[:2] fails without the rewrite too
+        g(np.arange(5.0), 3, np.ones(3))  # alloc(y, 3) into x[:2] fails without the rewrite too

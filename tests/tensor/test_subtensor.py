@@ -505,3 +505,14 @@ def test_boolean_masks_build_the_boolean_classes():
     assert type(x[[0, 2]].owner.op) is AdvancedSubtensor1
     assert type(x[[0, 2], 1:].owner.op) is AdvancedSubtensor
     verify_grad(lambda t: t[t > 0.5].sum(), [v])
+
+
+def test_inc_at_an_index_matrix_broadcasts_the_value_along_its_rows():
+    """numpy 2.4's add.at reads past a value it broadcasts along the index's leading
+    dimensions (garbage sums, out-of-bounds reads): the op broadcasts the value first."""
+    x, y, i = T.vector("x"), T.vector("y"), T.matrix("i", dtype="int64")
+    index, value = np.array([[1, 1, 2], [0, 4, 4]]), np.array([2.5, -1.0, 4.0])
+    expected = np.arange(5.0)
+    for row in index:
+        np.add.at(expected, row, value)
+    assert_matches(run([x, i, y], T.inc_subtensor(x[i], y), np.arange(5.0), index, value), expected)

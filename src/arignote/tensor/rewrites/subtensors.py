@@ -168,11 +168,16 @@ _READ_OF = {IncSubtensor: Subtensor, AdvancedIncSubtensor: AdvancedSubtensor,
 def local_useless_inc_subtensor_alloc(fgraph: FunctionGraph, node: Apply):
     """``inc_subtensor(x[idx], alloc(y, *lengths))`` -> ``inc_subtensor(x[idx], y)`` (set too):
     the write broadcasts ``y`` as the alloc did; each length not provably that of ``x[idx]``
-    is checked by an Assert on ``y``, so a wrong shape still fails."""
+    is checked by an Assert on ``y``, so a wrong shape still fails. A single value filled out
+    (every dimension of ``y`` broadcastable, as a gradient's ``-1/n`` is) keeps its alloc: on a
+    GPU the alloc is a device fill of a host scalar, where the broadcast value itself would be
+    a host array uploaded at every call."""
     x, value, *entries = node.inputs
     if value.owner is None or not isinstance(value.owner.op, Alloc):
         return None
     y, *lengths = value.owner.inputs
+    if all(y.type.broadcastable):
+        return None
     op = node.op
     read = (AdvancedSubtensor1()(x, *entries) if type(op) is AdvancedIncSubtensor1
             else _READ_OF[type(op)](op.idx_list)(x, *entries))

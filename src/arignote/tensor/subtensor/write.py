@@ -48,6 +48,10 @@ class _IncOp(Op):
             if self.set_instead_of_inc:
                 out[index] = y
             elif accumulate:
+                if y.ndim:
+                    # numpy 2.4's add.at reads past the value when it broadcasts it along
+                    # the index's leading dimensions (garbage sums): broadcast it first.
+                    y = np.broadcast_to(y, out[index].shape)
                 np.add.at(out, index, y)
             else:
                 out[index] += y
