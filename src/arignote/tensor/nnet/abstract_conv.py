@@ -30,6 +30,13 @@ from arignote.tensor.shape import ShapeMismatchError, as_shape_vector, static_va
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
+# Theano's flag that scipy.signal (its reference for the tests) was importable; the ops here never use it.
+try:
+    import scipy.signal  # noqa: F401
+    imported_scipy_signal = True
+except ImportError:
+    imported_scipy_signal = False
+
 __all__ = ["get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
            "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
            "get_conv_gradinputs_shape_1axis", "check_conv_gradinputs_shape", "assert_shape",
@@ -285,6 +292,10 @@ def _normal_border_mode(border_mode: Any, convdim: int) -> Any:
 
 
 def _shape_prop(shape: Sequence | None, length: int, what: str) -> tuple:
+    if isinstance(shape, Variable):
+        raise ValueError(f"{what} should be None or a tuple of constant int values, got the "
+                         f"{shape.ndim}D variable {shape.describe()}: give a tuple or list of "
+                         "ints (or of constant scalars), None for a length not known")
     if not shape:
         return (None,) * length
     shape = tuple(shape)
