@@ -10,7 +10,8 @@ changes is that a compiled CPU graph holds the ops Theano's programs look for. T
 ``input_shape``/``filter_shape`` stay on the new op and are still checked when it runs.
 
 The rewrites run after GPU placement (phase ``late_fusion``): a convolution placed on the
-device keeps its own kernel, which flips in place.
+device keeps its own kernel, which flips in place. The nodes made for one left on the CPU
+carry placement's reason for it (what ``explain()`` reports).
 """
 from __future__ import annotations
 
@@ -52,6 +53,20 @@ def correlation_op(op: BaseAbstractConv) -> BaseAbstractConv:
     return corr
 
 
+def _lowered(fgraph: FunctionGraph | None, node: Apply, new: Variable) -> list[Variable]:
+    """``[new]``, with placement's reason for keeping ``node`` on the CPU given to the nodes
+    that replace it (those between ``new`` and ``node``'s inputs)."""
+    reasons = getattr(fgraph, "placement", None)
+    if reasons is not None and node in reasons:
+        pending = [new]
+        while pending:
+            var = pending.pop()
+            if var.owner is not None and var not in node.inputs and var.owner not in reasons:
+                reasons[var.owner] = reasons[node]
+                pending.extend(var.owner.inputs)
+    return [new]
+
+
 @node_rewriter([AbstractConv2d, AbstractConv3d])
 def local_abstractconv_gemm(fgraph: FunctionGraph | None, node: Apply):
     if type(node.op) not in CORRELATION:
@@ -59,7 +74,7 @@ def local_abstractconv_gemm(fgraph: FunctionGraph | None, node: Apply):
     img, kern = node.inputs
     if node.op.filter_flip:
         kern = flip_filters(kern, node.op.convdim)
-    return [correlation_op(node.op)(img, kern)]
+    return _lowered(fgraph, node, correlation_op(node.op)(img, kern))
 
 
 @node_rewriter([AbstractConv2d_gradWeights, AbstractConv3d_gradWeights])
@@ -67,7 +82,7 @@ def local_abstractconv_gradweight_gemm(fgraph: FunctionGraph | None, node: Apply
     if type(node.op) not in CORRELATION:
         return None
     grad = correlation_op(node.op)(*node.inputs)
-    return [flip_filters(grad, node.op.convdim) if node.op.filter_flip else grad]
+    return _lowered(fgraph, node, flip_filters(grad, node.op.convdim) if node.op.filter_flip else grad)
 
 
 @node_rewriter([AbstractConv2d_gradInputs, AbstractConv3d_gradInputs])
@@ -77,7 +92,7 @@ def local_abstractconv_gradinputs_gemm(fgraph: FunctionGraph | None, node: Apply
     kern, top, shape = node.inputs
     if node.op.filter_flip:
         kern = flip_filters(kern, node.op.convdim)
-    return [correlation_op(node.op)(kern, top, shape)]
+    return _lowered(fgraph, node, correlation_op(node.op)(kern, top, shape))
 
 
 for _rewriter in (local_abstractconv_gemm, local_abstractconv_gradweight_gemm,
