@@ -14,6 +14,7 @@ output length along an axis is
 """
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 from collections.abc import Sequence
 
@@ -30,12 +31,9 @@ from arignote.tensor.shape import ShapeMismatchError, as_shape_vector, static_va
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
-# Theano's flag that scipy.signal (its reference for the tests) was importable; the ops here never use it.
-try:
-    import scipy.signal  # noqa: F401
-    imported_scipy_signal = True
-except ImportError:
-    imported_scipy_signal = False
+# Theano's flag that scipy.signal (its reference for the tests) was importable; the ops here never
+# use it, so it is looked up without importing scipy (arignote's import stays light).
+imported_scipy_signal = importlib.util.find_spec("scipy") is not None
 
 __all__ = ["get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
            "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
