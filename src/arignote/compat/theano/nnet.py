@@ -23,12 +23,17 @@ from arignote.graph.basic import Apply, Variable, user_stacklevel
 from arignote.scalar.ops import TABLE
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.nnet import basic
+from arignote.tensor.nnet.mul_trees import (compute_mul, is_1pexp, is_exp, is_neg,  # noqa: F401
+                                            parse_mul_tree, perform_sigm_times_exp, simplify_mul)
+from arignote.tensor.nnet.sigmoid_rewrites import local_sigm_times_exp  # noqa: F401
 from arignote.tensor.shape import shape_padleft
 from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["softmax", "logsoftmax", "softmax_op", "logsoftmax_op", "ScalarSigmoid", "ScalarSoftplus",
            "UltraFastScalarSigmoid", "scalar_sigmoid", "scalar_softplus", "ultra_fast_scalar_sigmoid",
-           "sigmoid_inplace", "softplus_inplace"]
+           "sigmoid_inplace", "softplus_inplace", "parse_mul_tree", "compute_mul", "simplify_mul",
+           "is_1pexp", "is_exp", "is_neg", "perform_sigm_times_exp", "local_sigm_times_exp",
+           "register_local_1msigmoid"]
 
 ScalarSigmoid = _TableClass("ScalarSigmoid", (), {
     "op_name": "sigmoid", "__doc__": "Theano's class of sigmoid."})
@@ -40,6 +45,9 @@ scalar_sigmoid, scalar_softplus = TABLE["sigmoid"], TABLE["softplus"]
 ultra_fast_scalar_sigmoid = basic.ultra_fast_sigmoid.scalar_op
 sigmoid_inplace = Elemwise(scalar_sigmoid, {0: 0})
 softplus_inplace = Elemwise(scalar_softplus, {0: 0})
+# Theano's switch of a rewrite ``1 - sigmoid(x)`` -> ``sigmoid(-x)`` it left off (it would hide
+# ``log(1 - sigmoid(x))`` from the stabilizing rewrite); there is no such rewrite here either.
+register_local_1msigmoid = False
 
 
 def _rows(c: Any, what: str, op_name: str) -> Variable:

@@ -7,7 +7,7 @@ one-hot softmax cross-entropies and the sigmoid cross-entropy of logits;
 ``prepend`` its scalar-column ops; ``metrics`` confusion_matrix;
 ``hierarchical`` h_softmax; ``convolution`` the ``conv2d``/``conv3d`` entry
 points over ``abstract_conv``'s ops (computed by ``im2col``; ``corr``/``corr3d``
-hold them under Theano's CorrMM names); ``conv_legacy`` Theano's legacy ``conv.conv2d``
+hold them under Theano's CorrMM names, to which ``corr_lowering`` lowers them on the CPU); ``conv_legacy`` Theano's legacy ``conv.conv2d``
 and ``ConvOp``, ``conv3d2d`` its movie-layout conv3d, both on those ops; ``bn`` batch
 normalization; ``neighbours`` sliding windows as rows; ``ctc`` the connectionist temporal
 classification loss; ``blocksparse`` the block-sparse products; ``sigmoid_rewrites`` the opt-in
@@ -28,7 +28,7 @@ from arignote.tensor.nnet.hierarchical import h_softmax  # noqa: F401
 from arignote.tensor.nnet.convolution import *  # noqa: F401,F403
 from arignote.tensor.nnet.convolution import __all__ as _convolution
 from arignote.tensor.nnet import abstract_conv, bn, conv3d2d, conv_legacy, corr, corr3d, neighbours  # noqa: F401
-from arignote.tensor.nnet import blocksparse, ctc, sigmoid_rewrites  # noqa: F401
+from arignote.tensor.nnet import blocksparse, corr_lowering, ctc, sigmoid_rewrites  # noqa: F401
 from arignote.tensor.nnet.abstract_conv import conv2d_grad_wrt_inputs, conv2d_grad_wrt_weights  # noqa: F401
 from arignote.tensor.nnet.abstract_conv import conv2d as abstract_conv2d, separable_conv2d  # noqa: F401
 from arignote.tensor.nnet.bn import batch_normalization  # noqa: F401

@@ -14,6 +14,7 @@ output length along an axis is
 """
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 from collections.abc import Sequence
 
@@ -29,6 +30,10 @@ from arignote.tensor.nnet.bilinear import (bilinear_kernel_1D, bilinear_kernel_2
 from arignote.tensor.shape import ShapeMismatchError, as_shape_vector, static_value, vector_entry
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
+
+# Theano's flag that scipy.signal (its reference for the tests) was importable; the ops here never
+# use it, so it is looked up without importing scipy (arignote's import stays light).
+imported_scipy_signal = importlib.util.find_spec("scipy") is not None
 
 __all__ = ["get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
            "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
@@ -285,6 +290,10 @@ def _normal_border_mode(border_mode: Any, convdim: int) -> Any:
 
 
 def _shape_prop(shape: Sequence | None, length: int, what: str) -> tuple:
+    if isinstance(shape, Variable):
+        raise ValueError(f"{what} should be None or a tuple of constant int values, got the "
+                         f"{shape.ndim}D variable {shape.describe()}: give a tuple or list of "
+                         "ints (or of constant scalars), None for a length not known")
     if not shape:
         return (None,) * length
     shape = tuple(shape)
