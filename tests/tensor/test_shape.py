@@ -328,3 +328,17 @@ def test_get_scalar_constant_value_sees_through_the_scalar_conversions():
     assert value(tensor_from_scalar(scalar_from_tensor(T.constant(5)))) == 5
     with pytest.raises(T.NotScalarConstantError):
         value(scalar_from_tensor(T.lscalar("n")))
+
+
+def test_static_value_looks_at_a_shared_subexpression_once():
+    """Shape graphs share subexpressions (each step of a recurrent layer reuses the last):
+    walking every path was exponential in their depth (2**40 paths here)."""
+    from arignote.tensor.shape import static_value
+    m = T.constant(np.int64(1))
+    for _ in range(40):
+        m = m + m
+    assert static_value(m) == 2 ** 40
+    n = T.matrix("x").shape[0]
+    for _ in range(40):
+        n = n + n
+    assert static_value(n) is None

@@ -171,8 +171,21 @@ def static_value(var: Any) -> np.ndarray | None:
 
     Follows constants through DimShuffles, Elemwise ops (casts, arithmetic),
     joins and subtensors, which is how Python ints given to ``reshape`` or
-    ``split`` arrive (and the entries of a constant shape vector).
+    ``split`` arrive (and the entries of a constant shape vector). Each variable is
+    looked at once per question: shape graphs share their subexpressions (a recurrent
+    layer's masks and states), and a walk of every path was exponential in their depth.
     """
+    return _static_value(var, {})
+
+
+def _static_value(var: Any, memo: dict[int, Any]) -> np.ndarray | None:
+    key = id(var)
+    if key not in memo:
+        memo[key] = _static_value_of(var, memo)
+    return memo[key]
+
+
+def _static_value_of(var: Any, memo: dict[int, Any]) -> np.ndarray | None:
     if isinstance(var, Constant):
         return var.data
     node = getattr(var, "owner", None)
@@ -184,10 +197,10 @@ def static_value(var: Any) -> np.ndarray | None:
             return np.asarray(np.shape(x.data)[node.op.i], "int64")
         return np.asarray(1, "int64") if x.broadcastable[node.op.i] else None
     if (isinstance(node.op, _read.Subtensor) and var.ndim == 0 and node.inputs[0].ndim == 1
-            and var.dtype in DISCRETE and static_value(node.inputs[0]) is None):
+            and var.dtype in DISCRETE and _static_value(node.inputs[0], memo) is None):
         # One entry of an int vector whose other entries may not be fixed (stack([b, 2, 3])[1]).
         item = node.op.idx_list[0]
-        k = item if isinstance(item, int) else static_value(node.inputs[1])
+        k = item if isinstance(item, int) else _static_value(node.inputs[1], memo)
         length = vector_length(node.inputs[0])
         if k is None or length is None or not -length <= int(k) < length:
             return None
@@ -195,7 +208,7 @@ def static_value(var: Any) -> np.ndarray | None:
         return None if entry is None else np.asarray(entry, var.dtype)
     if not isinstance(node.op, (DimShuffle, Elemwise, _join.Join, _join.MakeVector, _read.Subtensor)):
         return None
-    values = [static_value(i) for i in node.inputs]
+    values = [_static_value(i, memo) for i in node.inputs]
     if any(v is None for v in values):
         return None
     cells: list[list] = [[None] for _ in node.outputs]
