@@ -119,32 +119,26 @@ def perform_sigm_times_exp(tree: list) -> bool:
     leaf met first (depth first, left to right) becomes ``sigmoid(a)`` carrying both signs, the
     other a leaf of 1 (None). A sigmoid so made may cancel against a later ``exp``. Returns
     whether anything changed; ``simplify_mul`` then drops the leaves of 1."""
-    exps: list[list] = []  # leaves still holding exp(a)
-    sigmoids: list[list] = []  # leaves holding sigmoid(b)
+    # Leaves still waiting for their partner, by op: exp(a) waits for sigmoid(-a) and back.
+    pending: dict[str, list[list]] = {"exp": [], "sigmoid": []}
+    partner = {"exp": "sigmoid", "sigmoid": "exp"}
     changed = False
     for leaf in _leaves(tree):
-        var = leaf[1]
-        if op_name(var) == "exp":
-            arg = var.owner.inputs[0]
-            match = next((s for s in sigmoids if _opposite(s[1].owner.inputs[0], arg)), None)
-            if match is None:
-                exps.append(leaf)
-                continue
-            sigmoids.remove(match)
-        elif op_name(var) == "sigmoid":
-            arg = var.owner.inputs[0]
-            match = next((e for e in exps if _opposite(e[1].owner.inputs[0], arg)), None)
-            if match is None:
-                sigmoids.append(leaf)
-                continue
-            exps.remove(match)
-            arg = match[1].owner.inputs[0]
-        else:
+        kind = op_name(leaf[1])
+        if kind not in pending:
             continue
-        # exp(arg) * sigmoid(-arg) = sigmoid(arg), kept in the earlier leaf
-        match[:] = [match[0] ^ leaf[0], _math.sigmoid(arg)]
+        arg = leaf[1].owner.inputs[0]
+        waiting = pending[partner[kind]]
+        match = next((m for m in waiting if _opposite(m[1].owner.inputs[0], arg)), None)
+        if match is None:
+            pending[kind].append(leaf)
+            continue
+        waiting.remove(match)
+        exp_arg = arg if kind == "exp" else match[1].owner.inputs[0]
+        # exp(a) * sigmoid(-a) = sigmoid(a), kept in the earlier leaf
+        match[:] = [match[0] ^ leaf[0], _math.sigmoid(exp_arg)]
         leaf[:] = [False, None]
-        sigmoids.append(match)
+        pending["sigmoid"].append(match)
         changed = True
     return changed
 
