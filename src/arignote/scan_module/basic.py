@@ -205,6 +205,10 @@ def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
         return None, ()
     if isinstance(item, Mapping):
         initial = item.get("initial")
+        if initial is None and item.get("taps") is not None:
+            raise ValueError(f"scan: outputs_info[{i}] has taps {item['taps']} but no initial value: an "
+                             "output read at earlier steps needs its first rows, "
+                             "dict(initial=x0, taps=[...]) (or None if it is not fed back)")
         if initial is None:
             return None, ()
         taps = _taps(item.get("taps"), -1, f"outputs_info[{i}]")
