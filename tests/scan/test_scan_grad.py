@@ -167,6 +167,18 @@ def test_hessian_vector_product_through_scan_matches_finite_differences(nrng, n_
     np.testing.assert_allclose(hvp(w, init, v), numeric, rtol=1e-5, atol=1e-7)
 
 
+def test_gradients_with_non_sequences_get_test_values():
+    """compute_test_value='raise': the backward step's stand-ins for the non-sequences take
+    their test values (a shared variable's value, an outer expression's test value)."""
+    with arignote.config.change_flags(compute_test_value="raise"):
+        x, c = T.dmatrix("x"), T.dscalar("c")
+        x.tag.test_value, c.tag.test_value = np.ones((2, 3)), np.float64(2)
+        y = shared(np.arange(9.0).reshape(3, 3), name="y")
+        z, _ = arignote.scan(lambda u, v, k: T.dot(v, u) * k, sequences=[x], non_sequences=[y, c * 2])
+        g = grad(z.sum(), x)
+    np.testing.assert_allclose(g.tag.test_value, np.tile(np.arange(9.0).reshape(3, 3).sum(axis=0) * 4, (2, 1)))
+
+
 def test_the_final_value_of_a_shared_variable_updated_in_the_loop_is_differentiated():
     # Theano 1.0.5 gives 1.0 (this was 0.0): d(s + 10)/ds.
     sv = shared(np.float32(1), name="sv")

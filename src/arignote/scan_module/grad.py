@@ -21,9 +21,12 @@ backward loop can replay their per-step values (``_through_carried``).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+from arignote.config import config
 from arignote.gradient import NullTypeGradError, register_grad, total_grad
+from arignote.graph.testvalue import TestValueError
 from arignote.graph.traversal import ancestors, clone_get_equiv
 from arignote.scalar.dtypes import DISCRETE, FLOAT
 from arignote.scan_module.basic import scan
@@ -104,7 +107,7 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
         # from another (``W`` and a hoisted ``W.T``): the step differentiates stand-ins, so each
         # gets its own partial derivative, not also the path through the other.
         outer_nonseqs = rest[S + N + n_windows:]
-        nonseq_vals = [v.type(v.name) for v in outer_nonseqs]
+        nonseq_vals = [_stand_in(v) for v in outer_nonseqs]
         replace = dict(zip(seq_wrt + state_wrt + list(in_nonseqs), seq_vals + state_vals + nonseq_vals))
         replace.update(zip(in_carries, carries))
         equiv = clone_get_equiv(list(replace), list(op.inner_outputs[:S + N]), copy_inputs=False,
@@ -173,6 +176,15 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
     for var, g in zip(nonseqs, nonseq_out):
         grads.append(g.sum(axis=0) if _float(var) else None)
     return grads
+
+
+def _stand_in(var: Any) -> Any:
+    """A variable of ``var``'s type and name, with its test value (compute_test_value)."""
+    new = var.type(var.name)
+    if config.compute_test_value != "off":
+        with contextlib.suppress(TestValueError):
+            new.tag.test_value = var.get_test_value()
+    return new
 
 
 def _recorded_draws(op: Scan, inputs: list, outputs: list, output_grads: list,
