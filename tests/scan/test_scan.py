@@ -216,6 +216,8 @@ def test_errors_name_the_problem():
         arignote.scan(lambda p: p, outputs_info=dict(initial=x, taps=[0]), n_steps=2)
     with pytest.raises(ValueError, match=r"outputs_info\[0\] has taps \[-1\] but no initial value"):
         arignote.scan(lambda xt: xt, sequences=x, outputs_info=[dict(taps=[-1])])
+    with pytest.raises(ValueError, match=r"outputs_info\[0\] has return_steps.*out\[-1\] for the last"):
+        arignote.scan(lambda p: p * 2, outputs_info=dict(initial=x, return_steps=1), n_steps=3)
     b = shared(2.0, name="b")
     with pytest.raises(ValueError, match="strict=True.*shared variable 'b'"):
         arignote.scan(lambda xt: xt + b, sequences=x, strict=True)

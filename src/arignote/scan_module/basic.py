@@ -204,6 +204,10 @@ def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
     if item is None:
         return None, ()
     if isinstance(item, Mapping):
+        if item.get("return_steps") is not None:
+            raise ValueError(f"scan: outputs_info[{i}] has return_steps, which Theano 1.0 no longer "
+                             "took: scan returns every step; select the ones you need from it "
+                             "(out[-1] for the last), and the loop keeps only the rows read")
         initial = item.get("initial")
         if initial is None and item.get("taps") is not None:
             raise ValueError(f"scan: outputs_info[{i}] has taps {item['taps']} but no initial value: an "
