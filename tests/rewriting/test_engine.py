@@ -33,6 +33,22 @@ def test_merge_unifies_equal_constants_and_keeps_distinct_ones():
     assert len(adds) == 2  # x + 2 merged; the final + 3 stays
 
 
+def test_merge_keeps_apart_equal_nodes_whose_output_types_differ():
+    """A node rebuilt on a constant length keeps its old output type (clone_with_new_inputs),
+    while one built on it directly knows the dimension is broadcastable: merging one into the
+    other would replace a variable by one of another type (it raised TypeError)."""
+    x, n = T.dvector("x"), T.lscalar("n")
+    one = T.constant(1, dtype="int64")
+    rebuilt = T.alloc(0.0, n, x.shape[0]).owner.clone_with_new_inputs(
+        [T.constant(0.0), one, x.shape[0]]).outputs[0]
+    fresh = T.alloc(0.0, one, x.shape[0])
+    assert rebuilt.type != fresh.type
+    fg = FunctionGraph([x], [rebuilt + x, fresh * x])
+    MergeRewriter().apply(fg)
+    allocs = [n.outputs[0].type for n in fg.toposort() if n.op == fresh.owner.op]
+    assert sorted(map(str, allocs)) == sorted([str(rebuilt.type), str(fresh.type)])
+
+
 def test_constant_folding_computes_constant_subgraphs():
     x = T.dvector("x")
     fg = FunctionGraph([x], [x + T.exp(T.constant(np.arange(3.0))) * 2])

@@ -181,3 +181,24 @@ def test_in_range_against_numpy_with_a_zero_gradient(theano, openlow, openhi, dt
     for point in [0, 1, 2, 5, 7]:
         np.testing.assert_array_equal(f(point, 1, 5), [0, 0, 0])
     assert all(g.dtype == "float32" for g in grads)
+
+
+def test_scalar_shared_variable_as_a_counter_in_updates(theano):
+    """theano.scalar.sharedvar.shared: a scalar-typed shared number that indexes a
+    shared array in the updates of a function and is stepped by them."""
+    import theano.scalar.sharedvar
+    from theano import tensor
+
+    s = theano.scalar.sharedvar.shared(1, name="i")
+    assert s.type == theano.scalar.int64 and isinstance(s, theano.scalar.sharedvar.ScalarSharedVariable)
+    r = theano.shared(np.arange(12.0).reshape(4, 3))
+    f = theano.function([], [], updates=[(s, s + 1), (r, tensor.inc_subtensor(r[s], 2 * r[s - 1]))])
+    f()
+    f()
+    expected = np.arange(12.0).reshape(4, 3)
+    for i in (1, 2):
+        expected[i] += 2 * expected[i - 1]
+    assert s.get_value() == 3 and np.array_equal(r.get_value(), expected)
+    assert theano.scalar.sharedvar.shared(np.float32(0.5)).type == theano.scalar.float32
+    with pytest.raises(TypeError, match="use theano.shared for arrays"):
+        theano.scalar.sharedvar.shared(np.zeros(3))

@@ -135,6 +135,18 @@ def test_shared_variable_updates_from_the_step():
     assert counter.get_value() == 5
 
 
+def test_updates_are_ordered_updates_that_join_with_plus():
+    """Theano's scan returned OrderedUpdates: loops' and an optimizer's updates join with +."""
+    a, b = shared(np.float64(0), name="a"), shared(np.float64(0), name="b")
+    x = T.dvector("x")
+    _, ua = arignote.scan(lambda xt: {a: a + xt}, sequences=x)
+    _, ub = arignote.scan(lambda xt: {b: b + 2 * xt}, sequences=x)
+    _, none = arignote.scan(lambda xt: xt, sequences=x)
+    assert isinstance(ua, arignote.OrderedUpdates) and isinstance(none, arignote.OrderedUpdates)
+    function([x], [], updates=ua + ub + none)(np.arange(3.0))
+    assert (a.get_value(), b.get_value()) == (3.0, 6.0)
+
+
 def test_default_updates_inside_the_step_advance_each_step():
     state = shared(np.float64(1), name="state")
     state.default_update = state * 3
@@ -202,6 +214,10 @@ def test_errors_name_the_problem():
         arignote.scan(lambda p: p, outputs_info=np.float64(0))
     with pytest.raises(ValueError, match="must be negative"):
         arignote.scan(lambda p: p, outputs_info=dict(initial=x, taps=[0]), n_steps=2)
+    with pytest.raises(ValueError, match=r"outputs_info\[0\] has taps \[-1\] but no initial value"):
+        arignote.scan(lambda xt: xt, sequences=x, outputs_info=[dict(taps=[-1])])
+    with pytest.raises(ValueError, match=r"outputs_info\[0\] has return_steps.*out\[-1\] for the last"):
+        arignote.scan(lambda p: p * 2, outputs_info=dict(initial=x, return_steps=1), n_steps=3)
     b = shared(2.0, name="b")
     with pytest.raises(ValueError, match="strict=True.*shared variable 'b'"):
         arignote.scan(lambda xt: xt + b, sequences=x, strict=True)

@@ -136,6 +136,49 @@ def test_rop_matches_finite_differences(nrng):
     np.testing.assert_allclose(jvp(xs, init, w, v), numeric, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("form", ["hoisted", "both_passed"])
+def test_a_non_sequence_computed_from_another_gets_only_its_own_gradient(nrng, form):
+    """A step reading W and W.T (hoisted from the step, or both passed in): the backward step
+    differentiates each non-sequence apart, so the path through W.T is not counted twice."""
+    def step(h, W, WT=None):
+        return T.tanh(T.dot(W.T if WT is None else WT, T.dot(W, h)))
+
+    def f(W, h0):
+        extra = [W.T] if form == "both_passed" else []
+        out, _ = arignote.scan(step, outputs_info=h0, non_sequences=[W] + extra, n_steps=3)
+        return out[-1]
+    verify_grad(f, [nrng.normal(size=(2, 2)) * 0.7, nrng.normal(size=2)])
+
+
+@pytest.mark.parametrize("n_steps", [1, 3])
+def test_hessian_vector_product_through_scan_matches_finite_differences(nrng, n_steps):
+    """Rop of a gradient (Hessian-free training): the Rop of the backward loop, whose steps
+    read W and the hoisted W.T. With one step, two equal zero-filled buffers of different
+    broadcast patterns used to meet in the merge pass."""
+    W, h0, V = T.dmatrix("W"), T.dvector("h0"), T.dmatrix("V")
+    hs, _ = arignote.scan(lambda h, W_: T.tanh(T.dot(W_, h)), outputs_info=h0, non_sequences=W,
+                          n_steps=n_steps)
+    g = grad((hs[-1] ** 2).sum(), W)
+    hvp = function([W, h0, V], Rop(g, W, V))
+    gradient = function([W, h0], g)
+    w, init, v = nrng.normal(size=(2, 2)), nrng.normal(size=2), nrng.normal(size=(2, 2))
+    eps = 1e-6
+    numeric = (gradient(w + eps * v, init) - gradient(w - eps * v, init)) / (2 * eps)
+    np.testing.assert_allclose(hvp(w, init, v), numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_gradients_with_non_sequences_get_test_values():
+    """compute_test_value='raise': the backward step's stand-ins for the non-sequences take
+    their test values (a shared variable's value, an outer expression's test value)."""
+    with arignote.config.change_flags(compute_test_value="raise"):
+        x, c = T.dmatrix("x"), T.dscalar("c")
+        x.tag.test_value, c.tag.test_value = np.ones((2, 3)), np.float64(2)
+        y = shared(np.arange(9.0).reshape(3, 3), name="y")
+        z, _ = arignote.scan(lambda u, v, k: T.dot(v, u) * k, sequences=[x], non_sequences=[y, c * 2])
+        g = grad(z.sum(), x)
+    np.testing.assert_allclose(g.tag.test_value, np.tile(np.arange(9.0).reshape(3, 3).sum(axis=0) * 4, (2, 1)))
+
+
 def test_the_final_value_of_a_shared_variable_updated_in_the_loop_is_differentiated():
     # Theano 1.0.5 gives 1.0 (this was 0.0): d(s + 10)/ds.
     sv = shared(np.float32(1), name="sv")

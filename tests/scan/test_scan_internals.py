@@ -194,6 +194,20 @@ def test_outputs_that_need_no_loop_leave_it():
         f(np.arange(5.0), 7)
 
 
+def test_an_output_leaving_a_one_step_loop_keeps_its_type():
+    """With n_steps=1 the value repeated outside is a row (its first dimension known to be 1),
+    the loop's output a matrix: the replacement keeps the matrix type (it raised TypeError)."""
+    w, h0 = T.dvector("w"), T.dvector("h0")
+    out, _ = arignote.scan(lambda w_: w_, non_sequences=w, n_steps=1)
+    f = function([w], out)
+    assert not scans(f)
+    np.testing.assert_allclose(f(np.array([1.0, 2.0])), [[1.0, 2.0]])
+    (hs, ws), _ = arignote.scan(lambda h, w_: [h + w_, w_], outputs_info=[h0, None], non_sequences=w, n_steps=1)
+    got = function([w, h0], [hs, ws])(np.array([1.0, 2.0]), np.array([0.5, 0.5]))
+    np.testing.assert_allclose(got[0], [[1.5, 2.5]])
+    np.testing.assert_allclose(got[1], [[1.0, 2.0]])
+
+
 def test_opt_in_vectorizes_elementwise_work_on_sequences():
     x, c = T.dvector("x"), T.dscalar("c")
     out, _ = arignote.scan(lambda v, acc, c_: acc + T.exp(v) * c_, sequences=x, outputs_info=np.float64(0),

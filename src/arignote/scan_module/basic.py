@@ -27,6 +27,7 @@ from arignote.tensor import math as tm
 from arignote.tensor.shape import shape_i
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
+from arignote.updates import OrderedUpdates
 
 
 class until:
@@ -45,8 +46,9 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
          non_sequences: Any = None, n_steps: Any = None, truncate_gradient: int = -1,
          go_backwards: bool = False, mode: Any = None, name: str | None = None,
          profile: Any = False, allow_gc: bool | None = None, strict: bool = False,
-         return_list: bool = False) -> tuple[Any, dict]:
-    """Run ``fn`` once per step; return ``(outputs, updates)``.
+         return_list: bool = False) -> tuple[Any, OrderedUpdates]:
+    """Run ``fn`` once per step; return ``(outputs, updates)``, ``updates`` an ``OrderedUpdates``
+    (Theano's type: the updates of several loops and layers join with ``+``).
 
     ``fn`` receives, in order: for each sequence its values at the step (one
     argument per tap; ``dict(input=s, taps=[-2, 0, 1])`` reads ``s[t-2]``,
@@ -136,7 +138,7 @@ def scan(fn: Callable[..., Any], sequences: Any = None, outputs_info: Any = None
         if name and var.name is None:
             var.name = f"{name}[{i}]"
     finals = node.outputs[len(state_idx) + len(nit_idx):]
-    updates = dict(zip(shared_targets, finals))
+    updates = OrderedUpdates(zip(shared_targets, finals))
     if len(results) == 1 and not return_list:
         return results[0], updates
     return results, updates
@@ -202,7 +204,15 @@ def _output_spec(item: Any, i: int) -> tuple[Variable | None, tuple[int, ...]]:
     if item is None:
         return None, ()
     if isinstance(item, Mapping):
+        if item.get("return_steps") is not None:
+            raise ValueError(f"scan: outputs_info[{i}] has return_steps, which Theano 1.0 no longer "
+                             "took: scan returns every step; select the ones you need from it "
+                             "(out[-1] for the last), and the loop keeps only the rows read")
         initial = item.get("initial")
+        if initial is None and item.get("taps") is not None:
+            raise ValueError(f"scan: outputs_info[{i}] has taps {item['taps']} but no initial value: an "
+                             "output read at earlier steps needs its first rows, "
+                             "dict(initial=x0, taps=[...]) (or None if it is not fed back)")
         if initial is None:
             return None, ()
         taps = _taps(item.get("taps"), -1, f"outputs_info[{i}]")

@@ -21,9 +21,12 @@ backward loop can replay their per-step values (``_through_carried``).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+from arignote.config import config
 from arignote.gradient import NullTypeGradError, register_grad, total_grad
+from arignote.graph.testvalue import TestValueError
 from arignote.graph.traversal import ancestors, clone_get_equiv
 from arignote.scalar.dtypes import DISCRETE, FLOAT
 from arignote.scan_module.basic import scan
@@ -100,7 +103,11 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
         rest = args[n_seq_vals + n_state_vals:]
         g_buf_vals, g_nit_vals = rest[:S], rest[S:S + N]
         window_vals = rest[S + N:S + N + n_windows]
-        nonseq_vals = rest[S + N + n_windows:]
+        # The loop hands the step the outer non-sequences themselves, and one may be computed
+        # from another (``W`` and a hoisted ``W.T``): the step differentiates stand-ins, so each
+        # gets its own partial derivative, not also the path through the other.
+        outer_nonseqs = rest[S + N + n_windows:]
+        nonseq_vals = [_stand_in(v) for v in outer_nonseqs]
         replace = dict(zip(seq_wrt + state_wrt + list(in_nonseqs), seq_vals + state_vals + nonseq_vals))
         replace.update(zip(in_carries, carries))
         equiv = clone_get_equiv(list(replace), list(op.inner_outputs[:S + N]), copy_inputs=False,
@@ -132,7 +139,10 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
                 new_windows.append(value if value is not None else zeros_like(window_vals[slot + j]))
             slot += m
             state_pos += len(taps)
-        return new_windows + [zero(v) for v in seq_vals] + [zero(v) for v in nonseq_vals]
+        step_outs = new_windows + [zero(v) for v in seq_vals] + [zero(v) for v in nonseq_vals]
+        back = clone_get_equiv(nonseq_vals, step_outs, copy_inputs=False,
+                               replace=dict(zip(nonseq_vals, outer_nonseqs)))
+        return [back[o] for o in step_outs]
 
     results, _ = scan(step, sequences=sequences, outputs_info=windows + [None] * (n_seq_vals + len(nonseqs)),
                       non_sequences=nonseqs, n_steps=n_back, mode=op.mode, allow_gc=op.allow_gc,
@@ -166,6 +176,15 @@ def scan_grad(op: Scan, inputs: list, outputs: list, output_grads: list) -> list
     for var, g in zip(nonseqs, nonseq_out):
         grads.append(g.sum(axis=0) if _float(var) else None)
     return grads
+
+
+def _stand_in(var: Any) -> Any:
+    """A variable of ``var``'s type and name, with its test value (compute_test_value)."""
+    new = var.type(var.name)
+    if config.compute_test_value != "off":
+        with contextlib.suppress(TestValueError):
+            new.tag.test_value = var.get_test_value()
+    return new
 
 
 def _recorded_draws(op: Scan, inputs: list, outputs: list, output_grads: list,

@@ -40,7 +40,7 @@ from arignote.tensor.alloc import alloc
 from arignote.tensor.blas import Dot, dot
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.rewrites.shape_feature import ShapeFeature
-from arignote.tensor.shape import NotScalarConstantError, get_scalar_constant_value, reshape
+from arignote.tensor.shape import NotScalarConstantError, get_scalar_constant_value, patternbroadcast, reshape
 from arignote.tensor.subtensor.index import IndexSlice
 from arignote.tensor.subtensor.read import Subtensor
 from arignote.tensor.type import TensorType
@@ -156,7 +156,10 @@ def _pushout(node: Apply, vectorize: bool) -> dict | None:
     new_seqs = [v for v in pushed if v in still_read]
     if not new_seqs and not leaving:
         return None
-    result = {node.outputs[S + j]: value for j, value in leaving.items()}
+    # A loop of one constant step: the value outside knows its first dimension is broadcastable,
+    # the loop's output does not; the replacement keeps the output's type.
+    result = {node.outputs[S + j]: patternbroadcast(value, node.outputs[S + j].broadcastable)
+              for j, value in leaving.items()}
     if not (S or kept or C):
         return result
     rows = [v.type(v.name) for v in new_seqs]

@@ -27,7 +27,10 @@ class MergeRewriter(GraphRewriter):
         for node in fgraph.toposort():
             if node not in fgraph.apply_nodes:
                 continue
-            key = (node.op, tuple(node.inputs))
+            # The output types join the key: a node rebuilt by clone_with_new_inputs keeps its
+            # old, less specific types (an Alloc whose length became the constant 1), and
+            # replacing one type by another would be refused.
+            key = (node.op, tuple(node.inputs), tuple(o.type for o in node.outputs))
             first = seen.get(key)
             if first is None:
                 seen[key] = node
