@@ -402,4 +402,6 @@ def test_careduce_bitwise_of_floats_is_refused():
     x = T.matrix("weights")
     with pytest.raises(TypeError, match="weights.*only integers have bits.*tensor.all"):
         CAReduce(scalar.xor)(x)
+    with pytest.raises(TypeError, match="to float64: only integers have bits"):
+        CAReduce(scalar.and_, dtype="float64")(T.bmatrix("flags"))
     assert CAReduce(scalar.or_, dtype="bool")(x).dtype == "bool"

@@ -116,9 +116,10 @@ class CAReduce(Op):
         for axis in self.axis:
             if not 0 <= axis < x.ndim:
                 raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
-        if self.scalar_op.name in BITWISE and self.dtype != "bool" and x.dtype not in DISCRETE:
-            raise TypeError(f"{self} of {x.describe()} ({x.dtype}): only integers have bits to "
-                            f"{self.scalar_op.name}; reduce to a bool (tensor.all, tensor.any, or "
+        if (self.scalar_op.name in BITWISE and self.dtype != "bool"
+                and not (x.dtype in DISCRETE and self.dtype in DISCRETE)):
+            raise TypeError(f"{self} of {x.describe()} ({x.dtype}) to {self.dtype}: only integers "
+                            f"have bits to {self.scalar_op.name}; reduce to a bool (tensor.all, tensor.any, or "
                             "dtype='bool') for the truth of the elements")
         broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
         return Apply(self, [x], [TensorType(self.dtype, broadcastable)()])
