@@ -81,3 +81,11 @@ def test_private_dot_takes_vectors_and_matrices_only(theano):
             else:
                 with pytest.raises(TypeError, match="vectors and matrices"):
                     _dot(a, b)
+
+
+def test_raw_random_star_import_binds_theano_tensor_and_numpy(theano):
+    """Theano's raw_random had no ``__all__``: its star import gave ``theano``, ``tensor``, ``np``."""
+    scope = {}
+    exec("from theano.tensor.raw_random import *", scope)
+    assert scope["theano"] is theano and scope["tensor"] is theano.tensor and scope["np"] is np
+    assert scope["uniform"] is theano.tensor.raw_random.uniform

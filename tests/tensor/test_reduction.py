@@ -354,3 +354,54 @@ def test_max_min_of_complex_numbers_use_numpys_order(dtype, axis, fn):
     scalar_op = T.maximum.scalar_op if fn == "max" else T.minimum.scalar_op
     by_op = CAReduce(scalar_op, axis=None if axis is None else np_axis(axis))(x)
     assert_matches(run([x], by_op, v), np.asarray(expected, dtype=dtype))
+
+
+BIT_REDUCERS = {"and_": np.bitwise_and, "or_": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+@given(arrays_and_axes(), st.sampled_from(["bool", "int8", "uint8", "int32", "int64", "uint64"]),
+       st.sampled_from(sorted(BIT_REDUCERS)))
+def test_careduce_of_and_or_xor_reduces_the_bits_of_integers(case, dtype, name):
+    """Theano's CAReduce(and_/or_/xor) of integers is bitwise, keeping the dtype (a mask of
+    flags, a parity); reduced to a bool it is the truth of the elements, as all and any."""
+    from arignote import scalar
+    shp, axis, _ = case
+    v = value(shp, "int64").astype(dtype)
+    x = var_for(v)
+    axes = tuple(range(len(shp))) if axis is None else np_axis(axis)
+    axes = tuple(sorted(a % len(shp) for a in np.atleast_1d(axes)))
+    ufunc = BIT_REDUCERS[name]
+    out = CAReduce(getattr(scalar, name), axis)(x)
+    assert out.dtype == dtype
+    assert_matches(run([x], out, v), np.asarray(ufunc.reduce(v, axis=axes), dtype=dtype))
+    truth = CAReduce(getattr(scalar, name), axis, dtype="bool")(x)
+    assert_matches(run([x], truth, v), np.asarray(ufunc.reduce(v != 0, axis=axes)))
+    check_infer_shape([x], out, [v])
+
+
+def test_careduce_bitwise_keeps_the_bits_on_every_path():
+    """The native kernels and the rewrites reduce truth values; a bitwise reduction must not
+    reach them as one (0b0110 & 0b0011 is 0b0010, not 1), over a length-1 axis either."""
+    from arignote import function, scalar
+    v = np.array([[6, 3], [5, 7]], dtype="int8")
+    x = T.bmatrix("x")
+    row = T.tensor("int8", (True, False), name="row")
+    for mode in ("FAST_RUN", "FAST_COMPILE"):
+        f = function([x, row], [CAReduce(scalar.and_, 1)(x), CAReduce(scalar.or_, 0)(x),
+                                CAReduce(scalar.xor)(x), CAReduce(scalar.and_, 0)(row)], mode=mode)
+        both, either, parity, single = f(v, v[:1])
+        assert_matches(both, np.array([2, 5], dtype="int8"))
+        assert_matches(either, np.array([7, 7], dtype="int8"))
+        assert_matches(parity, np.array(6 ^ 3 ^ 5 ^ 7, dtype="int8"))
+        assert_matches(single, v[0])
+    assert_matches(run([x], T.all(x, axis=1), v), np.array([True, True]))
+
+
+def test_careduce_bitwise_of_floats_is_refused():
+    from arignote import scalar
+    x = T.matrix("weights")
+    with pytest.raises(TypeError, match="weights.*only integers have bits.*tensor.all"):
+        CAReduce(scalar.xor)(x)
+    with pytest.raises(TypeError, match="to float64: only integers have bits"):
+        CAReduce(scalar.and_, dtype="float64")(T.bmatrix("flags"))
+    assert CAReduce(scalar.or_, dtype="bool")(x).dtype == "bool"

@@ -39,8 +39,12 @@ __all__ = ["CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Argmax", "Argmin", "s
 
 # The numpy reducer of each scalar op CAReduce accepts, and the name it prints as.
 _REDUCERS = {"add": (np.sum, "Sum"), "mul": (np.prod, "Prod"), "maximum": (np.max, "Reduce{maximum}"),
-             "minimum": (np.min, "Reduce{minimum}"), "and_": (np.all, "All"), "or_": (np.any, "Any")}
+             "minimum": (np.min, "Reduce{minimum}"), "and_": (np.bitwise_and.reduce, "All"),
+             "or_": (np.bitwise_or.reduce, "Any"), "xor": (np.bitwise_xor.reduce, "Reduce{xor}")}
 _NO_IDENTITY = ("maximum", "minimum")
+# and_, or_ and xor reduce the bits of integers, as Theano's CAReduce did; to a bool result
+# (all, any) they reduce the truth of the elements (x != 0), whatever their dtype.
+BITWISE = ("and_", "or_", "xor")
 
 # Theano's default accumulators (its CAReduceDtype table) for sum, prod, mean and
 # ProdWithoutZeros; a dtype not listed accumulates in itself.
@@ -112,6 +116,11 @@ class CAReduce(Op):
         for axis in self.axis:
             if not 0 <= axis < x.ndim:
                 raise np.exceptions.AxisError(f"{self}: {x.describe()} has {x.ndim} dimensions")
+        if (self.scalar_op.name in BITWISE and self.dtype != "bool"
+                and not (x.dtype in DISCRETE and self.dtype in DISCRETE)):
+            raise TypeError(f"{self} of {x.describe()} ({x.dtype}) to {self.dtype}: only integers "
+                            f"have bits to {self.scalar_op.name}; reduce to a bool (tensor.all, tensor.any, or "
+                            "dtype='bool') for the truth of the elements")
         broadcastable = [b for i, b in enumerate(x.broadcastable) if i not in self.axis]
         return Apply(self, [x], [TensorType(self.dtype, broadcastable)()])
 
@@ -126,6 +135,10 @@ class CAReduce(Op):
             result = self._reducer(x, axis=self.axis, dtype=acc)
             if x.dtype.kind != "c" and np.iscomplexobj(result):
                 result = result.real  # a complex accumulator of real values: no imaginary part
+        elif self.scalar_op.name in BITWISE:
+            out_dtype = node.outputs[0].type.numpy_dtype
+            bits = x != 0 if out_dtype.kind == "b" else x.astype(out_dtype)
+            result = self._reducer(bits, axis=self.axis)
         else:
             result = self._reducer(x, axis=self.axis)
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.numpy_dtype)

@@ -27,7 +27,7 @@ from arignote.tensor.elemwise import BroadcastRule
 from arignote.tensor.fused_reduce import ElemwiseReduce
 from arignote.tensor.gemm import SumOfSquares
 from arignote.tensor.nnet import LogSoftmax, Softmax
-from arignote.tensor.reduction import CAReduce
+from arignote.tensor.reduction import BITWISE, CAReduce
 
 
 def _parts(op: Any) -> tuple[Any, Any]:
@@ -52,7 +52,9 @@ def kernel(node: Apply) -> Any:
     map_dtype = in_dtypes[0] if map_op is None else map_op.output_dtype(*in_dtypes)
     name = reducer.scalar_op.name
     out_dtype = node.outputs[0].type.dtype
-    acc = "bool" if name in ("and_", "or_") else reducer.acc_dtype or out_dtype
+    if name in BITWISE and (out_dtype != "bool" or name not in render.LOGICAL_REDUCE):
+        return None  # the kernels reduce truth values; bits (and xor) are numpy's reduce
+    acc = "bool" if name in BITWISE else reducer.acc_dtype or out_dtype
     axes = reducer.axis
     try:
         body = render.reduce_nest(render.C, name, map_op, in_dtypes, map_dtype, acc, out_dtype,

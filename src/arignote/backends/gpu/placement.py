@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from arignote.backends.gpu import ops as gpu
-from arignote.backends.kernels.render import kernel_dtypes
+from arignote.backends.kernels.render import LOGICAL_REDUCE, kernel_dtypes
 from arignote.backends.gpu.context import GpuContext, get_context, why_unavailable
 from arignote.backends.gpu.type import (GpuArrayConstant, GpuArrayType, GpuFromHost, GpuToGpu,
                                         HostFromGpu)
@@ -31,7 +31,7 @@ from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.gemm import SumOfSquares
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.nnet.basic import ClassIndices
-from arignote.tensor.reduction import CAReduce
+from arignote.tensor.reduction import BITWISE, CAReduce
 from arignote.tensor.shape import Reshape
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import TensorType
@@ -301,7 +301,10 @@ def _careduce(node: Apply, ctx: GpuContext, on_gpu: Callable) -> list:
     x = node.inputs[0]
     _check_dtypes(ctx, [x])
     name = op.scalar_op.name
-    if name in ("and_", "or_"):
+    if name in BITWISE and (op.dtype != "bool" or name not in LOGICAL_REDUCE):
+        raise StaysOnCpu(f"{op} reduces bits, which the device's reduction kernels do not: "
+                         "numpy's reduce does it on the host")
+    if name in BITWISE:
         acc = "bool"
     elif name not in ("add", "mul"):
         acc = x.type.dtype

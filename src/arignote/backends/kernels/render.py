@@ -243,6 +243,8 @@ def _row_loop(d: Dialect, n_arrays: int, body: list[str]) -> tuple[str, list[str
 
 
 _REDUCE_EXPR = {"add": "(a + b)", "mul": "(a * b)", "and_": "(a && b)", "or_": "(a || b)"}
+# The reductions of truth values (each element loaded as ``v != 0``): all and any.
+LOGICAL_REDUCE = ("and_", "or_")
 
 
 def _reduce_parts(d: Dialect, op_name: str, acc: str) -> tuple[str, str]:

@@ -12,6 +12,19 @@ from arignote.tensor.random.op import infer_ndim_bcast as _infer_ndim_bcast
 from arignote.tensor.random.samplers import permutation as permutation_helper
 from arignote.tensor.random.type import RandomStateType, random_state_type
 
+import numpy as np
+
+# Theano's raw_random had no __all__, so ``from theano.tensor.raw_random import *`` also bound
+# numpy as ``np`` and the modules ``theano`` and ``tensor`` (its own test file relies on it).
+_LAZY_MODULES = {"theano": "theano", "tensor": "theano.tensor"}
+
 __all__ = ["RandomFunction", "RandomStateType", "random_state_type", "uniform", "normal",
            "binomial", "poisson", "random_integers", "choice", "permutation", "multinomial",
-           "permutation_helper", "_infer_ndim_bcast"]
+           "permutation_helper", "_infer_ndim_bcast", "np", *_LAZY_MODULES]
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_MODULES:  # the alias's modules, imported when first asked for
+        import importlib
+        return importlib.import_module(_LAZY_MODULES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

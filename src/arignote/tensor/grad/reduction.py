@@ -35,7 +35,7 @@ def restore_axes(var, axes):
 def careduce_grad(op, inputs, outputs, output_grads):
     x, out, gz = inputs[0], outputs[0], output_grads[0]
     name = op.scalar_op.name
-    if x.dtype in DISCRETE or name in ("and_", "or_"):
+    if x.dtype in DISCRETE or name in ("and_", "or_", "xor"):
         return [None]
     gz = restore_axes(gz, op.axis)
     if name == "add":

@@ -45,7 +45,7 @@ def inc_subtensor_grad(op, inputs, outputs, output_grads):
     read = (Subtensor if isinstance(op, IncSubtensor) else AdvancedSubtensor)(op.idx_list)
     gx = gz
     if op.set_instead_of_inc:
-        gx = type(op)(op.idx_list, True)(gz, _zero(gz), *entries)
+        gx = type(op)(op.idx_list, set_instead_of_inc=True)(gz, _zero(gz), *entries)
     return [gx, _to_value_shape(read(gz, *entries), y)] + [None] * len(entries)
 
 
@@ -53,7 +53,7 @@ def inc_subtensor_grad(op, inputs, outputs, output_grads):
 def advanced_inc_subtensor1_grad(op, inputs, outputs, output_grads):
     x, y, ilist = inputs
     gz = output_grads[0]
-    gx = AdvancedIncSubtensor1(True)(gz, _zero(gz), ilist) if op.set_instead_of_inc else gz
+    gx = AdvancedIncSubtensor1(set_instead_of_inc=True)(gz, _zero(gz), ilist) if op.set_instead_of_inc else gz
     return [gx, _to_value_shape(AdvancedSubtensor1()(gz, ilist), y), None]
 
 

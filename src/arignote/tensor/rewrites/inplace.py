@@ -1,7 +1,10 @@
-"""In-place ops: an Elemwise writes its result into an input buffer, and a Gemm (Gemv, Ger)
-updates its ``Z`` (``y``, ``A``) in place, wherever the destroy check proves nobody else needs
-that buffer, saving an allocation."""
+"""In-place ops: an Elemwise writes its result into an input buffer, a Gemm (Gemv, Ger)
+updates its ``Z`` (``y``, ``A``) and a set/inc_subtensor its indexed tensor in place,
+wherever the destroy check proves nobody else needs that buffer, saving an allocation."""
 from __future__ import annotations
+
+from typing import Any
+from collections.abc import Callable
 
 from arignote.graph.destroyhandler import can_destroy
 from arignote.graph.fg import FunctionGraph
@@ -9,6 +12,8 @@ from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.gemm import Gemm, Gemv, Ger, gemm_inplace, gemv_inplace, ger_destructive
+from arignote.tensor.subtensor import (AdvancedBooleanIncSubtensor, AdvancedIncSubtensor, AdvancedIncSubtensor1,
+                                       IncSubtensor)
 
 
 class InplaceElemwise(GraphRewriter):
@@ -30,27 +35,44 @@ class InplaceElemwise(GraphRewriter):
         return changes
 
 
-# A BLAS update op -> (whether a node of it still copies its first input, its in-place form).
-_INPLACE_BLAS = {Gemm: (lambda op: not op.inplace, gemm_inplace), Gemv: (lambda op: not op.inplace, gemv_inplace),
-                 Ger: (lambda op: not op.destructive, ger_destructive)}
+class InplaceUpdates(GraphRewriter):
+    """Outputs first: a chain of updates (``gemm(gemm(Z, ...), ...)``,
+    ``set_subtensor(set_subtensor(z[0], a)[1], b)``) then all go in place, each overwriting
+    the buffer of the one before it before that one is made to overwrite ``Z`` (a buffer that
+    is already another op's overwritten input counts as a view). ``table`` maps an op class
+    to its in-place form of a node's op, None when the node already is in place."""
 
-
-class InplaceGemm(GraphRewriter):
-    """Outputs first: a chain of updates (``gemm(gemm(Z, ...), ...)``) then all go in place,
-    each overwriting the buffer of the one before it before that one is made to overwrite
-    ``Z`` (a buffer that is already another op's overwritten input counts as a view)."""
-
-    name = "inplace_gemm"
+    table: dict[type, Callable[[Any], Any]] = {}
 
     def apply(self, fgraph: FunctionGraph) -> int:
         changes = 0
         for node in reversed(fgraph.toposort()):
-            found = _INPLACE_BLAS.get(type(node.op)) if node in fgraph.apply_nodes else None
-            if found is not None and found[0](node.op) and can_destroy(fgraph, node, 0):
-                fgraph.replace(node.outputs[0], found[1](*node.inputs), reason=self.name)
+            make = self.table.get(type(node.op)) if node in fgraph.apply_nodes else None
+            op = make(node.op) if make is not None else None
+            if op is not None and can_destroy(fgraph, node, 0):
+                fgraph.replace(node.outputs[0], op(*node.inputs), reason=self.name)
                 changes += 1
         return changes
 
 
+class InplaceGemm(InplaceUpdates):
+    """Gemm (Gemv, Ger) updating its ``Z`` (``y``, ``A``)."""
+
+    name = "inplace_gemm"
+    table = {Gemm: lambda op: None if op.inplace else gemm_inplace,
+             Gemv: lambda op: None if op.inplace else gemv_inplace,
+             Ger: lambda op: None if op.destructive else ger_destructive}
+
+
+class InplaceSetSubtensor(InplaceUpdates):
+    """``set_subtensor``/``inc_subtensor`` writing into the indexed tensor (Theano's
+    ``local_inplace_setsubtensor`` and ``local_inplace_incsubtensor1``)."""
+
+    name = "inplace_setsubtensor"
+    table = dict.fromkeys((IncSubtensor, AdvancedIncSubtensor, AdvancedBooleanIncSubtensor, AdvancedIncSubtensor1),
+                          lambda op: None if op.inplace else op.inplace_version())
+
+
 rewrites.register(InplaceGemm(), "inplace", "fast_run")
+rewrites.register(InplaceSetSubtensor(), "inplace", "fast_run")
 rewrites.register(InplaceElemwise(), "inplace", "fast_run")

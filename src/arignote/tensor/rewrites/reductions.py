@@ -34,14 +34,12 @@ class Algebra:
     """What a reduction's scalar operator allows: ``repeated(v, n)`` is the reduction of ``n``
     copies of ``v`` (None: not rewritten: ``max`` of no copies is an error the alloc must keep);
     ``pairwise`` is the elementwise op that reduces two arrays; ``scales`` whether a scalar factor
-    can be taken out (``sum(c * x) = c * sum(x)``); ``single`` the reduction of one element (then
-    cast to the result's dtype: the truth of ``x`` for all and any); ``negated`` the operator ``g``
+    can be taken out (``sum(c * x) = c * sum(x)``); ``negated`` the operator ``g``
     with ``reduce(-x) = -g(x)`` (``max(-x) = -min(x)``), None where there is none."""
     repeated: Callable[[Variable, Variable], Variable] | None
     pairwise: Callable[[Variable, Variable], Variable]
     scales: bool = False
     negated: str | None = None
-    single: Callable[[Variable], Variable] = staticmethod(lambda x: x)
 
 
 ALGEBRA = {
@@ -49,8 +47,9 @@ ALGEBRA = {
     "mul": Algebra(_math.pow, _math.mul),
     "maximum": Algebra(None, _math.maximum, negated="minimum"),
     "minimum": Algebra(None, _math.minimum, negated="maximum"),
-    "and_": Algebra(None, _math.and_, single=lambda x: _math.neq(x, 0)),
-    "or_": Algebra(None, _math.or_, single=lambda x: _math.neq(x, 0)),
+    "and_": Algebra(None, _math.and_),
+    "or_": Algebra(None, _math.or_),
+    "xor": Algebra(None, _math.xor),
 }
 
 
@@ -101,8 +100,11 @@ def local_reduce_broadcastable(fgraph: FunctionGraph, node: Apply):
     rest = tuple(a for a in op.axis if a not in ones)
     dropped = _drop(x, ones)
     if not rest:
-        single = ALGEBRA[op.scalar_op.name].single
-        return [retype(_math.cast(single(dropped), node.outputs[0].dtype), node.outputs[0])]
+        # One element reduces to itself, in the result's dtype; to a bool, to its truth
+        # (all, any: a complex x is never cast to bool).
+        out = node.outputs[0]
+        single = _math.neq(dropped, 0) if out.dtype == "bool" and dropped.dtype != "bool" else dropped
+        return [retype(_math.cast(single, out.dtype), out)]
     return [retype(_rebuild(op, tuple(a - sum(o < a for o in ones) for a in rest))(dropped), node.outputs[0])]
 
 

@@ -1,9 +1,11 @@
 """Writing at an index: ``set_subtensor``, ``inc_subtensor`` and their ops.
 
 The ``*IncSubtensor`` ops return a new array: they copy ``x`` and write into
-the copy (an in-place variant is the in-place rewrite's job, once the destroy
-handler proves ``x`` is free). Where an advanced index repeats a position,
-increments accumulate (``numpy.add.at``), as Theano's did.
+the copy. Their ``inplace`` form (Theano's ``inplace=True``, declared in
+``destroy_map``) writes into ``x`` itself; the in-place rewrite makes it where
+the destroy check proves nothing else needs ``x`` (the zeros a gradient of
+``x[idx]`` scatters into, a chain of ``set_subtensor``). Where an advanced index
+repeats a position, increments accumulate (``numpy.add.at``), as Theano's did.
 """
 from __future__ import annotations
 
@@ -29,12 +31,22 @@ __all__ = ["IncSubtensor", "AdvancedIncSubtensor", "AdvancedIncSubtensor1", "set
 
 
 class _IncOp(Op):
-    """What the set/increment ops share: copy ``x``, then write ``y`` at the index."""
+    """What the set/increment ops share: copy ``x`` (unless ``inplace``), then write ``y`` at
+    the index."""
 
     __props__ = ()
+    inplace = False
+
+    def _set_flags(self, inplace: bool, set_instead_of_inc: bool) -> None:
+        self.inplace = bool(inplace)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        self.destroy_map = {0: [0]} if self.inplace else {}
 
     def _fresh_copy(self, x: np.ndarray, cell: list) -> np.ndarray:
-        """A copy of ``x`` to write into: last call's array when it fits, so no allocation."""
+        """A copy of ``x`` to write into: last call's array when it fits, so no allocation;
+        ``x`` itself for the in-place form."""
+        if self.inplace:
+            return x
         out = cell[0]
         if out is not None and out.shape == x.shape and out.dtype == x.dtype and out is not x:
             np.copyto(out, x)
@@ -60,7 +72,7 @@ class _IncOp(Op):
             raise index_error(node, out, shown, err) from None
 
     def __str__(self) -> str:
-        what = "Set" if self.set_instead_of_inc else "Inc"
+        what = ("Inplace" if self.inplace else "") + ("Set" if self.set_instead_of_inc else "Inc")
         index = format_idx_list(getattr(self, "idx_list", (ARRAY,)))
         return f"{type(self).__name__}{{{what};{index}}}"
 
@@ -68,12 +80,17 @@ class _IncOp(Op):
 class _IndexedIncOp(_IncOp, IndexOp):
     """Set or increment at an ``idx_list`` index; inputs are ``x``, ``y``, then the entries."""
 
-    __props__ = ("idx_list", "set_instead_of_inc")
+    __props__ = ("idx_list", "inplace", "set_instead_of_inc")
     accumulate = False
 
-    def __init__(self, idx_list: Sequence, set_instead_of_inc: bool = False):
+    def __init__(self, idx_list: Sequence, inplace: bool = False, set_instead_of_inc: bool = False,
+                 destroyhandler_tolerate_aliased: Any = None):
         super().__init__(idx_list)
-        self.set_instead_of_inc = bool(set_instead_of_inc)
+        self._set_flags(inplace, set_instead_of_inc)
+
+    def inplace_version(self) -> _IndexedIncOp:
+        """This op writing into ``x`` (the in-place rewrite's replacement)."""
+        return type(self)(self.idx_list, True, self.set_instead_of_inc)
 
     def make_node(self, x: Any, y: Any, *entries: Any) -> Apply:
         x = as_tensor_variable(x)
@@ -114,10 +131,14 @@ class AdvancedBooleanIncSubtensor(AdvancedIncSubtensor):
 class AdvancedIncSubtensor1(_IncOp):
     """Set or add rows ``ilist`` of ``x``; repeated indices accumulate."""
 
-    __props__ = ("set_instead_of_inc",)
+    __props__ = ("inplace", "set_instead_of_inc")
 
-    def __init__(self, set_instead_of_inc: bool = False):
-        self.set_instead_of_inc = bool(set_instead_of_inc)
+    def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False):
+        self._set_flags(inplace, set_instead_of_inc)
+
+    def inplace_version(self) -> AdvancedIncSubtensor1:
+        """This op writing into ``x`` (the in-place rewrite's replacement)."""
+        return AdvancedIncSubtensor1(True, self.set_instead_of_inc)
 
     def make_node(self, x: Any, y: Any, ilist: Any) -> Apply:
         x = as_tensor_variable(x)
@@ -215,8 +236,8 @@ def _inc_or_set(indexed: Any, y: Any, set_: bool) -> Variable:
                         "tensor you want to update")
     op = node.op
     if isinstance(op, AdvancedSubtensor1):
-        return AdvancedIncSubtensor1(set_)(node.inputs[0], y, node.inputs[1])
+        return AdvancedIncSubtensor1(set_instead_of_inc=set_)(node.inputs[0], y, node.inputs[1])
     write = (IncSubtensor if isinstance(op, Subtensor) else AdvancedBooleanIncSubtensor
              if isinstance(op, AdvancedBooleanSubtensor) else AdvancedIncSubtensor)
-    inc_op = write(op.idx_list, set_)
+    inc_op = write(op.idx_list, set_instead_of_inc=set_)
     return inc_op(node.inputs[0], y, *node.inputs[1:])
