@@ -3,7 +3,7 @@ updates its ``Z`` (``y``, ``A``) in place, wherever the destroy check proves nob
 that buffer, saving an allocation."""
 from __future__ import annotations
 
-from arignote.graph.destroyhandler import can_destroy
+from arignote.graph.destroyhandler import can_destroy, replace_in_place
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
@@ -22,9 +22,8 @@ class InplaceElemwise(GraphRewriter):
                 continue
             out = node.outputs[0]
             for i, inp in enumerate(node.inputs):
-                if inp.type == out.type and can_destroy(fgraph, node, i):
-                    new = Elemwise(node.op.scalar_op, {0: i})(*node.inputs)
-                    fgraph.replace(out, new, reason=self.name)
+                if inp.type == out.type and can_destroy(fgraph, node, i) and replace_in_place(
+                        fgraph, out, Elemwise(node.op.scalar_op, {0: i})(*node.inputs), self.name):
                     changes += 1
                     break
         return changes
@@ -46,8 +45,8 @@ class InplaceGemm(GraphRewriter):
         changes = 0
         for node in reversed(fgraph.toposort()):
             found = _INPLACE_BLAS.get(type(node.op)) if node in fgraph.apply_nodes else None
-            if found is not None and found[0](node.op) and can_destroy(fgraph, node, 0):
-                fgraph.replace(node.outputs[0], found[1](*node.inputs), reason=self.name)
+            if found is not None and found[0](node.op) and can_destroy(fgraph, node, 0) and replace_in_place(
+                    fgraph, node.outputs[0], found[1](*node.inputs), self.name):
                 changes += 1
         return changes
 
