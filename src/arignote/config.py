@@ -257,7 +257,7 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "unpickle_function": True, "reoptimize_unpickled_function": False,
     "DebugMode.check_preallocated_output": "", "DebugMode.warn_input_not_reused": True,
     "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "profiling.min_memory_size": 1024,
-    "profiling.min_peak_memory": False,
+    "profiling.min_peak_memory": False, "cmodule.debug": False,
 }
 
 

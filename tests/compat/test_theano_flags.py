@@ -118,3 +118,9 @@ def test_alias_cxx_is_empty_and_native_kernels_stay_on(theano):
     theano.config.cxx = "cc"  # a Theano script's setting picks our native kernels' compiler
     assert theano.config.cxx == ""
     assert native_compiler.settings().cxx == config.own("cxx") == "cc"
+
+
+def test_theano_c_module_flags_are_readable_and_changeable(theano):
+    with theano.change_flags(**{"cmodule.debug": True}):  # Theano's test_types decorates with it
+        assert theano.config.cmodule.debug is True
+    assert theano.config.cmodule.debug is False
