@@ -230,6 +230,12 @@ THEANO_IGNORED_SECTIONS = ("lib", "gpuarray", "gpu", "gpuelemwise", "dnn", "cuda
                            "blas", "gcc", "cmodule", "magma", "ctc", "metaopt", "optdb", "profiling",
                            "DebugMode", "NanGuardMode", "numpy", "scan", "tensor", "traceback",
                            "experimental", "vm", "compile", "conv", "warn", "mkl")
+# Names whose meaning under the alias differs from our flag of that name: what they read there.
+# Theano's ``cxx`` is the compiler of Ops' C code (``c_code``); arignote compiles no Op's C code
+# (each Op runs its ``perform`` or one of our native kernels), so it reads '' and Theano code
+# takes the paths it had without a compiler. Setting it (``THEANO_FLAGS=cxx=...``, assignment)
+# still sets the compiler of our native kernels, which our code reads with ``config.own``.
+THEANO_READS: dict[str, Any] = {"cxx": ""}
 # What a Theano flag reads when nothing set it and no flag of ours stands for it.
 THEANO_DEFAULTS: dict[str, Any] = {
     "linker": "cvm", "cast_policy": "custom", "int_division": "int", "deterministic": "default",
@@ -251,7 +257,7 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "unpickle_function": True, "reoptimize_unpickled_function": False,
     "DebugMode.check_preallocated_output": "", "DebugMode.warn_input_not_reused": True,
     "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "profiling.min_memory_size": 1024,
-    "profiling.min_peak_memory": False,
+    "profiling.min_peak_memory": False, "cmodule.debug": False,
 }
 
 
@@ -287,15 +293,24 @@ class Config:
         object.__setattr__(self, "_flags", {f.name: f for f in _FLAGS})
         object.__setattr__(self, "_values", {f.name: f.default for f in _FLAGS})
         object.__setattr__(self, "_ranks", {})  # name -> rank of the source that set it
+        object.__setattr__(self, "_reads", {})  # THEANO_READS while the alias is loaded
 
     def __getattr__(self, name: str) -> Any:
         try:
-            return self._values[name]
+            return self._reads[name] if name in self._reads else self._values[name]
         except KeyError:
             pass
         if any(flag.startswith(name + ".") for flag in self._flags):
             return _Section(self, name)
         raise AttributeError(self._unknown(name, "arignote.config"))
+
+    def own(self, name: str) -> Any:
+        """Our flag ``name``'s value, also under the alias where Theano's meaning of the name
+        reads otherwise (``THEANO_READS``): what arignote's own code reads."""
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(self._unknown(name, "arignote.config")) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._values[name] = self._validate(name, value)
@@ -396,6 +411,7 @@ class Config:
         for name, default in THEANO_DEFAULTS.items():
             if name not in self._flags:
                 self._add_theano_flag(name, default)
+        self._reads.update(THEANO_READS)
         ignored: list[str] = []
         unknown: list[str] = []
         given = environ.get("THEANORC", "~/.theanorc" + os.pathsep + "~/.theanorc.txt")
@@ -432,6 +448,11 @@ class Config:
             warnings.warn("; ".join(parts) + " (docs/theano-differences.md lists how each Theano "
                           "flag maps)", TheanoFlagsNotice, stacklevel=2)
         return ignored
+
+    def unload_theano(self) -> None:
+        """Back to our meanings of ``THEANO_READS``'s names (the alias is uninstalled); the
+        values Theano's flags set stay."""
+        self._reads.clear()
 
     def _add_theano_flag(self, name: str, default: Any) -> None:
         """A Theano flag with no meaning here: it holds what it is given, and does nothing."""

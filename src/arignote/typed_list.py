@@ -16,7 +16,7 @@ import numpy as np
 
 from arignote.compile.callgen import copy_value
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
-from arignote.graph.destroyhandler import can_destroy
+from arignote.graph.destroyhandler import can_destroy, replace_in_place
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
@@ -360,8 +360,8 @@ class InplaceTypedList(GraphRewriter):
         changes = 0
         for node in fgraph.toposort():
             op = node.op if node in fgraph.apply_nodes else None
-            if isinstance(op, _ListOp) and not op.inplace and can_destroy(fgraph, node, 0):
-                fgraph.replace(node.outputs[0], type(op)(inplace=True)(*node.inputs), reason=self.name)
+            if isinstance(op, _ListOp) and not op.inplace and can_destroy(fgraph, node, 0) and replace_in_place(
+                    fgraph, node.outputs[0], type(op)(inplace=True)(*node.inputs), self.name):
                 changes += 1
         return changes
 

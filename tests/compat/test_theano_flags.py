@@ -104,3 +104,23 @@ def test_the_debugging_flags_act_and_are_not_listed_as_without_effect():
     assert (c.profiling.n_ops, c.print_test_value) == (5, True)
     assert c.optimizer_excluding == "fusion:inplace" and c.optimizer_including == "alloc_empty_to_zeros"
     assert notices == []
+
+
+def test_theano_cxx_reads_empty_while_our_native_compiler_stays_set():
+    c, _ = theano_config(THEANO_FLAGS="cxx=cc")
+    assert c.cxx == "" and c.own("cxx") == "cc"  # no Op's C code is compiled; native kernels use cc
+    c.unload_theano()
+    assert c.cxx == "cc"
+
+
+def test_alias_cxx_is_empty_and_native_kernels_stay_on(theano):
+    from arignote.backends.cpu import native_compiler
+    theano.config.cxx = "cc"  # a Theano script's setting picks our native kernels' compiler
+    assert theano.config.cxx == ""
+    assert native_compiler.settings().cxx == config.own("cxx") == "cc"
+
+
+def test_theano_c_module_flags_are_readable_and_changeable(theano):
+    with theano.change_flags(**{"cmodule.debug": True}):  # Theano's test_types decorates with it
+        assert theano.config.cmodule.debug is True
+    assert theano.config.cmodule.debug is False

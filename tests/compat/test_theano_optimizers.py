@@ -292,3 +292,16 @@ def test_navigators_validate_and_report_refused_replacements_to_the_failure_call
         opt.NavigatorOptimizer.warn(ValueError("boom"), None, [], "some_opt", None)
     with pytest.warns(UserWarning, match="boom"):
         opt.NavigatorOptimizer.warn_inplace(ValueError("boom"), None, [], "some_opt", None)
+
+
+def test_gof_opt_has_theanos_pre_graph_helpers_and_module_names(theano):
+    from theano.gof.opt import config, logging, pre_constant_merge, pre_greedy_local_optimizer
+    from theano.gof import opt as gof_opt
+    from arignote.graph.rewriting.constant_folding import constant_folding  # an engine rewriter passes too
+    assert config.floatX in ("float32", "float64") and logging.getLogger
+    assert gof_opt.theano is theano
+    x = theano.tensor.scalar("x")
+    y = x + (theano.tensor.constant(2.0) * 3)
+    assert len(pre_constant_merge(y)) == 1
+    folded = pre_greedy_local_optimizer([constant_folding], y).owner.inputs[1]
+    assert isinstance(folded, theano.gof.Constant) and float(folded.data) == 6.0

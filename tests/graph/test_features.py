@@ -115,3 +115,26 @@ def test_theano_gof_exports_the_features():
     x = var("x")
     fg = FunctionGraph([x], [f(x)], clone=False)
     fg.attach_feature(toolbox.Validator())  # a sound graph: nothing raised
+
+
+def test_no_output_from_inplace_refuses_a_replacement_that_makes_an_output_overwrite_an_input():
+    from arignote.graph.basic import Apply, Op
+    from arignote.graph.errors import InconsistencyError
+    from arignote.graph.features import NoOutputFromInplace
+
+    class Destroy(Op):
+        __props__ = ()
+        destroy_map = {0: [0]}
+
+        def make_node(self, v):
+            return Apply(self, [v], [v.type()])
+
+    x = var("x")
+    mid = f(x)
+    fg = FunctionGraph([x], [f(mid), mid], clone=False)
+    fg.attach_feature(NoOutputFromInplace(0, 1))
+    inner = fg.outputs[0]
+    with pytest.raises(InconsistencyError, match="NoOutputFromInplace"):
+        fg.replace_validate(inner, Destroy()(mid))
+    assert fg.outputs[0] is inner  # undone
+    fg.replace_validate(mid, Destroy()(f(x)))  # output 1 is outside the slice it guards

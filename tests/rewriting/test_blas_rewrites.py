@@ -236,3 +236,12 @@ def test_a_shared_update_of_a_dot_keeps_the_shared_value_right():
     step()
     np.testing.assert_allclose(y.get_value(), 2 * m.get_value() @ v.get_value())
 
+
+
+def test_equal_shape_nodes_the_blas_rewrites_build_are_merged():
+    x = T.vector("x")
+    o = T.outer(x, x)
+    mode = Mode(optimizer="fast_run").excluding("local_elemwise_fusion", "inplace_elemwise_optimizer")
+    f = function([x], T.log(o) * o, mode=mode)
+    names = [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
+    assert names.count("Shape_i") == 1 and "Ger" in names and len(names) == 5

@@ -7,6 +7,7 @@ from arignote.graph import FunctionGraph
 from arignote.graph.basic import Constant
 from arignote.graph.rewriting import (EquilibriumRewriter, MergeRewriter, in_to_out, node_rewriter,
                                       out_to_in, rewrite_graph)
+from arignote.graph.rewriting.basic import RewritePhaseStopped
 from arignote.graph.rewriting.constant_folding import constant_folding
 from arignote.graph.rewriting.db import RewriteDatabase
 from arignote.tensor.elemwise import Elemwise
@@ -102,15 +103,19 @@ def test_node_rewriter_replaces_and_keeps_values():
 
 
 def test_equilibrium_stops_a_rewrite_that_keeps_growing_the_graph():
-    @node_rewriter([Elemwise])
+    @node_rewriter([Elemwise], name="grow")
     def grow(fgraph, node):
         if node.op.scalar_op.name == "exp":
             return [T.exp(node.inputs[0]) + 0]  # always a "new" exp: never converges
         return None
     x = T.dvector("x")
     fg = FunctionGraph([x], [T.exp(x)])
-    EquilibriumRewriter([grow], max_passes=1000, max_growth=4).apply(fg)
+    with pytest.warns(RewritePhaseStopped, match=r"'canonicalize' stopped early: the graph grew .* most by 'grow' "
+                      r"\(\+\d+ nodes\).*mode.excluding\('grow'\)"):
+        EquilibriumRewriter([grow, constant_folding], max_passes=1000, max_growth=4, name="canonicalize").apply(fg)
     assert len(fg.apply_nodes) <= 400
+    with pytest.warns(RewritePhaseStopped, match="still changed the graph after 3 passes, most by 'grow'"):
+        EquilibriumRewriter([grow], max_passes=3, max_growth=1000).apply(FunctionGraph([x], [T.exp(x)]))
 
 
 def test_replacement_with_wrong_type_is_refused():

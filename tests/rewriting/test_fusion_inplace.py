@@ -149,3 +149,19 @@ def test_a_chain_with_more_inputs_than_a_kernel_takes_is_fused_in_pieces():
     nodes = f.maker.fgraph.toposort()
     assert len(nodes) <= 8
     assert all(len(n.inputs) <= MAX_INPUTS for n in nodes)
+
+
+def test_in_place_passes_ask_the_graphs_features_no_output_from_inplace_refuses():
+    from arignote.compile.mode import AddFeatureOptimizer, Mode
+    from arignote.graph.features import NoOutputFromInplace
+    x, y = T.matrix("x"), T.matrix("y")
+    out = T.tanh(T.dot(T.exp(T.dot(x, y)), y))
+    plain = function([x, y], out, mode=FAST_RUN)
+    assert plain.maker.fgraph.outputs[0].owner.op.destroy_map  # tanh overwrites the dot's result
+    mode = Mode(optimizer="fast_run").register((AddFeatureOptimizer(NoOutputFromInplace()), 49.9))
+    guarded = function([x, y], out, mode=mode)
+    last = guarded.maker.fgraph.outputs[0].owner
+    assert not last.op.destroy_map
+    assert any(n.op.destroy_map for n in guarded.maker.fgraph.toposort() if n is not last)  # others still in place
+    a = np.ones((2, 2), config.floatX)
+    np.testing.assert_allclose(guarded(a, a), plain(a, a))

@@ -386,3 +386,11 @@ def test_an_empty_list_is_a_floatx_constant(floatx):
         assert as_tensor_variable([]).dtype == floatx and as_tensor_variable(()).dtype == floatx
         assert as_tensor_variable([[]]).shape.ndim == 1 and as_tensor_variable([[]]).ndim == 2
     assert as_tensor_variable(np.array([])).dtype == "float64"  # numpy's own dtype stands
+
+
+def test_value_zeros_gives_an_ops_perform_a_zero_array_of_the_types_dtype():
+    row = TensorType("float32", (True, False))
+    zeros = row.value_zeros((1, 4))
+    assert zeros.dtype == np.float32 and zeros.shape == (1, 4) and not zeros.any()
+    with pytest.raises(ValueError, match="2 dimensions, got shape"):
+        row.value_zeros((4,))

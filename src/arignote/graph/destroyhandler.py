@@ -37,6 +37,17 @@ def can_destroy(fgraph: FunctionGraph, node: Apply, index: int) -> bool:
     return len(clients) == 1 and clients[0] == (node, index) and node.inputs.count(var) == 1
 
 
+def replace_in_place(fgraph: FunctionGraph, old: Variable, new: Variable, reason: str) -> bool:
+    """Install an in-place rewrite's ``new`` (``can_destroy`` proved it safe) when the graph's
+    features agree (``replace_validate``: a feature such as ``NoOutputFromInplace`` may refuse
+    it): True when made, False when refused (the graph is then as before)."""
+    try:
+        fgraph.replace_validate(old, new, reason=reason)
+    except InconsistencyError:
+        return False
+    return True
+
+
 class DestroyHandler:
     """Theano's feature that keeps a FunctionGraph with destroying (in-place) ops sound.
 

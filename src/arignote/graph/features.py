@@ -1,14 +1,15 @@
 """Graph features (Theano's ``gof.toolbox``): objects a FunctionGraph tells of each change
 as rewrites edit it, to keep an index current (``NodeFinder``), to undo changes
 (``History``), to keep names (``PreserveNames``) or to watch the rewrites work
-(``PrintListener``)."""
+(``PrintListener``), or to refuse some (``NoOutputFromInplace``)."""
 from __future__ import annotations
 
 from typing import Any
 
 from arignote.graph.basic import Apply, Op, Variable
+from arignote.graph.errors import InconsistencyError
 
-__all__ = ["Bookkeeper", "NodeFinder", "History", "PreserveNames", "PrintListener"]
+__all__ = ["Bookkeeper", "NodeFinder", "History", "PreserveNames", "PrintListener", "NoOutputFromInplace"]
 
 
 class Bookkeeper:
@@ -149,3 +150,24 @@ class PrintListener:
 
 def _because(reason: tuple) -> str:
     return f" ({reason[0]})" if reason and reason[0] is not None else ""
+
+
+class NoOutputFromInplace:
+    """Refuses any change after which one of the graph's outputs ``first_output_idx`` to
+    ``last_output_idx`` (a slice of ``fgraph.outputs``) is computed by overwriting an input:
+    a caller that keeps those outputs' buffers across calls (Theano's scan) needs each one to
+    be memory of its own. The in-place passes ask it (``replace_validate``) and leave such a
+    node as it was; attach it before they run (``Mode.register((AddFeatureOptimizer(
+    NoOutputFromInplace()), 49.9))``)."""
+
+    def __init__(self, first_output_idx: int = 0, last_output_idx: int | None = None):
+        self.first_idx, self.last_idx = first_output_idx, last_output_idx
+
+    def validate(self, fgraph: Any) -> None:
+        for out in fgraph.outputs[self.first_idx:self.last_idx]:
+            node = out.owner
+            if node is not None and node.outputs.index(out) in node.op.destroy_map:
+                raise InconsistencyError(
+                    f"output {out} would be computed by {node.op} overwriting its input "
+                    f"{node.inputs[node.op.destroy_map[node.outputs.index(out)][0]]}, and the graph's "
+                    "NoOutputFromInplace feature asks that its outputs be memory of their own")

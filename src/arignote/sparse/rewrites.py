@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from arignote.graph.basic import Apply, Variable
-from arignote.graph.destroyhandler import can_destroy
+from arignote.graph.destroyhandler import can_destroy, replace_in_place
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter, node_rewriter
 from arignote.graph.rewriting.db import rewrites
@@ -187,8 +187,9 @@ class InplaceSparse(GraphRewriter):
             if found is None:
                 continue
             at, copies, inplace_op = found
-            if copies(node.op) and node.inputs[at].type == node.outputs[0].type and can_destroy(fgraph, node, at):
-                fgraph.replace(node.outputs[0], inplace_op(node)(*node.inputs), reason=self.name)
+            if copies(node.op) and node.inputs[at].type == node.outputs[0].type and can_destroy(
+                    fgraph, node, at) and replace_in_place(fgraph, node.outputs[0], inplace_op(node)(*node.inputs),
+                                                           self.name):
                 changes += 1
         return changes
 

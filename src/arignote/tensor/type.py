@@ -194,6 +194,13 @@ class TensorType(Type):
             close |= a_nan
         return bool(close.all())
 
+    def value_zeros(self, shape: Sequence[int]) -> np.ndarray:
+        """A zero-filled array of this type's dtype (Theano's helper for an op's ``perform``
+        allocating its output); ``shape`` must have this type's ``ndim`` entries."""
+        if len(shape) != self.ndim:
+            raise ValueError(f"value_zeros: {self} has {self.ndim} dimensions, got shape {tuple(shape)}")
+        return np.zeros(shape, dtype=self.dtype)
+
     def make_variable(self, name: str | None = None) -> Variable:
         _warn_if_float64(self.dtype, name)
         return super().make_variable(name)

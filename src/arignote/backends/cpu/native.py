@@ -282,7 +282,7 @@ def wanted() -> bool:
     compiler is configured and not known to fail (one not probed yet is tried with the
     first build, in the background)."""
     chain = _checked(native_compiler.known())
-    return isinstance(chain, Toolchain) if chain is not None else bool(config.cxx.strip())
+    return isinstance(chain, Toolchain) if chain is not None else bool(config.own("cxx").strip())
 
 
 def _layout_problem() -> str:

@@ -116,7 +116,7 @@ class Settings(NamedTuple):
 
 
 def settings() -> Settings:
-    return Settings(config.cxx, config.openmp, config.compiledir, config.openmp_elemwise_minsize)
+    return Settings(config.own("cxx"), config.openmp, config.compiledir, config.openmp_elemwise_minsize)
 
 
 def toolchain(flags: Settings | None = None) -> Toolchain | Unavailable:

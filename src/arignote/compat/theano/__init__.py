@@ -51,7 +51,9 @@ def install(environ: dict[str, str] | None = None) -> None:
 
 def uninstall() -> None:
     """Remove the finder and forget the ``theano`` modules it made."""
+    from arignote.config import config
     with _lock:
+        config.unload_theano()
         sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
         for name in [n for n in sys.modules if n == "theano" or n.startswith("theano.")]:
             del sys.modules[name]

@@ -66,7 +66,9 @@ __all__ += ["get_test_value", "get_debug_values", "debug_error_message", "utils"
 # Theano's gof exported its graph features at the top.
 Feature, Bookkeeper, History, Validator = toolbox.Feature, toolbox.Bookkeeper, toolbox.History, toolbox.Validator
 ReplaceValidate, NodeFinder, PrintListener = toolbox.ReplaceValidate, toolbox.NodeFinder, toolbox.PrintListener
-__all__ += ["Feature", "Bookkeeper", "History", "Validator", "ReplaceValidate", "NodeFinder", "PrintListener"]
+NoOutputFromInplace = toolbox.NoOutputFromInplace
+__all__ += ["Feature", "Bookkeeper", "History", "Validator", "ReplaceValidate", "NodeFinder", "PrintListener",
+            "NoOutputFromInplace"]
 
 
 class OpWiseCLinker(PerformLinker):

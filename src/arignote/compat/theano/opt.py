@@ -9,15 +9,19 @@ change count is the graph's edit count, so equilibrium passes know when it is do
 """
 from __future__ import annotations
 
+import importlib
+import logging
 import warnings
 from typing import Any
 from collections.abc import Callable, Sequence
 
+from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.errors import InconsistencyError
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import (EquilibriumRewriter, GraphRewriter, NodeRewriter, Replacement,
                                             WalkingRewriter)
+from arignote.graph.rewriting.detached import merge_constants, rewrite_greedily
 from arignote.graph.rewriting.merge import MergeRewriter
 
 __all__ = ["Optimizer", "FromFunctionOptimizer", "optimizer", "inplace_optimizer", "SeqOptimizer",
@@ -26,7 +30,8 @@ __all__ = ["Optimizer", "FromFunctionOptimizer", "optimizer", "inplace_optimizer
            "TopoOptimizer",
            "OpKeyOptimizer",
            "EquilibriumOptimizer", "in2out", "out2in", "as_rewriter", "Feature", "ReplaceValidate",
-           "AlreadyThere", "check_stack_trace"]
+           "AlreadyThere", "check_stack_trace", "pre_constant_merge", "pre_greedy_local_optimizer",
+           "config", "logging"]  # and theano (module __getattr__): gof.opt's imports, which tests take from it
 
 
 class Optimizer:
@@ -553,6 +558,26 @@ def check_stack_trace(f_or_fgraph: Any, ops_to_check: Any = "last", bug_print: s
             raise ValueError(message)
         warnings.warn(message, stacklevel=2)
     return all(getattr(out.tag, "trace", None) for node in nodes for out in node.outputs)
+
+
+def pre_constant_merge(vars: Variable | Sequence[Variable]) -> list[Variable]:
+    """Theano's helper for a rewrite's new subgraph: equal constants in it made one. The
+    graph is rebuilt, not edited: use what this returns (the merge pass does the rest)."""
+    return merge_constants([vars] if isinstance(vars, Variable) else list(vars))
+
+
+def pre_greedy_local_optimizer(list_optimizations: Sequence[Any], out: Variable) -> Variable:
+    """Theano's helper for a rewrite's new subgraph (e.g. folding the constants of subtensor
+    indices): each local optimizer applied once per node, inputs first; returns ``out``'s
+    rewritten form."""
+    return rewrite_greedily([as_rewriter(opt) for opt in list_optimizations], out)
+
+
+def __getattr__(name: str) -> Any:
+    # ``theano``: Theano's gof.opt imported the package, and tests take it from there.
+    if name == "theano":
+        return importlib.import_module("theano")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------ theano.gof.toolbox

@@ -6,9 +6,10 @@ from typing import Any
 
 from arignote.compat.theano import opt
 from arignote.compat.theano.opt import *  # noqa: F403  (Theano's toolbox names live there)
-from arignote.graph.features import Bookkeeper, History, NodeFinder, PreserveNames, PrintListener
+from arignote.graph.features import Bookkeeper, History, NodeFinder, NoOutputFromInplace, PreserveNames, PrintListener
 
-__all__ = [*opt.__all__, "Bookkeeper", "History", "NodeFinder", "PreserveNames", "PrintListener", "Validator"]
+__all__ = [*opt.__all__, "Bookkeeper", "History", "NodeFinder", "PreserveNames", "PrintListener", "Validator",
+           "NoOutputFromInplace"]
 
 
 class Validator:

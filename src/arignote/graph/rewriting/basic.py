@@ -8,6 +8,7 @@ so that no rewrite cycle can blow a graph up.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
@@ -17,6 +18,10 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.traversal import graph_inputs
 
 Replacement = Sequence[Variable] | dict[Variable, Variable] | None
+
+
+class RewritePhaseStopped(UserWarning):
+    """An equilibrium phase hit its bound (growth or passes) before its rewrites were done."""
 
 
 class NodeRewriter:
@@ -135,6 +140,7 @@ class WalkingRewriter(GraphRewriter):
         self.order = order
         self.name = name or f"walk({', '.join(map(repr, self.rewriters))})"
         self.failure_callback = failure_callback
+        self.growth: dict[NodeRewriter, int] = {}  # nodes each rewriter added (net) since reset
         # Op class -> the rewriters that may apply to its nodes, in order, each with
         # whether a node must still be asked (``applies_to``) and what to call: the tracks
         # are looked at once per class, not once per node and pass (most of a walk's time
@@ -164,7 +170,11 @@ class WalkingRewriter(GraphRewriter):
             for rw, ask, transform in candidates.get(cls) or self._candidates(cls):
                 if not ask or rw.applies_to(node):
                     result = transform(fgraph, node)
-                    if result is not None and self._install(fgraph, node, result, rw):
+                    if result is None:
+                        continue
+                    size = len(present)
+                    if self._install(fgraph, node, result, rw):
+                        self.growth[rw] = self.growth.get(rw, 0) + len(present) - size
                         changes += 1
                         break
         return changes
@@ -206,17 +216,41 @@ class EquilibriumRewriter(GraphRewriter):
         self.walker = WalkingRewriter(self.node_rewriters, "out_to_in") if self.node_rewriters else None
 
     def apply(self, fgraph: FunctionGraph) -> int:
-        limit = max(100, int(len(fgraph.apply_nodes) * self.max_growth))
+        start = len(fgraph.apply_nodes)
+        limit = max(100, int(start * self.max_growth))
         total = 0
         walker = self.walker
+        growth: dict[Any, int] = {}
+        if walker is not None:
+            walker.growth = growth
         for _ in range(self.max_passes):
-            changes = sum(g.apply(fgraph) for g in self.graph_rewriters)
+            changes = 0
+            for g in self.graph_rewriters:
+                size = len(fgraph.apply_nodes)
+                changes += g.apply(fgraph)
+                growth[g] = growth.get(g, 0) + len(fgraph.apply_nodes) - size
             if walker is not None:
                 changes += walker.apply(fgraph)
             total += changes
-            if not changes or len(fgraph.apply_nodes) > limit:
-                break
+            if not changes:
+                return total
+            if len(fgraph.apply_nodes) > limit:
+                self._stopped(f"the graph grew from {start} to {len(fgraph.apply_nodes)} nodes, past "
+                              f"{self.max_growth:g} times its size", growth)
+                return total
+        self._stopped(f"its rewrites still changed the graph after {self.max_passes} passes", growth)
         return total
+
+    def _stopped(self, why: str, growth: dict[Any, int]) -> None:
+        """A phase cut short leaves its other rewrites (constant folding among them) undone on
+        what came last: say so, naming the rewrites that grew the graph most."""
+        grown = sorted(((n, repr(r)) for r, n in growth.items() if n > 0), reverse=True)[:3]
+        named = (", most by " + ", ".join(f"{name!r} (+{n} nodes)" for n, name in grown)) if grown else ""
+        fix = (f"exclude it (mode.excluding({grown[0][1]!r})) or report it" if grown
+               else "report the graph")
+        warnings.warn(f"rewrite phase {self.name!r} stopped early: {why}{named}; the phase's other "
+                      f"rewrites did not finish, so the compiled graph may be slower or less stable: {fix}",
+                      RewritePhaseStopped, stacklevel=2)
 
 
 class SequenceRewriter(GraphRewriter):

@@ -119,6 +119,10 @@ class RewriteDatabase:
                 continue
             if phase in ("fusion", "placement", "late_fusion", "inplace"):
                 phases.extend((phase, c) for c in chosen)  # whole-graph passes, run once
+                if phase == "late_fusion" and "merge" not in exclude:
+                    # BLAS and lowered convolutions build their shape inputs afresh: equal
+                    # ones become one before the in-place pass decides who may overwrite what
+                    phases.append(("merge", MergeRewriter()))
             else:
                 phases.append((phase, EquilibriumRewriter(
                     chosen + ([MergeRewriter()] if "merge" not in exclude else []), name=phase)))

@@ -3,7 +3,7 @@
 buffer (the gathered bias, or zeros in a gradient), so no copy of it is needed."""
 from __future__ import annotations
 
-from arignote.graph.destroyhandler import can_destroy
+from arignote.graph.destroyhandler import can_destroy, replace_in_place
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
@@ -18,9 +18,8 @@ class InplaceSparseBlock(GraphRewriter):
         for node in fgraph.toposort():
             op = node.op if node in fgraph.apply_nodes else None
             if isinstance(op, (SparseBlockGemv, SparseBlockOuter)) and not op.inplace \
-                    and can_destroy(fgraph, node, 0):
-                new = type(op)(True)(*node.inputs)
-                fgraph.replace(node.outputs[0], new, reason=self.name)
+                    and can_destroy(fgraph, node, 0) \
+                    and replace_in_place(fgraph, node.outputs[0], type(op)(True)(*node.inputs), self.name):
                 changes += 1
         return changes
 

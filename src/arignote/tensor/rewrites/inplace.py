@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Callable
 
-from arignote.graph.destroyhandler import can_destroy
+from arignote.graph.destroyhandler import can_destroy, replace_in_place
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import GraphRewriter
 from arignote.graph.rewriting.db import rewrites
@@ -27,9 +27,8 @@ class InplaceElemwise(GraphRewriter):
                 continue
             out = node.outputs[0]
             for i, inp in enumerate(node.inputs):
-                if inp.type == out.type and can_destroy(fgraph, node, i):
-                    new = Elemwise(node.op.scalar_op, {0: i})(*node.inputs)
-                    fgraph.replace(out, new, reason=self.name)
+                if inp.type == out.type and can_destroy(fgraph, node, i) and replace_in_place(
+                        fgraph, out, Elemwise(node.op.scalar_op, {0: i})(*node.inputs), self.name):
                     changes += 1
                     break
         return changes
@@ -49,8 +48,8 @@ class InplaceUpdates(GraphRewriter):
         for node in reversed(fgraph.toposort()):
             make = self.table.get(type(node.op)) if node in fgraph.apply_nodes else None
             op = make(node.op) if make is not None else None
-            if op is not None and can_destroy(fgraph, node, 0):
-                fgraph.replace(node.outputs[0], op(*node.inputs), reason=self.name)
+            if op is not None and can_destroy(fgraph, node, 0) and replace_in_place(
+                    fgraph, node.outputs[0], op(*node.inputs), self.name):
                 changes += 1
         return changes
 
