@@ -140,7 +140,6 @@ class WalkingRewriter(GraphRewriter):
         self.order = order
         self.name = name or f"walk({', '.join(map(repr, self.rewriters))})"
         self.failure_callback = failure_callback
-        self.growth: dict[NodeRewriter, int] = {}  # nodes each rewriter added (net) since reset
         # Op class -> the rewriters that may apply to its nodes, in order, each with
         # whether a node must still be asked (``applies_to``) and what to call: the tracks
         # are looked at once per class, not once per node and pass (most of a walk's time
@@ -156,7 +155,9 @@ class WalkingRewriter(GraphRewriter):
                  else rw.transform) for rw, v in verdicts if v is not False]
         return found
 
-    def apply(self, fgraph: FunctionGraph) -> int:
+    def apply(self, fgraph: FunctionGraph, growth: dict | None = None) -> int:
+        """One walk; ``growth``, when given, gains the nodes each rewriter added (net): the
+        caller's record, so a walker shared by concurrent compilations holds no state of one."""
         nodes = fgraph.toposort()
         if self.order == "out_to_in":
             nodes.reverse()
@@ -174,7 +175,8 @@ class WalkingRewriter(GraphRewriter):
                         continue
                     size = len(present)
                     if self._install(fgraph, node, result, rw):
-                        self.growth[rw] = self.growth.get(rw, 0) + len(present) - size
+                        if growth is not None:
+                            growth[rw] = growth.get(rw, 0) + len(present) - size
                         changes += 1
                         break
         return changes
@@ -221,8 +223,6 @@ class EquilibriumRewriter(GraphRewriter):
         total = 0
         walker = self.walker
         growth: dict[Any, int] = {}
-        if walker is not None:
-            walker.growth = growth
         for _ in range(self.max_passes):
             changes = 0
             for g in self.graph_rewriters:
@@ -230,7 +230,7 @@ class EquilibriumRewriter(GraphRewriter):
                 changes += g.apply(fgraph)
                 growth[g] = growth.get(g, 0) + len(fgraph.apply_nodes) - size
             if walker is not None:
-                changes += walker.apply(fgraph)
+                changes += walker.apply(fgraph, growth)
             total += changes
             if not changes:
                 return total
