@@ -12,7 +12,7 @@ from arignote.scalar.dtypes import DISCRETE
 from arignote.tensor import math as tm
 from arignote.tensor.alloc import second
 from arignote.tensor.elemwise import DimShuffle
-from arignote.tensor.reduction import Argmax, CAReduce, ProdWithoutZeros, prod
+from arignote.tensor.reduction import BITWISE, Argmax, CAReduce, ProdWithoutZeros, prod
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.variable import constant
 
@@ -35,7 +35,7 @@ def restore_axes(var, axes):
 def careduce_grad(op, inputs, outputs, output_grads):
     x, out, gz = inputs[0], outputs[0], output_grads[0]
     name = op.scalar_op.name
-    if x.dtype in DISCRETE or name in ("and_", "or_", "xor"):
+    if x.dtype in DISCRETE or name in BITWISE:
         return [None]
     gz = restore_axes(gz, op.axis)
     if name == "add":
