@@ -17,6 +17,9 @@ at ``import theano``.
 """
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+
 # Theano package -> (arignote module it delegates to, or None for a package of Theano's
 # layout only; module whose public names override the delegated ones, or None).
 VIEWS: dict[str, tuple[str | None, str | None]] = {
@@ -93,3 +96,14 @@ MODULES: dict[str, str] = {
     "theano.d3viz.d3viz": "arignote.d3viz.page",
     "theano.gpuarray.dnn": "arignote.compat.theano.gpuarray_dnn",
 }
+
+
+def lazy_modules(owner: str, names: dict[str, str]) -> Callable[[str], object]:
+    """A module ``__getattr__`` for ``owner``, whose attributes ``names`` are alias modules
+    imported when first asked for: Theano's modules bound them at the top (tests take them from
+    there), and importing them at the top here would import the alias while it is loading."""
+    def __getattr__(name: str) -> object:
+        if name in names:
+            return importlib.import_module(names[name])
+        raise AttributeError(f"module {owner!r} has no attribute {name!r}")
+    return __getattr__

@@ -9,12 +9,12 @@ change count is the graph's edit count, so equilibrium passes know when it is do
 """
 from __future__ import annotations
 
-import importlib
 import logging
 import warnings
 from typing import Any
 from collections.abc import Callable, Sequence
 
+from arignote.compat.theano.modules import lazy_modules
 from arignote.config import config
 from arignote.graph.basic import Apply, Constant, Op, Variable
 from arignote.graph.errors import InconsistencyError
@@ -573,11 +573,8 @@ def pre_greedy_local_optimizer(list_optimizations: Sequence[Any], out: Variable)
     return rewrite_greedily([as_rewriter(opt) for opt in list_optimizations], out)
 
 
-def __getattr__(name: str) -> Any:
-    # ``theano``: Theano's gof.opt imported the package, and tests take it from there.
-    if name == "theano":
-        return importlib.import_module("theano")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``theano``: Theano's gof.opt imported the package, and tests take it from there.
+__getattr__ = lazy_modules(__name__, {"theano": "theano"})
 
 
 # ------------------------------------------------------------------ theano.gof.toolbox

@@ -1,6 +1,8 @@
 """Private names of ``theano.tensor`` that Theano's own tests and some user code import."""
 import numpy as np
 
+from arignote.compat.theano.modules import lazy_modules
+
 from arignote.compile.sharedvalue import tensor_constructor as _shared
 
 __all__ = ["_shared"]
@@ -17,11 +19,7 @@ _LAZY_MODULES = {"scal": "theano.scalar", "basic": "theano.tensor.basic", "compi
 __all__ += ["np", *_LAZY_MODULES]
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY_MODULES:  # a view, imported when first asked for
-        import importlib
-        return importlib.import_module(_LAZY_MODULES[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_modules(__name__, _LAZY_MODULES)
 
 
 # Theano's tensor package star-imported tensor.type_other (slices and None as graph values).
