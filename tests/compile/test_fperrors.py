@@ -102,11 +102,37 @@ def test_a_call_in_another_thread_leaves_this_threads_state_alone():
 
 @pytest.mark.parametrize("quiet", [QUIET, ERRSTATE_QUIET], ids=["in use", "numpy 1's"])
 def test_the_quiet_state_silences_and_restores(quiet):
-    enter, state, leave = quiet
+    get, enter, state, leave = quiet
     with np.errstate(divide="warn", invalid="raise"):
+        assert get() is not state
         token = enter(state)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert np.isnan(np.log(-np.ones(1))).all() and np.isneginf(np.log(np.zeros(1))).all()
         leave(token)
         assert np.geterr()["divide"] == "warn" and np.geterr()["invalid"] == "raise"
+
+
+class CallsAFunction(Op):
+    """An Op whose perform calls another compiled function (as scan's inner function is)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, outputs):
+        outputs[0][0] = self.inner(inputs[0]) + np.log(inputs[0])  # and numpy after it returns
+
+
+def test_a_call_inside_a_call_keeps_the_outer_calls_state():
+    x = T.dvector("x")
+    inner = function([x], T.log(x))
+    outer = function([x], CallsAFunction(inner)(x) * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isneginf(outer(np.zeros(2))).all()
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        np.log(np.zeros(1))

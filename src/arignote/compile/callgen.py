@@ -41,7 +41,7 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     ns: dict[str, Any] = {"ndarray": np.ndarray, "CP": copy_value, "fn": fn, "merge": fn._merge_keywords,
                           "fail": fn._fail, "COMMIT": COMMIT_LOCK.acquire,
                           "COMMITTED": COMMIT_LOCK.release}
-    ns["QSET"], ns["QUIET"], ns["QRESET"] = QUIET
+    ns["QGET"], ns["QSET"], ns["QUIET"], ns["QRESET"] = QUIET
     turn = fn._turn
     ns.update(TAKE=turn.token.pop, WAIT=turn.wait, GIVE=turn.token.append, WAITING=turn.waiting,
               WAKE=turn.wake)
@@ -51,8 +51,8 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     ns["SUBSET"] = fn._call_subset
     lines = ["def call(*args, **kwargs):", "    if kwargs and 'output_subset' in kwargs:",
              "        return SUBSET(args, kwargs)", "    try:", "        TAKE()", "    except IndexError:",
-             "        WAIT()", "    quiet = QSET(QUIET)", "    try:", *_indent(body, 2), "    finally:",
-             "        QRESET(quiet)", "        GIVE(True)", "        if WAITING[0]:", "            WAKE()"]
+             "        WAIT()", "    quiet = QGET() is not QUIET and QSET(QUIET)", "    try:", *_indent(body, 2),
+             "    finally:", "        if quiet:", "            QRESET(quiet)", "        GIVE(True)", "        if WAITING[0]:", "            WAKE()"]
     source = "\n".join(lines) + "\n"
     exec(cache.python_code(source, f"<arignote call of {fn.name or 'function'}>"), ns)
     call = ns["call"]
