@@ -136,3 +136,16 @@ def test_a_call_inside_a_call_keeps_the_outer_calls_state():
         assert np.isneginf(outer(np.zeros(2))).all()
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         np.log(np.zeros(1))
+
+
+def test_theanos_standalone_linkers_run_quietly_too():
+    from arignote.compile.linkers import PerformLinker, WrapLinker
+    from arignote.graph.fg import FunctionGraph
+    x = T.dvector("x")
+    graph = FunctionGraph([x], [T.log(x) / 0])
+    programs = [PerformLinker().accept(graph).make_function(),
+                WrapLinker([PerformLinker()], lambda i, node, thunk: thunk()).accept(graph).make_function()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for run in programs:
+            assert np.isneginf(run(np.zeros(2))).all()
