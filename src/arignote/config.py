@@ -30,10 +30,20 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 @dataclass(frozen=True)
 class Flag:
+    """One flag. ``default`` may be a callable, called when the flag is first read (when nothing
+    set it), as Theano's callable defaults were; ``fixed`` flags take one value, then refuse
+    assignment and ``change_flags`` (Theano's ``allow_override=False``)."""
     name: str
     default: Any
     doc: str
     check: Callable[[Any], Any]
+    fixed: bool = False
+
+
+@dataclass(frozen=True)
+class _Deferred:
+    """The value of a flag whose callable default has not been read yet."""
+    make: Callable[[], Any]
 
 
 def _choice(*allowed: str) -> Callable[[Any], str]:
@@ -294,12 +304,17 @@ class Config:
         object.__setattr__(self, "_values", {f.name: f.default for f in _FLAGS})
         object.__setattr__(self, "_ranks", {})  # name -> rank of the source that set it
         object.__setattr__(self, "_reads", {})  # THEANO_READS while the alias is loaded
+        # Values the environment gave names no flag has yet, for a flag a library registers
+        # later (Theano's AddConfigVar): name -> {rank: (source, value)}.
+        object.__setattr__(self, "_held", {})
 
     def __getattr__(self, name: str) -> Any:
         try:
-            return self._reads[name] if name in self._reads else self._values[name]
+            value = self._reads[name] if name in self._reads else self._values[name]
         except KeyError:
             pass
+        else:
+            return self.own(name) if type(value) is _Deferred else value
         if any(flag.startswith(name + ".") for flag in self._flags):
             return _Section(self, name)
         raise AttributeError(self._unknown(name, "arignote.config"))
@@ -308,13 +323,55 @@ class Config:
         """Our flag ``name``'s value, also under the alias where Theano's meaning of the name
         reads otherwise (``THEANO_READS``): what arignote's own code reads."""
         try:
-            return self._values[name]
+            value = self._values[name]
         except KeyError:
             raise AttributeError(self._unknown(name, "arignote.config")) from None
+        if type(value) is _Deferred:
+            value = self._values[name] = self._validate(name, value.make(), "the default")
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
+        self._refuse_if_fixed(name, "assignment")
         self._values[name] = self._validate(name, value)
         self._ranks[name] = _RUN_TIME
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def _refuse_if_fixed(self, name: str, how: str) -> None:
+        flag = self._flags.get(name)
+        if flag is not None and flag.fixed and type(self._values[name]) is not _Deferred:
+            raise ValueError(f"{how}: flag {name} is fixed once it has a value (it was registered "
+                             f"with allow_override=False); set it with THEANO_FLAGS, ARIGNOTE_FLAGS "
+                             "or a config file instead")
+
+    def register(self, flag: Flag, source: str = "Config.register") -> None:
+        """Add a flag of a library's own (Theano's ``AddConfigVar``). Its value is what the
+        environment (``ARIGNOTE_FLAGS``, ``THEANO_FLAGS``, the config files) gave its name, the
+        highest rank winning, else its default; either is checked now, so a bad one raises
+        here (``source`` names the caller in the error) and the flag stays unregistered."""
+        name = flag.name
+        taken = next((known for known in self._flags if name == known or known.startswith(name + ".")
+                      or name.startswith(known + ".")), None)
+        if taken is not None:
+            what = "is already a flag" if taken == name else f"clashes with the flag {taken!r}"
+            raise AttributeError(f"{source}: {name!r} {what}; a flag is registered once (pick "
+                                 "another name, or read the existing one as config.<name>)")
+        held = self._held.pop(name, {})
+        rank = max(held, default=0)
+        given, value = held.get(rank, (f"{source} (the default)", flag.default))
+        self._flags[name] = flag
+        try:
+            self._values[name] = (_Deferred(value) if not held and callable(value)
+                                  else self._validate(name, value, given))
+        except (ValueError, TypeError):
+            del self._flags[name]
+            raise
+        if held:
+            self._ranks[name] = rank
+
+    def _hold(self, source: str, name: str, value: str, rank: int) -> None:
+        self._held.setdefault(name, {})[rank] = (source, value)
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | {n.split(".")[0] for n in self._flags})
@@ -348,6 +405,8 @@ class Config:
 
     @contextlib.contextmanager
     def _changed(self, changes: dict[str, Any]) -> Iterator[None]:
+        for name in changes:
+            self._refuse_if_fixed(name, "change_flags")
         new = {name: self._validate(name, value, "change_flags") for name, value in changes.items()}
         old = {name: self._values[name] for name in new}
         self._values.update(new)
@@ -357,7 +416,8 @@ class Config:
             self._values.update(old)
 
     def describe(self) -> str:
-        return "\n".join(f"{name} = {self._values[name]!r}  # {flag.doc}"
+        """Every flag, one a line, with its value and doc: ``print(config)``."""
+        return "\n".join(f"{name} = {getattr(self, name)!r}  # {flag.doc}"
                          for name, flag in self._flags.items())
 
     def load(self, environ: Mapping[str, str]) -> None:
@@ -366,10 +426,11 @@ class Config:
         ``ARIGNOTERC`` names the config file (several, separated by
         ``os.pathsep``, later ones winning); without it ``~/.arignoterc`` is read
         if it exists. Flags go in its ``[global]`` section, dotted ones in the
-        section of their prefix (``[unittests]`` ``rseed = 3``); other sections
-        are left alone. ``ARIGNOTE_FLAGS`` is ``name=value`` pairs separated by
-        commas. An unknown flag or an invalid value raises ValueError naming
-        where it came from.
+        section of their prefix (``[unittests]`` ``rseed = 3``). ``ARIGNOTE_FLAGS``
+        is ``name=value`` pairs separated by commas. An unknown flag or an invalid
+        value raises ValueError naming where it came from; a dotted name in a
+        section no flag here has (``[mylib]``, ``mylib.depth=3``) is held for a
+        library that registers it (:meth:`register`), ignored if none does.
         """
         explicit = "ARIGNOTERC" in environ
         paths = environ.get("ARIGNOTERC", os.path.expanduser("~/.arignoterc"))
@@ -380,14 +441,18 @@ class Config:
                                      "fix the path or unset ARIGNOTERC")
                 continue
             for source, name, value in _read_ini(path):
-                if "." not in name or any(f.startswith(name.rpartition(".")[0] + ".") for f in self._flags):
-                    self._set_from(source, name, value, rank=2)
+                self._set_from(source, name, value, rank=2)
         for name, value in _pairs(environ.get("ARIGNOTE_FLAGS", ""), "ARIGNOTE_FLAGS"):
             self._set_from("ARIGNOTE_FLAGS", name, value, rank=4)
 
     def _set_from(self, source: str, name: str, value: str, rank: int) -> None:
-        # Flag names are matched without case: floatx=... sets floatX.
+        # Flag names are matched without case: floatx=... sets floatX. A dotted name in a
+        # section of no flag of ours (mylib.depth) is held for a library's registration.
         canonical = next((known for known in self._flags if known.lower() == name.lower()), None)
+        if canonical is None and "." in name and not any(
+                known.startswith(name.rpartition(".")[0] + ".") for known in self._flags):
+            self._hold(source, name, value, rank)
+            return
         if canonical is None:
             raise ValueError(self._unknown(name, source))
         if self._ranks.get(canonical, 0) <= rank:
@@ -405,8 +470,10 @@ class Config:
         (``ARIGNOTE_FLAGS``, or the arignote config file for ``.theanorc``) set
         it. A Theano flag without meaning here is accepted, readable as
         ``config.<name>``, and listed with any name Theano did not have in one
-        :class:`TheanoFlagsNotice`; ``device=gpu``/``gpuN`` (Theano's old CUDA back
-        end) is refused. Returns the names ignored.
+        :class:`TheanoFlagsNotice` (such a name is held for a library's
+        :meth:`register`, as Theano's ``THEANO_FLAGS_DICT`` held it for
+        ``AddConfigVar``); ``device=gpu``/``gpuN`` (Theano's old CUDA back end) is
+        refused. Returns the names ignored.
         """
         for name, default in THEANO_DEFAULTS.items():
             if name not in self._flags:
@@ -431,6 +498,7 @@ class Config:
                 if not (name in THEANO_FLAG_MAP or name in THEANO_DEFAULTS
                         or name.split(".")[0] in THEANO_IGNORED_SECTIONS):
                     unknown.append(name)
+                    self._hold(source, name, value, rank)
                     continue
                 ignored.append(name)
                 ours = name
@@ -443,8 +511,9 @@ class Config:
             parts = [f"these Theano flags have no effect under arignote: {', '.join(dict.fromkeys(ignored))}"
                      ] if ignored else []
             if unknown:
-                parts.append(f"these are not Theano 1.0 flags and were ignored: "
-                             f"{', '.join(dict.fromkeys(unknown))}")
+                parts.append(f"these are not Theano 1.0 flags: {', '.join(dict.fromkeys(unknown))} "
+                             "(kept for flags a library registers with theano.configparser.AddConfigVar, "
+                             "ignored otherwise)")
             warnings.warn("; ".join(parts) + " (docs/theano-differences.md lists how each Theano "
                           "flag maps)", TheanoFlagsNotice, stacklevel=2)
         return ignored
@@ -456,9 +525,8 @@ class Config:
 
     def _add_theano_flag(self, name: str, default: Any) -> None:
         """A Theano flag with no meaning here: it holds what it is given, and does nothing."""
-        self._flags[name] = Flag(name, default, "Theano flag, accepted under the theano alias; "
-                                 "no effect in arignote", _anything)
-        self._values.setdefault(name, default)
+        self.register(Flag(name, default, "Theano flag, accepted under the theano alias; "
+                           "no effect in arignote", _anything), "load_theano")
 
 
 def _read_ini(path: str) -> list[tuple[str, str, str]]:

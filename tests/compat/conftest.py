@@ -1,4 +1,5 @@
 """The ``theano`` alias installed for one test, and every trace of it removed afterwards."""
+import copy
 import os
 import subprocess
 import sys
@@ -15,14 +16,15 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def theano():
     """``import theano`` for the length of a test (no THEANO_FLAGS read)."""
-    saved = (dict(config._flags), dict(config._values), dict(config._ranks))
+    stores = (config._flags, config._values, config._ranks, config._held)
+    saved = [dict(store) for store in stores[:3]] + [copy.deepcopy(config._held)]
     alias.install(environ={"THEANORC": ""})
     try:
         import theano as module
         yield module
     finally:
         alias.uninstall()
-        for store, old in zip((config._flags, config._values, config._ranks), saved):
+        for store, old in zip(stores, saved):
             store.clear()
             store.update(old)
 

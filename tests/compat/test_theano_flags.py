@@ -64,7 +64,7 @@ def test_flags_without_meaning_here_are_accepted_with_one_notice():
     assert len(notices) == 1
     assert ("lib.cnmem, gpuarray.preallocate, dnn.enabled, blas.ldflags, base_compiledir, linker"
             in notices[0])
-    assert "not Theano 1.0 flags and were ignored: no_such_flag" in notices[0]
+    assert "not Theano 1.0 flags: no_such_flag (kept for flags a library registers" in notices[0]
     assert c.lib.cnmem == "0.9" and c.linker == "py" and c.dnn.enabled == "False"
     assert c.cycle_detection == "regular" and c.warn.round is False  # Theano's defaults, readable
     assert c.unpickle_function is True and c.reoptimize_unpickled_function is False

@@ -11,8 +11,9 @@ the whole call (``_profiled_thunk``), with nothing of that otherwise; then the
 backends' call checks (``backends.linking.add_call_check``), before anything is written. ``_body``
 writes those steps; ``generate_call``
 wraps them in the locks of the thread model (docs/architecture.md, "Threads"):
-the Function's turn (compile/turn.py, inlined), then the locks of the shared
-variables it updates, in rank order, around ``try: <body> finally: <release>``.
+the Function's turn (compile/turn.py, inlined), then numpy's error reports off
+(compile/fperrors.py), then the locks of the shared variables it updates, in rank
+order, around ``try: <body> finally: <release>``.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from arignote.backends.kernels import cache
+from arignote.compile.fperrors import QUIET
 from arignote.compile.profiling import kernel_builds
 from arignote.compile.sharedvalue import COMMIT_LOCK
 from arignote.config import config
@@ -39,6 +41,7 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     ns: dict[str, Any] = {"ndarray": np.ndarray, "CP": copy_value, "fn": fn, "merge": fn._merge_keywords,
                           "fail": fn._fail, "COMMIT": COMMIT_LOCK.acquire,
                           "COMMITTED": COMMIT_LOCK.release}
+    ns["QGET"], ns["QSET"], ns["QUIET"], ns["QRESET"] = QUIET
     turn = fn._turn
     ns.update(TAKE=turn.token.pop, WAIT=turn.wait, GIVE=turn.token.append, WAITING=turn.waiting,
               WAKE=turn.wake)
@@ -48,8 +51,8 @@ def generate_call(fn: Function) -> Callable[..., Any]:
     ns["SUBSET"] = fn._call_subset
     lines = ["def call(*args, **kwargs):", "    if kwargs and 'output_subset' in kwargs:",
              "        return SUBSET(args, kwargs)", "    try:", "        TAKE()", "    except IndexError:",
-             "        WAIT()", "    try:", *_indent(body, 2), "    finally:", "        GIVE(True)",
-             "        if WAITING[0]:", "            WAKE()"]
+             "        WAIT()", "    quiet = QGET() is not QUIET and QSET(QUIET)", "    try:", *_indent(body, 2),
+             "    finally:", "        if quiet:", "            QRESET(quiet)", "        GIVE(True)", "        if WAITING[0]:", "            WAKE()"]
     source = "\n".join(lines) + "\n"
     exec(cache.python_code(source, f"<arignote call of {fn.name or 'function'}>"), ns)
     call = ns["call"]

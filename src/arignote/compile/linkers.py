@@ -25,6 +25,8 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from arignote.backends.cpu import make_thunk as backend_thunk
 from arignote.compile.sharedvalue import Container as _Cell
 from arignote.config import config
@@ -196,10 +198,11 @@ class LocalLinker(Linker):
         def run() -> None:
             for cell in fresh:
                 cell[0] = None
-            for thunk, cells in zip(thunks, dead_cells):
-                thunk()
-                for cell in cells:
-                    cell[0] = None
+            with np.errstate(all="ignore"):  # inf and nan silently, as in a call (fperrors.py)
+                for thunk, cells in zip(thunks, dead_cells):
+                    thunk()
+                    for cell in cells:
+                        cell[0] = None
         run.storage_map = storage  # type: ignore[attr-defined]
         inputs = [Container(v, c) for v, c in zip(fgraph.inputs, in_cells)]
         outputs = [Container(v, c, readonly=True) for v, c in zip(fgraph.outputs, out_cells)]
@@ -250,8 +253,9 @@ class WrapLinker(Linker):
                     theirs.storage[0] = copy.copy(mine.storage[0])
             for cell in fresh:
                 cell[0] = None
-            for i, (node, thunks) in enumerate(zip(orders[0], per_node)):
-                wrapper(i, node, *thunks)
+            with np.errstate(all="ignore"):
+                for i, (node, thunks) in enumerate(zip(orders[0], per_node)):
+                    wrapper(i, node, *thunks)
         return run, inputs0, outputs0, list(per_node), orders[0]
 
 

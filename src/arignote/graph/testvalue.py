@@ -15,6 +15,8 @@ import warnings
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from arignote.config import config
 
 
@@ -80,7 +82,8 @@ def compute(node: Any) -> None:
     storage = [[None] for _ in node.outputs]
     try:
         from arignote.graph.basic import perform_of
-        perform_of(node)(node, values, storage)
+        with np.errstate(all="ignore"):  # inf and nan silently, as in a call (compile/fperrors.py)
+            perform_of(node)(node, values, storage)
     except Exception as err:
         shapes = ", ".join(str(getattr(v, "shape", type(v).__name__)) for v in values)
         if hasattr(err, "add_note"):

@@ -212,7 +212,8 @@ def _static_value_of(var: Any, memo: dict[int, Any]) -> np.ndarray | None:
     if any(v is None for v in values):
         return None
     cells: list[list] = [[None] for _ in node.outputs]
-    node.op.perform(node, values, cells)
+    with np.errstate(all="ignore"):
+        node.op.perform(node, values, cells)
     return cells[var.index][0]
 
 

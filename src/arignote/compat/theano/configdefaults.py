@@ -1,13 +1,17 @@
-"""``theano.configdefaults`` / ``theano.configparser``: the helpers code imports from them."""
+"""``theano.configdefaults``: the helpers code imports from it, and the names it had from
+``theano.configparser`` (``DeviceParam`` and ``ContextsParam`` were its own)."""
 from __future__ import annotations
 
 import struct
 
-from arignote.config import config
+from arignote.compat.theano.configparser import (THEANO_FLAGS_DICT, AddConfigVar, BoolParam,
+                                                 ConfigParam, ContextsParam, DeviceParam, EnumStr,
+                                                 FloatParam, IntParam, StrParam, TheanoConfigParser,
+                                                 change_flags, config)
 
-__all__ = ["config", "change_flags", "python_int_bitwidth", "local_bitwidth"]
-
-change_flags = config.change_flags
+__all__ = ["config", "change_flags", "python_int_bitwidth", "local_bitwidth", "AddConfigVar",
+           "BoolParam", "ConfigParam", "ContextsParam", "DeviceParam", "EnumStr", "FloatParam",
+           "IntParam", "StrParam", "TheanoConfigParser", "THEANO_FLAGS_DICT"]
 
 
 def python_int_bitwidth() -> int:

@@ -46,7 +46,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
 MODULES: dict[str, str] = {
     "theano.compat": "arignote.compat.theano.pycompat",
     "theano.configdefaults": "arignote.compat.theano.configdefaults",
-    "theano.configparser": "arignote.compat.theano.configdefaults",
+    "theano.configparser": "arignote.compat.theano.configparser",
     "theano.sparse.basic": "theano.sparse",
     "theano.sparse.type": "theano.sparse",
     "theano.sparse.utils": "arignote.compat.theano.sparse",
