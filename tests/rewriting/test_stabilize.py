@@ -1,4 +1,6 @@
 """Stabilization: the stable forms replace the naive ones, and the acceptance's numerical checks."""
+import warnings
+
 import numpy as np
 import pytest
 from scipy import special
@@ -129,6 +131,23 @@ def test_logsumexp_is_shifted_by_the_max():
     assert "Reduce{maximum}" in str(f.maker.fgraph.toposort())
     big = np.array([[1000.0, 999.0, -5.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0]])
     with np.errstate(all="ignore"):
+        np.testing.assert_allclose(f(big), special.logsumexp(big, axis=1))
+
+
+@pytest.mark.parametrize("mode", [STABLE, None])
+def test_logsumexp_is_shifted_once(mode):
+    """The shifted form is itself a log of a sum of exps: it must not be shifted again
+    (it was, pass after pass, until the phase stopped at 4 times the graph's size)."""
+    m = T.dmatrix("m")
+    peak = T.max(m, axis=1, keepdims=True)
+    by_hand = T.log(T.sum(T.exp(m - peak), axis=1)) + peak.flatten()
+    for expr in (T.log(T.sum(T.exp(m), axis=1)), by_hand):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # RewritePhaseStopped included
+            f = function([m], expr, mode=mode)
+        maxima = [n for n in f.maker.fgraph.toposort() if "maximum" in str(n.op)]
+        assert len(maxima) == 1, maxima
+        big = np.array([[1000.0, 999.0, -5.0], [3.0, 1.0, 0.2]])
         np.testing.assert_allclose(f(big), special.logsumexp(big, axis=1))
 
 

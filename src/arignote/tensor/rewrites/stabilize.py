@@ -132,7 +132,7 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
     if reduce_op.scalar_op.name != "add" or not reduce_op.axis or op_name(e) != "exp":
         return None
     x = _inner(e)
-    if x.dtype not in FLOAT or x.dtype != e.dtype:
+    if x.dtype not in FLOAT or x.dtype != e.dtype or _shifted_by_its_max(x):
         return None
     axis = list(reduce_op.axis)
     zero = typed_constant(0, x.dtype)
@@ -141,6 +141,23 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
     dropped = peak.dimshuffle([i for i in range(x.ndim) if i not in reduce_op.axis])
     shifted = reduce_op(_math.exp(_math.sub(x, peak)))
     return [retype(_math.add(_math.log(shifted), dropped), out)]
+
+
+def _shifted_by_its_max(x) -> bool:
+    """``x`` is ``y - m`` where ``m`` is made of a max of ``y`` in a few elementwise or
+    broadcasting steps: this rewrite's own output (shifting it again would only grow the
+    graph, pass after pass, to the phase's growth bound) or a user's stable form."""
+    if op_name(x) != "sub":
+        return False
+    y, m = x.owner.inputs
+    frontier = [m]
+    for _ in range(4):  # switch(isinf(dimshuffle(max(y))), 0, ...) is three steps deep
+        nodes = [v.owner for v in frontier if v.owner is not None]
+        if any(isinstance(n.op, CAReduce) and n.op.scalar_op.name == "maximum" and n.inputs[0] is y
+               for n in nodes):
+            return True
+        frontier = [i for n in nodes if isinstance(n.op, (Elemwise, DimShuffle)) for i in n.inputs]
+    return False
 
 
 @node_rewriter([Elemwise])
