@@ -9,8 +9,9 @@ reader (compile/lifetimes.py), without it never (kept between calls for reuse). 
 inputs, constants and shared values are the caller's memory and are not counted.
 
 ``min_peak`` searches the valid node orders for the lowest peak with gc: exactly while the
-search runs at most ``MIN_PEAK_STEPS`` nodes (each from one set of finished nodes), else it
-stops and gives bounds (a big graph never makes the summary hang).
+search stops once it has tried ``MIN_PEAK_WORK`` nodes-ready-at-once (a node tried from a set of
+finished nodes counts the nodes then ready), or does not start on more than
+``MIN_PEAK_NODES`` nodes; it then gives bounds (a big graph never makes the summary hang).
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from arignote.compile.lifetimes import free_points
 from arignote.config import config
 from arignote.graph.basic import Apply, Variable
 
-MIN_PEAK_STEPS = 200_000  # nodes the minimum-peak search may run (from one set of finished nodes each)
+MIN_PEAK_WORK = 1_000_000  # the minimum-peak search's bound: nodes it may try, times the nodes ready then
+MIN_PEAK_NODES = 4096  # past this many nodes the search is not tried (bounds only)
 N_ALIVE = 5  # values listed as held at the peak
 
 
@@ -154,16 +156,17 @@ class MinPeak:
     exact: bool
     steps: int
     seconds: float
+    why: str = ""  # why it is not exact
 
 
-def min_peak(model: Model, budget: int = MIN_PEAK_STEPS) -> MinPeak:
+def min_peak(model: Model, budget: int = MIN_PEAK_WORK) -> MinPeak:
     """The lowest peak (host and device together) over every order of the nodes that ran
     that respects their dependencies, with gc after each value's last reader.
 
     A breadth-first search over the sets of finished nodes (what is alive depends only on
-    that set), keeping the lowest peak that reaches each; after ``budget`` steps (a node
-    run from a set) it stops and gives bounds: no order peaks below the largest node's
-    inputs and outputs at once, and the executed order is one order."""
+    that set), keeping the lowest peak that reaches each; past ``budget`` (each node tried
+    costs the number of nodes then ready) it stops and gives bounds: no order peaks below
+    the largest node's inputs and outputs at once, and the executed order is one order."""
     start = time.perf_counter()
     nodes = model.executed()
     index = {k: i for i, k in enumerate(nodes)}
@@ -180,34 +183,39 @@ def min_peak(model: Model, budget: int = MIN_PEAK_STEPS) -> MinPeak:
                 roots[out] = (out,)
             else:
                 roots[out] = tuple(dict.fromkeys(r for v in linked for r in roots.get(v, ())))
+    created = [sum(owned.get(out, 0) for out in model.nodes[k].outputs) for k in nodes]
+    reads = [{r for var in model.nodes[k].inputs for r in roots.get(var, ())} for k in nodes]
+    extra = [sum(model.transient.get(k, (0, 0))) for k in nodes]
+    low = max((created[i] + extra[i] + sum(owned[r] for r in reads[i]) for i in range(n)), default=0)
+    if len(nodes) > MIN_PEAK_NODES or not budget:
+        return MinPeak(low, model.run(nodes, model.gc_frees())[0].total, False, 0, time.perf_counter() - start,
+                       f"not searched: {len(nodes)} nodes, more than {MIN_PEAK_NODES}")
     kept = {r for v in model.outputs for r in roots.get(v, ())}
     needers = dict.fromkeys(owned, 0)  # owner -> bit mask of the nodes reading a holder of it
     preds, succs = [0] * n, [set() for _ in range(n)]
-    created = [sum(owned.get(out, 0) for out in model.nodes[k].outputs) for k in nodes]
-    reads: list[set] = [set() for _ in range(n)]
     for i, k in enumerate(nodes):
         for var in model.nodes[k].inputs:
             if var in producer:
                 preds[i] |= 1 << producer[var]
                 succs[producer[var]].add(i)
-            reads[i].update(roots.get(var, ()))
         for r in reads[i]:
             needers[r] |= 1 << i
     # what running node i may free: what it reads, and what it makes that nothing reads
     touched = [reads[i] | {o for o in model.nodes[k].outputs if o in owned} for i, k in enumerate(nodes)]
-    extra = [sum(model.transient.get(k, (0, 0))) for k in nodes]
-    low = max((created[i] + extra[i] + sum(owned[r] for r in reads[i]) for i in range(n)), default=0)
     first = [i for i in range(n) if not preds[i]]
     level: dict[int, tuple[int, int, list[int]]] = {0: (0, 0, first)}  # done -> peak, alive, ready
-    steps = 0
+    steps = work = 0
     for _ in range(n):
         following: dict[int, tuple[int, int, list[int]]] = {}
         for done, (peak, alive, ready) in level.items():
             for i in ready:
                 steps += 1
-                if steps > budget:
+                work += len(ready)
+                if work > budget:
                     high = model.run(nodes, model.gc_frees())[0].total
-                    return MinPeak(low, high, False, steps - 1, time.perf_counter() - start)
+                    return MinPeak(low, high, False, steps - 1, time.perf_counter() - start,
+                                   f"the search stopped at its bound, {budget} nodes tried each counting "
+                                   "the nodes then ready")
                 now = done | 1 << i
                 step_peak = max(peak, alive + created[i] + extra[i])
                 known = following.get(now)
@@ -281,10 +289,35 @@ def memory_report(records: list, with_min_peak: bool = False) -> Report | None:
     if with_min_peak:
         each = [min_peak(m) for m in models]
         found = MinPeak(max(f.low for f in each), max(f.high for f in each), all(f.exact for f in each),
-                        sum(f.steps for f in each), sum(f.seconds for f in each))
+                        sum(f.steps for f in each), sum(f.seconds for f in each),
+                        "; ".join(dict.fromkeys(f.why for f in each if f.why)))
     settings = sorted({"allow_gc=True" if m.fn.allow_gc else "allow_gc=False" for m in models})
     return Report(**{name: _most(peaks) for name, peaks in runs.items()}, views=views, inplace=inplace,
                   min_peak=found, held=held, rows=rows, settings=settings)
+
+
+def peak_text(fn: Any) -> str | None:
+    """One line for ``explain(fn)``: the peak of ``fn``'s last profiled call (with its own
+    allow_gc), the node then running and the largest value then held; None without one."""
+    from arignote.compile.profiling import format_bytes
+    record = getattr(fn, "_profile_record", None)
+    model = record.memory_model() if record is not None else None
+    if model is None:
+        return None
+    order = model.executed()
+    frees = model.gc_frees() if fn.allow_gc else None
+    peak = model.run(order, frees)[0]
+    if peak.step < 0:
+        return None
+    at = order[peak.step]
+    alive = model.run(order, frees, stop=peak.step)[1]
+    text = (f"memory (last profiled call, allow_gc={fn.allow_gc}): peak of intermediates "
+            f"{format_bytes(peak.host)} on the host, {format_bytes(peak.device)} on the device, "
+            f"while node {at} ran ({model.nodes[at]})")
+    if alive:
+        var, size = max(alive.items(), key=lambda item: item[1])
+        text += f"; the largest value then held: {var} ({format_bytes(size)}, made by node {model.nodes.index(var.owner)})"
+    return text
 
 
 def _most(peaks: list[Peak]) -> Peak:
@@ -317,7 +350,7 @@ def summary_memory(records: list, file: TextIO, n_nodes: int) -> None:
                          f"(took {found.seconds:.3f}s to compute)")
         else:
             lines.append(f"    Minimum peak from all valid apply node order is between {_kb(found.low)}KB "
-                         f"and {_kb(found.high)}KB (the search stops after {MIN_PEAK_STEPS} steps; "
+                         f"and {_kb(found.high)}KB ({found.why}; "
                          f"took {found.seconds:.3f}s)")
         lines.append("---")
     lines.append(f"    Memory saved by views: {_kb(report.views)}KB; by in-place ops: {_kb(report.inplace)}KB; "
@@ -328,6 +361,9 @@ def summary_memory(records: list, file: TextIO, n_nodes: int) -> None:
         for var, size in sorted(alive.items(), key=lambda item: -item[1])[:N_ALIVE]:
             lines.append(f"      {size:9d}B  {var} (made by node {m.nodes.index(var.owner)}; "
                          f"{_why_alive(m, var, at)})")
+        inner = sum(m.transient.get(at, (0, 0)))
+        if inner:
+            lines.append(f"      {inner:9d}B  the peak of node {at}'s inner function (its own profile)")
     lines.append("---")
     lines += _node_lines(report.rows, n_nodes, several)
     file.write("\n".join(lines) + "\n\n")
