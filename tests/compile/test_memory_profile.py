@@ -162,6 +162,12 @@ def test_the_minimum_peak_over_orders_beats_a_bad_order(memory):
     assert report.current.host == 2 * 8192 + 8  # both exps alive when the first sum runs
     assert report.min_peak.exact and report.min_peak.high == 8192 + 2 * 8  # one chain, then the other
     assert report.min_peak.low == report.min_peak.high
+    out = io.StringIO()
+    f.profile.summary_memory(file=out)
+    held = out.getvalue().split("Held at the peak (16KB, while node 2 ran: Sum")[1].split("---")[0]
+    assert "8192B  Elemwise{exp,no_inplace}.0 (made by node 0; read by node 2)" in held
+    assert "8192B  Elemwise{exp,no_inplace}.0 (made by node 1; read later by node 3)" in held
+    assert "8B  Sum{axis=[0], acc_dtype=float64}.0 (made by node 2; an output of the function)" in held
 
 
 def test_the_minimum_peak_search_is_bounded(memory):

@@ -381,16 +381,20 @@ def _single_lines(peak: Peak) -> list[str]:
 
 def _why_alive(m: Model, var: Variable, at: int) -> str:
     """Why ``var``'s memory is still held when node ``at`` runs."""
-    holders = [var] + [out for node in m.nodes for j, out in enumerate(node.outputs)
-                       if var in (m.aliased(node, j) or ())]
-    if any(h in m.outputs for h in holders):
+    holders = {var}  # var and the views (of views) of it
+    for node in m.nodes:
+        for j, out in enumerate(node.outputs):
+            if holders.intersection(m.aliased(node, j) or ()):
+                holders.add(out)
+    if holders & m.outputs:
         return "an output of the function"
     if var.owner is m.nodes[at]:
         return "just made"
     if not m.fn.allow_gc:
         return "allow_gc=False keeps it"
-    readers = [k for k, node in enumerate(m.nodes) if k > at and any(h in node.inputs for h in holders)]
-    return f"read later by node {readers[0]}" if readers else f"read by node {at}"
+    order = m.executed()
+    later = [k for k in order[order.index(at) + 1:] if holders.intersection(m.nodes[k].inputs)]
+    return f"read later by node {later[0]}" if later else f"read by node {at}"
 
 
 def _node_lines(rows: list[tuple[Model, int]], limit: int, several: bool) -> list[str]:
