@@ -13,7 +13,7 @@ from arignote import Mode, config, function, scan, tensor as T
 from arignote.ifelse import ifelse
 from arignote.compile.linkers import VM_Linker
 from arignote.compile.memory import min_peak
-from tests.gpu.conftest import use
+from tests.gpu.conftest import DEVICES, use
 
 KB4 = 4 * 1024 * 1024  # a 1024 x 1024 float32 matrix
 V4 = 4096  # a 1024 float32 vector
@@ -129,8 +129,9 @@ def test_a_scans_step_peak_is_held_while_the_scan_runs(memory):
     assert f"{step['host']:9d}B  the peak of node 1's inner function" in out.getvalue()
 
 
-def test_host_and_device_are_counted_apart(memory):
-    with use("opencl"), config.change_flags(floatX="float32", allow_gc=True):
+@pytest.mark.parametrize("where", ["opencl", "cuda"])
+def test_host_and_device_are_counted_apart(memory, where):
+    with use(DEVICES[where]), config.change_flags(floatX="float32", allow_gc=True):
         x = T.fvector("x")
         f = function([x], T.exp(x) + T.log(x), profile=True)
         f(np.ones(1024, dtype="float32"))
