@@ -8,10 +8,10 @@ Values are freed where the executor frees them: with ``allow_gc`` right after th
 reader (compile/lifetimes.py), without it never (kept between calls for reuse). The graph's
 inputs, constants and shared values are the caller's memory and are not counted.
 
-``min_peak`` searches the valid node orders for the lowest peak with gc: exactly while the
-search stops once it has tried ``MIN_PEAK_WORK`` nodes-ready-at-once (a node tried from a set of
-finished nodes counts the nodes then ready), or does not start on more than
-``MIN_PEAK_NODES`` nodes; it then gives bounds (a big graph never makes the summary hang).
+``min_peak`` searches the valid node orders for the lowest peak with gc, exactly unless it
+meets its bound: it stops after ``MIN_PEAK_WORK`` (each node it tries counts the nodes ready
+then) and does not start on more than ``MIN_PEAK_NODES`` nodes, giving bounds instead (a big
+graph never makes the summary hang).
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ function compiled with it: the time of each node and the number of calls
 after a GPU node so its time is its own), the time of whole calls, the
 compile time split into rewriting (per phase), linking and kernel builds,
 the bytes each transfer node moved, and the size of every intermediate value
-(for the peak memory of a call). A function compiled without a profile runs
+(for the peak memory of a call; with ``config.profile_memory`` also their shapes,
+for the memory profile of compile/memory.py). A function compiled without a profile runs
 a call path with no timing in it at all. ``config.profile=True`` profiles
 every function and prints every profile at exit.
 """
