@@ -246,3 +246,21 @@ def test_explain_names_the_node_and_the_value_at_the_peak():
     plain = function([x], T.exp(x))  # no profile: nothing to say about memory
     plain(np.ones(3))
     assert "memory" not in arignote.explain(plain, file=io.StringIO())
+
+
+def test_the_minimum_peak_keeps_an_inplace_node_after_the_values_other_readers(memory, monkeypatch):
+    """``a`` is overwritten by ``a += X``, so ``a * 2`` (kept: an output) must run first: then
+    a, X and the product are alive at once (3 x 8 kB). Running the in-place add first would
+    free X before the product is made (2 x 8 kB + 8 B), an order the graph does not allow."""
+    from arignote.graph.fg import FunctionGraph
+    from arignote.tensor import inplace
+    x, y = T.dvector("x"), T.dvector("y")
+    a = T.exp(x)
+    with config.change_flags(allow_gc=True):
+        f = function([x, y], [inplace.add_inplace(a, T.exp(y)).sum(), a * 2], mode=Mode(optimizer=None),
+                     accept_inplace=True, profile=True)
+    assert f(np.ones(1024), np.ones(1024))[1] == pytest.approx(2 * np.e)  # read before the add
+    model = f._profile_record.memory_model()
+    assert min_peak(model).high == 3 * 8192
+    monkeypatch.setattr(FunctionGraph, "orderings", lambda self: {})
+    assert min_peak(model).high == 2 * 8192 + 8  # what ignoring the constraint would claim

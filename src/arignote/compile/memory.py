@@ -161,7 +161,8 @@ class MinPeak:
 
 def min_peak(model: Model, budget: int = MIN_PEAK_WORK) -> MinPeak:
     """The lowest peak (host and device together) over every order of the nodes that ran
-    that respects their dependencies, with gc after each value's last reader.
+    that respects their dependencies (inputs, and a node that overwrites a value after the
+    value's other readers: ``fgraph.orderings()``), with gc after each value's last reader.
 
     A breadth-first search over the sets of finished nodes (what is alive depends only on
     that set), keeping the lowest peak that reaches each; past ``budget`` (each node tried
@@ -193,11 +194,15 @@ def min_peak(model: Model, budget: int = MIN_PEAK_WORK) -> MinPeak:
     kept = {r for v in model.outputs for r in roots.get(v, ())}
     needers = dict.fromkeys(owned, 0)  # owner -> bit mask of the nodes reading a holder of it
     preds, succs = [0] * n, [set() for _ in range(n)]
+    position = {model.nodes[k]: i for i, k in enumerate(nodes)}
+    orderings = model.fn.maker.fgraph.orderings()  # an in-place node after the other readers
     for i, k in enumerate(nodes):
-        for var in model.nodes[k].inputs:
-            if var in producer:
-                preds[i] |= 1 << producer[var]
-                succs[producer[var]].add(i)
+        node = model.nodes[k]
+        before = {producer[v] for v in node.inputs if v in producer}
+        before |= {position[j] for j in orderings.get(node, ()) if j in position}
+        for j in before:
+            preds[i] |= 1 << j
+            succs[j].add(i)
         for r in reads[i]:
             needers[r] |= 1 << i
     # what running node i may free: what it reads, and what it makes that nothing reads
