@@ -109,7 +109,10 @@ def test_a_lazy_ifelse_counts_the_branch_the_last_call_ran(memory):
     f(1, 0, np.ones(1024))  # the else branch: exp and the product are both alive once
     assert f.profile.memory_report().current.host == 2 * 8192 + 1
     f(0, 1, np.ones(1024))  # the then branch: only exp (the else branch's sizes are stale)
-    assert f.profile.memory_report().current.host == 8192 + 1
+    report = f.profile.memory_report()
+    assert report.current.host == 8192 + 1
+    # a linker running every node would make both branches (sizes of the call that ran each)
+    assert report.current_every.host == 2 * 8192 + 1
 
 
 def test_a_scans_step_peak_is_held_while_the_scan_runs(memory):

@@ -49,6 +49,7 @@ class Model:
         self.nodes: list[Apply] = list(fn._nodes)
         self.ran = set(range(len(self.nodes))) if ran is None else ran
         self.sizes = [tuple(sizes[k]) if k in self.ran else () for k in range(len(self.nodes))]
+        self.known = [tuple(found) for found in sizes]  # with the sizes of earlier calls' nodes
         self._shapes = shapes
         self.outputs = set(fn.maker.fgraph.outputs)
         self.transient = transient or {}
@@ -69,8 +70,10 @@ class Model:
         """The shapes of node ``k``'s outputs in the last call it ran (None: not an array)."""
         return list(self._shapes[k]) if self._shapes is not None else []
 
-    def output(self, k: int, j: int) -> tuple[int, bool]:
-        found = self.sizes[k]
+    def output(self, k: int, j: int, every: bool = False) -> tuple[int, bool]:
+        """(bytes, on the device) of output ``j`` of node ``k`` in the last call (``every``: in
+        the last call that ran the node, for runs of every node)."""
+        found = (self.known if every else self.sizes)[k]
         return found[j] if j < len(found) else (0, False)
 
     def aliased(self, node: Apply, j: int, inplace: bool = True) -> list[Variable] | None:
@@ -87,9 +90,10 @@ class Model:
 
     # ------------------------------------------------------------------- runs
     def run(self, order: Sequence[int], frees: dict | None, inplace: bool = True,
-            stop: int | None = None) -> tuple[Peak, dict]:
+            stop: int | None = None, every: bool = False) -> tuple[Peak, dict]:
         """Peak bytes over ``order`` (``frees``: values freed after each node, None: nothing
-        freed); with ``stop``, also the memory owners alive at that step (owner -> bytes)."""
+        freed; ``every``: sizes as ``output`` says); with ``stop``, also the memory owners
+        alive at that step (owner -> bytes)."""
         holders: dict[Variable, int] = {}
         size_of: dict[Variable, tuple[int, bool]] = {}
         cell_roots: dict[Variable, tuple] = {}
@@ -101,7 +105,7 @@ class Model:
             for j, out in enumerate(node.outputs):
                 linked = self.aliased(node, j, inplace)
                 if linked is None:
-                    size_of[out] = found = self.output(k, j)
+                    size_of[out] = found = self.output(k, j, every)
                     holders[out] = 1
                     cell_roots[out] = (out,)
                     current[found[1]] += found[0]
@@ -278,10 +282,12 @@ def memory_report(records: list, with_min_peak: bool = False) -> Report | None:
         order, every = m.executed(), list(range(len(m.nodes)))
         lazy_frees, flat_frees = m.gc_frees(), m.gc_frees(lazy=False)
         mine = (lazy_frees, flat_frees) if m.fn.allow_gc else (None, None)
-        for name, peak in (("current", m.run(order, mine[0])[0]), ("current_every", m.run(every, mine[1])[0]),
+        for name, peak in (("current", m.run(order, mine[0])[0]),
+                           ("current_every", m.run(every, mine[1], every=True)[0]),
                            ("no_inplace", m.run(order, mine[0], False)[0]),
-                           ("no_inplace_every", m.run(every, mine[1], False)[0]),
-                           ("gc", m.run(order, lazy_frees)[0]), ("gc_every", m.run(every, flat_frees)[0]),
+                           ("no_inplace_every", m.run(every, mine[1], False, every=True)[0]),
+                           ("gc", m.run(order, lazy_frees)[0]),
+                           ("gc_every", m.run(every, flat_frees, every=True)[0]),
                            ("no_gc", m.run(order, None)[0])):
             runs.setdefault(name, []).append(peak)
         peak = runs["current"][-1]
