@@ -205,6 +205,12 @@ _FLAGS = [
          "(its one-time work: kernel builds, first allocations)", _boolean),
     Flag("profiling.debugprint", False, "ProfileStats.summary ends with each function's "
          "debugprint, its nodes' times included", _boolean),
+    Flag("profile_memory", False, "profiled functions also record the shape of each node's "
+         "outputs, and their summary prints Theano's memory profile", _boolean),
+    Flag("profiling.min_peak_memory", False, "the memory profile also searches the node orders "
+         "for the lowest peak (exact on small graphs, bounds past a fixed number of steps)", _boolean),
+    Flag("profiling.min_memory_size", 1024, "the memory profile lists no node whose outputs take "
+         "fewer bytes than this", _count),
     Flag("profiling.destination", "stderr", "where the profiles printed at exit go: stderr, stdout "
          "or a file's path (appended to)", str),
     Flag("native_reduce_min_size", 0, "elements below which a reduction, softmax or log_softmax "
@@ -225,7 +231,8 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
                                "NanGuardMode.nan_is_error", "NanGuardMode.inf_is_error",
                                "NanGuardMode.big_is_error", "profiling.n_ops", "profiling.n_apply",
                                "profiling.destination", "profiling.ignore_first_call",
-                               "profiling.debugprint")},
+                               "profiling.debugprint", "profile_memory", "profiling.min_peak_memory",
+                               "profiling.min_memory_size")},
     **dict.fromkeys(("linker", "cast_policy", "int_division", "deterministic", "cycle_detection",
                      "check_input", "compute_test_value_opt", "pickle_test_value",
                      "optimizer_verbose", "on_opt_error", "on_shape_error",
@@ -233,7 +240,7 @@ THEANO_FLAG_MAP: dict[str, str | None] = {
                      "init_gpu_device", "print_active_device", "print_global_stats",
                      "assert_no_cpu_op", "unpickle_function", "reoptimize_unpickled_function",
                      "cache_optimizations", "check_stack_trace", "profile_optimizer",
-                     "profile_memory", "experimental.unpickle_gpu_on_cpu")),
+                     "experimental.unpickle_gpu_on_cpu")),
 }
 # Whole families of Theano flags that do not apply here (GPU back ends, C compilation, ...).
 THEANO_IGNORED_SECTIONS = ("lib", "gpuarray", "gpu", "gpuelemwise", "dnn", "cuda", "nvcc", "pycuda",
@@ -251,7 +258,7 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "linker": "cvm", "cast_policy": "custom", "int_division": "int", "deterministic": "default",
     "cycle_detection": "regular", "check_input": True,
     "compute_test_value": "off", "compute_test_value_opt": "off", "pickle_test_value": True,
-    "profile": False, "profile_optimizer": False, "profile_memory": False, "cxx": "",
+    "profile": False, "profile_optimizer": False, "cxx": "",
     "openmp": False, "openmp_elemwise_minsize": 200000, "optimizer_verbose": False,
     "on_opt_error": "warn", "on_shape_error": "warn", "nocleanup": False,
     "traceback.limit": 8, "traceback.compile_limit": 0, "warn.ignore_bug_before": "0.9",
@@ -266,8 +273,7 @@ THEANO_DEFAULTS: dict[str, Any] = {
     "experimental.unpickle_gpu_on_cpu": False, "numpy.seterr_all": "ignore",
     "unpickle_function": True, "reoptimize_unpickled_function": False,
     "DebugMode.check_preallocated_output": "", "DebugMode.warn_input_not_reused": True,
-    "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "profiling.min_memory_size": 1024,
-    "profiling.min_peak_memory": False, "cmodule.debug": False,
+    "NanGuardMode.action": "raise", "profiling.output_line_width": 512, "cmodule.debug": False,
 }
 
 

@@ -106,6 +106,13 @@ def test_the_debugging_flags_act_and_are_not_listed_as_without_effect():
     assert notices == []
 
 
+def test_the_memory_profile_flags_act_and_are_not_listed_as_without_effect():
+    c, notices = theano_config(THEANO_FLAGS="profile_memory=True,profiling.min_peak_memory=True,"
+                               "profiling.min_memory_size=64")
+    assert (c.profile_memory, c.profiling.min_peak_memory, c.profiling.min_memory_size) == (True, True, 64)
+    assert notices == []
+
+
 def test_theano_cxx_reads_empty_while_our_native_compiler_stays_set():
     c, _ = theano_config(THEANO_FLAGS="cxx=cc")
     assert c.cxx == "" and c.own("cxx") == "cc"  # no Op's C code is compiled; native kernels use cc

@@ -6,7 +6,8 @@ thunks and checks themselves. What the generated code does is exactly what
 the link-time decisions in executor.py say: fill and check inputs, read the
 shared values, run the thunks, copy what must be copied, write the updates
 (handing each spare-buffered update its target's previous buffer),
-release handed-out buffers; for a profiled Function, also time each thunk and
+release handed-out buffers (with gc, each intermediate right after the thunk that last
+reads it: compile/lifetimes.py); for a profiled Function, also time each thunk and
 the whole call (``_profiled_thunk``), with nothing of that otherwise; then the
 backends' call checks (``backends.linking.add_call_check``), before anything is written. ``_body``
 writes those steps; ``generate_call``
@@ -96,6 +97,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         ns.update(CLOCK=time.perf_counter, BUILDS=kernel_builds, AT=record.times, AC=record.calls,
                   FT=record.call_time, FC=record.call_count, KT=record.build_time, KN=record.builds)
         lines = ["t_call = CLOCK()", "b_call, n_call = BUILDS()", *lines]
+        if record.stamps is not None:  # profile_memory: each node's sizes carry the call's number
+            ns["MC"] = record.memory_calls
+            lines.insert(0, "MC[0] += 1")
     if n:
         lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = args")
         lines.append("if not fn.trust_input:")
@@ -154,9 +158,11 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     spares = fn._spare_updates
     lines += [f"s{j} = UT{j}[0]" for j in spares]
     lines += _atomic([f"UT{j}[0] = u{j}" for j in range(len(fn._update_cells))])
+    freed = {id(cell) for cells in fn._free_after.values() for cell in cells}
     for m, cell in enumerate(fn._release_cells):
-        ns[f"R{m}"] = cell
-        lines.append(f"R{m}[0] = None")
+        if id(cell) not in freed:
+            ns[f"R{m}"] = cell
+            lines.append(f"R{m}[0] = None")
     lines += [f"I{i}[0] = None" for i in range(n)]
     lines += [f"P{k}[0] = None" for k in range(len(fn._shared_cells))]
     # A previous buffer nobody else holds (no other call's snapshot, no borrowed
@@ -198,6 +204,9 @@ def _run(schedule: list, fn: Function, ns: dict[str, Any], record: Any) -> list[
         if k:
             lines.append(f"i = {k}")
         lines += [f"T{k}()"] if record is None else _profiled_thunk(record, k, ns)
+        for m, cell in enumerate(fn._free_after.get(k, ())):  # allow_gc: read for the last time
+            ns[f"G{k}_{m}"] = cell
+            lines.append(f"G{k}_{m}[0] = None")
     return lines
 
 

@@ -25,6 +25,7 @@ from arignote.backends.linking import link_batch
 from arignote.compile import lazy
 from arignote.compile.callgen import filter_for, generate_call
 from arignote.compile.io import In, is_container
+from arignote.compile.lifetimes import free_points
 from arignote.compile.linkers import Linker, node_thunk
 from arignote.compile.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable, Storage, check_picklable
@@ -211,6 +212,9 @@ class Function(InputState):
         kept = set() if self._allow_gc else (release & set(fgraph.outputs[:n_out])) - claimed
         self._release_cells = [storage[v] for v in release - kept]
         self._release_at_start = [storage[v] for v in kept]
+        # With gc an intermediate is freed right after its last reader (compile/lifetimes.py).
+        self._free_after = {k: [storage[v] for v in found] for k, found in free_points(
+            self._nodes, self._schedule, set(fgraph.outputs)).items()} if self._allow_gc else {}
 
     # ------------------------------------------------------------------ call
     @property

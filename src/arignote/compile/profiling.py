@@ -6,7 +6,8 @@ function compiled with it: the time of each node and the number of calls
 after a GPU node so its time is its own), the time of whole calls, the
 compile time split into rewriting (per phase), linking and kernel builds,
 the bytes each transfer node moved, and the size of every intermediate value
-(for the peak memory of a call). A function compiled without a profile runs
+(for the peak memory of a call; with ``config.profile_memory`` also their shapes,
+for the memory profile of compile/memory.py). A function compiled without a profile runs
 a call path with no timing in it at all. ``config.profile=True`` profiles
 every function and prints every profile at exit.
 """
@@ -80,6 +81,10 @@ class FunctionRecord:
         self.build_time = [0.0]
         self.builds = [0]
         self.sizes: list[tuple] = [()] * n  # per node: (bytes, on the device) of each output
+        memory = config.profile_memory
+        self.shapes: list[list] | None = [[] for _ in range(n)] if memory else None
+        self.stamps: list[int] | None = [-1] * n if memory else None  # the call each node last ran in
+        self.memory_calls = [0]  # calls made, counted by the call path with profile_memory
         self.moved = {direction: [0, 0] for direction in DIRECTIONS.values()}  # [count, bytes]
 
     def forget(self) -> None:
@@ -97,18 +102,53 @@ class FunctionRecord:
         return None
 
     def recorder(self, k: int) -> Callable[[], None]:
+        """What runs after thunk ``k``: its outputs' sizes (and, with ``config.profile_memory``
+        when the function was made, their shapes and this call's number) written down."""
         node = self.nodes[k]
         cells = [self.fn.storage_map[v] for v in node.outputs]
+        where = [synchronizer(v.type) is not None for v in node.outputs]  # on a device
         sizes = self.sizes
         moved = self.moved.get(DIRECTIONS.get(type(node.op).__name__))
+        shapes, stamps, calls = self.shapes, self.stamps, self.memory_calls
 
         def record() -> None:
-            found = tuple((nbytes(c[0]), not isinstance(c[0], np.ndarray)) for c in cells)
+            found = tuple((nbytes(c[0]), w) for c, w in zip(cells, where))
             sizes[k] = found
             if moved is not None:
                 moved[0] += 1
                 moved[1] += found[0][0]
-        return record
+
+        def record_memory() -> None:
+            record()
+            shapes[k] = [getattr(c[0], "shape", None) for c in cells]
+            stamps[k] = calls[0]
+        return record if shapes is None else record_memory
+
+    def memory_model(self) -> Any:
+        """The memory model of this function's last call (compile/memory.py); None before one."""
+        from arignote.compile.memory import Model
+        if not any(self.sizes):
+            return None
+        ran = None
+        if self.stamps is not None:
+            last = max(self.stamps)
+            ran = {k for k, stamp in enumerate(self.stamps) if stamp == last}
+        return Model(self.fn, self.sizes, ran, self.shapes, _inner_peaks(self))
+
+
+def _inner_peaks(record: FunctionRecord) -> dict[int, tuple[int, int]]:
+    """Per node running an inner function that has a profile of its own (``scan(profile=)``):
+    that function's peak (host, device) with its own gc, held while the node runs."""
+    found = {}
+    for k, node in enumerate(record.nodes):
+        inner = getattr(node.op, "inner_function", None)
+        if inner is None or not record.sizes[k]:
+            continue
+        profile = getattr(inner(), "profile", None)
+        if profile is not None:
+            peak = profile.peak_memory()
+            found[k] = (peak["host"], peak["device"])
+    return found
 
 
 class ProfileStats:
@@ -244,11 +284,16 @@ class ProfileStats:
     def peak_memory(self, allow_gc: bool | None = None) -> dict[str, int]:
         """Bytes of intermediate values alive at once during the last call, on the host and
         on the device: all of them when buffers are kept between calls (``allow_gc=False``),
-        else freed after their last use."""
-        allow_gc = config.allow_gc if allow_gc is None else allow_gc
+        else each freed after its last reader, where the executor frees it (None: each
+        function's own ``allow_gc``)."""
         peak = {"host": 0, "device": 0}
         for r in self.records:
-            peak = {k: max(peak[k], v) for k, v in _peak(r, allow_gc).items()}
+            model = r.memory_model()
+            if model is None:
+                continue
+            gc = model.fn.allow_gc if allow_gc is None else allow_gc
+            found = model.run(model.executed(), model.gc_frees() if gc else None)[0]
+            peak = {"host": max(peak["host"], found.host), "device": max(peak["device"], found.device)}
         return peak
 
     # -------------------------------------------------------------- printing
@@ -261,6 +306,8 @@ class ProfileStats:
         self.summary_class(file, n_ops_to_print)
         self.summary_ops(file, n_ops_to_print)
         self.summary_nodes(file, n_apply_to_print)
+        if any(r.shapes is not None for r in self.records):  # config.profile_memory
+            self.summary_memory(file, n_apply_to_print)
         if config.profiling.debugprint:  # each function's graph, with its nodes' times
             from arignote.printing import debugprint
             for fn in dict.fromkeys(r.fn for r in self.records):
@@ -281,6 +328,21 @@ class ProfileStats:
     def summary_nodes(self, file: TextIO | None = None, N: int | None = None) -> None:
         _out(file).write(_table("Apply", "<Apply name>", self._rows(lambda n: n, by_node=True),
                                 sum(self.apply_time.values()), _rows_to_print(N, "n_apply"), False) + "\n")
+
+    def memory_report(self, min_peak: bool | None = None) -> Any:
+        """The memory profile's figures (compile/memory.py ``Report``; None before a call);
+        ``min_peak``: also search the node orders (None: ``profiling.min_peak_memory``)."""
+        from arignote.compile.memory import memory_report
+        search = config.profiling.min_peak_memory if min_peak is None else min_peak
+        return memory_report([r for r in self.records if r.shapes is not None], search)
+
+    def summary_memory(self, file: TextIO | None = None, N: int | None = None) -> None:
+        """Theano's memory profile (functions made with ``config.profile_memory``): the peaks
+        with gc, without, without in-place ops, the minimum over node orders
+        (``profiling.min_peak_memory``), what is held at the peak and the largest nodes."""
+        from arignote.compile.memory import summary_memory
+        summary_memory([r for r in self.records if r.shapes is not None], _out(file),
+                       _rows_to_print(N, "n_apply"))
 
     def _summary_function(self) -> str:
         calls, call_time = self.fct_callcount, self.fct_call_time
@@ -330,35 +392,6 @@ def _out(file: TextIO | None) -> TextIO:
 
 def _rows_to_print(n: int | None, flag: str) -> int:
     return getattr(config.profiling, flag) if n is None else n
-
-
-def _peak(record: FunctionRecord, allow_gc: bool) -> dict[str, int]:
-    """Walk the last call's nodes in order, adding each output that owns new memory and,
-    with allow_gc, freeing each intermediate after its last client."""
-    fgraph = record.fn.maker.fgraph
-    keep = set(fgraph.outputs)
-    last_use: dict[Any, int] = {}
-    for k, node in enumerate(record.nodes):
-        for var in node.inputs:
-            last_use[var] = k
-    alive: dict[Any, tuple[int, str]] = {}
-    current = {"host": 0, "device": 0}
-    peak = dict(current)
-    for k, node in enumerate(record.nodes):
-        aliased = set(node.op.view_map) | set(node.op.destroy_map)
-        for j, (size, on_device) in enumerate(record.sizes[k]):
-            if j in aliased:
-                continue
-            where = "device" if on_device else "host"
-            alive[node.outputs[j]] = (size, where)
-            current[where] += size
-        peak = {w: max(peak[w], current[w]) for w in peak}
-        if allow_gc:
-            for var in node.inputs:
-                if last_use.get(var) == k and var in alive and var not in keep:
-                    size, where = alive.pop(var)
-                    current[where] -= size
-    return peak
 
 
 def _where(node: Any) -> str:

@@ -236,12 +236,18 @@ class FunctionGraph:
         """The apply nodes in an order where each comes after those it needs (computed once
         per state of the graph: rewriting passes that change nothing ask again)."""
         if self._order is None:
-            before = self._readers_first()
-            for feature in self.features:  # a DestroyHandler's readers-through-views
-                for node, readers in getattr(feature, "orderings", lambda fg: {})(self).items():
-                    before.setdefault(node, []).extend(readers)
-            self._order = io_toposort(self.inputs, self.outputs, before)
+            self._order = io_toposort(self.inputs, self.outputs, self.orderings())
         return list(self._order)
+
+    def orderings(self) -> dict[Apply, list[Apply]]:
+        """Theano's ``orderings()``: for each node, the nodes that must run before it besides
+        those it reads (the readers of what it overwrites, a DestroyHandler's readers
+        through views)."""
+        before = self._readers_first()
+        for feature in self.features:
+            for node, readers in getattr(feature, "orderings", lambda fg: {})(self).items():
+                before.setdefault(node, []).extend(readers)
+        return before
 
     def _readers_first(self) -> dict[Apply, list[Apply]]:
         """For each node that overwrites an input, the other nodes reading that input: they

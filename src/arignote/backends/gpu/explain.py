@@ -2,7 +2,8 @@
 
 The totals answer "was my GPU used, and what does it cost?": nodes per device,
 the transfers each call makes (how many, how many bytes, each way), and the
-largest transfers with the reason each is there. Then the nodes that did not
+largest transfers with the reason each is there; for a profiled function, the peak
+memory of its last call and the value holding the most then. Then the nodes that did not
 go to the requested device, each with its reason; ``verbose=True`` lists
 every node. A device that could not be opened, or an OpenCL device that is
 the CPU itself (PoCL), is said first.
@@ -16,6 +17,7 @@ from typing import Any
 from arignote.backends.gpu import ops as gpu
 from arignote.backends.gpu.placement import TRANSFERS, reason_for
 from arignote.backends.gpu.type import GpuArrayType, GpuFromHost, HostFromGpu
+from arignote.compile.memory import peak_text
 from arignote.compile.profiling import format_bytes, nbytes
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
@@ -37,6 +39,9 @@ def explain(fn: Any, file: Any = None, verbose: bool = False) -> str:
                  f"the CPU, {counts['transfer']} transfer{'s' * (counts['transfer'] != 1)}")
     sizes = {n: transfer_bytes(fn, n) for n in transfers}
     lines.append("transfers per call: " + transfer_totals(transfers, sizes))
+    memory = peak_text(fn)  # a function made with profile=True
+    if memory:
+        lines.append(memory)
     if transfers:
         known = sorted(transfers, key=lambda n: -(sizes[n] or 0))
         lines.append(f"largest transfers{' (sizes from the last call)' if any(sizes.values()) else ''}:")
