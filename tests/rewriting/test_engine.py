@@ -1,4 +1,6 @@
 """The rewriting engine: passes, equilibrium bounds, merge, constant folding, the database."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -116,6 +118,34 @@ def test_equilibrium_stops_a_rewrite_that_keeps_growing_the_graph():
     assert len(fg.apply_nodes) <= 400
     with pytest.warns(RewritePhaseStopped, match="still changed the graph after 3 passes, most by 'grow'"):
         EquilibriumRewriter([grow], max_passes=3, max_growth=1000).apply(FunctionGraph([x], [T.exp(x)]))
+
+
+def test_equilibrium_lets_a_first_pass_expand_past_the_bound_and_finish():
+    """A one-off expansion (each node written out once, as shape formulas are) then
+    folded back by the next passes is not a runaway: the phase runs to its end."""
+    @node_rewriter([Elemwise], name="expand")
+    def expand(fgraph, node):
+        arg = node.inputs[0].owner
+        if node.op.scalar_op.name == "exp" and arg is not None and str(arg.op) == "Elemwise{add,no_inplace}":
+            out = T.exp(node.inputs[0] * 1)  # exp(x + i) -> log(exp(...)) eight layers deep
+            for _ in range(8):
+                out = T.log(T.exp(out))
+            return [out]
+        return None
+
+    @node_rewriter([Elemwise], name="fold")
+    def fold(fgraph, node):
+        inner = node.inputs[0].owner
+        if node.op.scalar_op.name == "log" and inner is not None and str(inner.op) == "Elemwise{exp,no_inplace}":
+            return [inner.inputs[0]]
+        return None
+    x = T.dvector("x")
+    fg = FunctionGraph([x], [T.exp(x + i) for i in range(20)])
+    start = len(fg.apply_nodes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        EquilibriumRewriter([expand, fold], max_growth=4).apply(fg)
+    assert len(fg.apply_nodes) < start * 4
 
 
 def test_replacement_with_wrong_type_is_refused():
