@@ -23,8 +23,8 @@ from arignote.scalar.dtypes import COMPLEX, DISCRETE, upgrade_to_float
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import arange, ones_like
 from arignote.tensor.hostop import HostOp
-from arignote.tensor.nnet.basic import (ClassIndices, check_class_indices, log_softmax, log_softmax_values,
-                                        softmax, softmax_values, stable_log)
+from arignote.tensor.nnet.basic import (SOFTMAX_FORMS, ClassIndices, Logits, check_class_indices, log_softmax,
+                                        log_softmax_values, softmax, softmax_values, stable_log)
 from arignote.tensor.reduction import argmax
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import patternbroadcast, shape_i, shape_padright
@@ -226,6 +226,13 @@ class CrossentropyCategorical1HotGrad(HostOp):
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: list) -> list:
         return [input_shapes[1]]
 
+
+def _biased_logits(node: Apply) -> Logits:
+    x, b = node.inputs
+    return Logits(_math.add(x, b), 1, [x, b])
+
+
+SOFTMAX_FORMS[SoftmaxWithBias] = _biased_logits
 
 # Theano's op instances.
 softmax_with_bias = SoftmaxWithBias()
