@@ -34,7 +34,7 @@ from arignote.tensor.variable import as_tensor_variable
 __all__ = ["SoftmaxWithBias", "softmax_with_bias", "SoftmaxGrad", "softmax_grad",
            "CrossentropySoftmaxArgmax1HotWithBias", "crossentropy_softmax_argmax_1hot_with_bias",
            "CrossentropySoftmax1HotWithBiasDx", "crossentropy_softmax_1hot_with_bias_dx",
-           "CrossentropyCategorical1Hot", "CrossentropyCategorical1HotGrad",
+           "CrossentropyCategorical1Hot", "crossentropy_categorical_1hot", "CrossentropyCategorical1HotGrad",
            "crossentropy_categorical_1hot_grad"]
 
 
@@ -177,8 +177,9 @@ class CrossentropySoftmax1HotWithBiasDx(HostOp):
 
 class CrossentropyCategorical1Hot(HostOp):
     """``-log(coding_dist[i, true_one_of_n[i]])`` for rows of probabilities ``coding_dist``
-    and integer class indices (arignote's ``crossentropy_categorical_1hot`` is the stable
-    composition of this, which also differentiates ``log(softmax)`` stably)."""
+    and integer class indices (Theano's instance: ``crossentropy_categorical_1hot``). Of a
+    softmax in any form (``softmax_logits``) it is lowered to ``-log_softmax(z)`` at the labels,
+    and differentiated as that (``tensor/grad/nnet.py``): stable for large logits."""
 
     what = "CrossentropyCategorical1Hot"  # the name its errors give
 
@@ -239,6 +240,7 @@ softmax_with_bias = SoftmaxWithBias()
 softmax_grad = SoftmaxGrad()
 crossentropy_softmax_argmax_1hot_with_bias = CrossentropySoftmaxArgmax1HotWithBias()
 crossentropy_softmax_1hot_with_bias_dx = CrossentropySoftmax1HotWithBiasDx()
+crossentropy_categorical_1hot = CrossentropyCategorical1Hot()
 crossentropy_categorical_1hot_grad = CrossentropyCategorical1HotGrad()
 
 
