@@ -172,12 +172,13 @@ def exp_ratio_logits(p: Variable) -> Logits | None:
     if isinstance(den.owner.op, DimShuffle):
         total, order = den.owner.inputs[0], list(den.owner.op.new_order)
     op = total.owner.op if total.owner is not None else None
-    if (not isinstance(op, CAReduce) or op.scalar_op.name != "add" or total.owner.inputs[0] is not e
-            or op.axis is None or len(op.axis) != 1):
+    if not isinstance(op, CAReduce) or op.scalar_op.name != "add" or op.axis is None or len(op.axis) != 1:
         return None
+    w, summed = e.owner.inputs[0], total.owner.inputs[0]
+    if summed is not e and (_scalar_name(summed) != "exp" or summed.owner.inputs[0] is not w):
+        return None  # the sum of another exp node of the same logits counts (exp(x) / exp(x).sum())
     axis = op.axis[0]
     back = total.ndim == e.ndim if order is None else order == [*range(axis), "x", *range(axis, e.ndim - 1)]
-    w = e.owner.inputs[0]
     return Logits(w, axis, [w]) if back else None
 
 
