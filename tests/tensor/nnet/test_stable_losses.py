@@ -124,6 +124,12 @@ def test_vectors_keep_their_dtype(dtype):
     assert got.dtype == dtype and grad.dtype == dtype
     np.testing.assert_allclose(got, _log_softmax(value.astype("float64")[None])[0], rtol=1e-6)
     np.testing.assert_allclose(grad, [-1.0, 0.0, 1.0], atol=1e-6)
+    # The one-hot cross-entropy of a vector's softmax: one value, its gradient softmax - onehot.
+    onehot = np.array([0.0, 1.0, 0.0], dtype)
+    cost = nnet.categorical_crossentropy(nnet.softmax(v), onehot)
+    got, grad = arignote.function([v], [cost, T.grad(cost, v)])(value)
+    np.testing.assert_allclose(got, 2000.0, rtol=1e-6)
+    np.testing.assert_allclose(grad, [1.0, -1.0, 0.0], atol=1e-6)
 
 
 def test_softmax_logits_reads_every_form():
