@@ -5,9 +5,11 @@ Neither softmax rule divides by a softmax, so saturated (0 or 1) probabilities
 give finite gradients. ``log(sigmoid(z))``, ``log(1 - sigmoid(z))`` (the sigmoid
 also written out, as ``1 / (1 + exp(-z))``: ``rewrites.utils.sigmoid_argument``) and
 ``log(softmax(z))`` (also of an indexed softmax, as in the class-index form of
-categorical_crossentropy) are differentiated as ``-softplus(-z)``,
-``-softplus(z)`` and ``log_softmax(z)``: the textbook chain would multiply an
-infinite ``1 / p`` by a zero derivative where ``p`` rounds to 0 or 1.
+categorical_crossentropy, and ``CrossentropyCategorical1Hot`` of a softmax) are
+differentiated as ``-softplus(-z)``, ``-softplus(z)`` and ``log_softmax(z)``: the textbook
+chain would multiply an infinite ``1 / p`` by a zero derivative where ``p`` rounds to 0 or 1.
+A softmax is any form ``nnet.softmax_logits`` reads (the op, ``SoftmaxWithBias``, the
+written-out ``exp(z) / sum(exp(z))``, which is itself differentiated as ``softmax(z)``).
 """
 from __future__ import annotations
 

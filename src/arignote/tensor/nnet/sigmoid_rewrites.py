@@ -21,13 +21,12 @@ exp(-x)))`` is ``-(sigmoid(x) * sigmoid(x))``, where the written-out quotient is
 (NaN) past ``x`` ~ 709."""
 from __future__ import annotations
 
-from arignote.graph.basic import Apply
+from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.nnet.basic import hard_sigmoid, ultra_fast_sigmoid
-from arignote.graph.basic import Variable
 from arignote.tensor import math as _math
 from arignote.tensor.nnet.mul_trees import (compute_mul, is_1pexp, is_neg, parse_mul_tree, perform_sigm_times_exp,
                                             simplify_mul)
@@ -124,9 +123,9 @@ def local_exp_over_1_plus_exp(fgraph: FunctionGraph, node: Apply):
             continue
         t = found[1]
         match = next((e for e in exps if e.owner.inputs[0] is t), None)
-        if match is not None:
-            exps.remove(match)
-            numerator.remove(match)
+        if match is not None:  # the numerator's exp(t) is taken (compared by identity)
+            exps = [e for e in exps if e is not match]
+            numerator = [f for f in numerator if f is not match]
         sigmoids.append(_math.sigmoid(t if match is not None else _negated(t)))
     if not sigmoids:
         return None
