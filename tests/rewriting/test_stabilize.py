@@ -232,10 +232,13 @@ def test_the_other_sign_and_the_complement_are_recognised():
     for out in (1 / (1 + T.exp(x)), T.exp(-x) / (1 + T.exp(-x))):
         f = check_same_values([x], out, STABLE, [rng.uniform(-5, 5, 6)], rtol=1e-14)
         assert op_names(f) == ["neg", "sigmoid"]
-    # Not sigmoids: another numerator, another constant.
-    for out in (2 / (1 + T.exp(-x)), 1 / (2 + T.exp(-x)), T.exp(x) / (1 + T.exp(-x))):
+    # Another numerator is a factor beside the sigmoid (nnet.sigmoid_rewrites.local_exp_over_1_plus_exp).
+    for out in (2 / (1 + T.exp(-x)), T.exp(x) / (1 + T.exp(-x))):
         f = check_same_values([x], out, STABLE, [rng.uniform(-5, 5, 6)], rtol=1e-14)
-        assert "sigmoid" not in op_names(f)
+        assert "sigmoid" in op_names(f) and "true_div" not in op_names(f)
+    # Not a sigmoid: another constant in the denominator.
+    f = check_same_values([x], 1 / (2 + T.exp(-x)), STABLE, [rng.uniform(-5, 5, 6)], rtol=1e-14)
+    assert "sigmoid" not in op_names(f)
 
 
 @pytest.mark.parametrize("form", [f for f in SIGMOID_FORMS if f != "sigmoid(z)"])

@@ -43,6 +43,17 @@ THEANO_TAGS = {
     "local_op_of_op": "local_reduce_merge", "local_sum_prod_alloc": "local_reduce_alloc",
 }
 
+# Theano's named queries of its optimizer database (``optdb.query(OPT_FAST_RUN).optimize(fgraph)``).
+OPT_NONE = Query([])
+OPT_MERGE = Query(["merge"])
+OPT_FAST_RUN = Query(["fast_run"])
+OPT_FAST_RUN_STABLE = OPT_FAST_RUN.requiring("stable")
+OPT_FAST_COMPILE = Query(["fast_compile"])
+OPT_STABILIZE = Query(["fast_run"], position_cutoff=1.5000001)  # canonicalize and stabilize only
+OPT_O2 = OPT_FAST_COMPILE.including("fusion")
+OPT_O3 = OPT_FAST_RUN.excluding("inplace")
+OPT_UNSAFE = OPT_O3.including("unsafe")
+
 
 def _tags(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(THEANO_TAGS.get(n, n) for n in names)

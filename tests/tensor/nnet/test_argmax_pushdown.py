@@ -8,9 +8,13 @@ import pytest
 
 import arignote
 from arignote import tensor as T
+from arignote.compat.theano.optdb import optdb
+from arignote.compile.mode import OPT_FAST_RUN
+from arignote.graph.fg import FunctionGraph
 from arignote.tensor import nnet
 from arignote.tensor.nnet.basic import LogSoftmax, Softmax
 from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.reduction import Argmax
 
 RNG = np.random.RandomState(3)
 
@@ -68,3 +72,25 @@ def test_what_must_stay():
     assert np.array_equal(by_column, (e / e.sum(1, keepdims=True)).argmax(0))
     assert not np.array_equal(by_column, xv.argmax(0))
     assert np.array_equal(squares, (xv ** 2).argmax(1))
+
+
+@pytest.mark.parametrize("form", ["exp / sum", "exp / sum of another exp", "shifted"])
+def test_the_written_out_softmax_is_read_too(form):
+    x = T.matrix("x")
+    w = x - x.max(axis=1, keepdims=True) if form == "shifted" else x
+    e = T.exp(w)
+    total = (T.exp(w) if form == "exp / sum of another exp" else e).sum(axis=1, keepdims=True)
+    f, ops = compiled([x], T.argmax(e / total, axis=1))
+    assert not any(isinstance(op, Softmax) for op in ops)
+    assert not any(isinstance(op, Elemwise) and op.scalar_op.name in ("exp", "true_div") for op in ops)
+    xv = RNG.randn(5, 6) * 800  # exp overflows: the written-out ratio is NaN, argmax of it garbage
+    assert np.array_equal(f(xv), xv.argmax(1))
+
+
+def test_the_theano_query_pushes_below_sigmoid_tanh_exp_and_softmax():
+    x = T.matrix("x")
+    for sm in (nnet.softmax_graph, nnet.softmax):
+        fgraph = FunctionGraph([x], [T.argmax(sm(T.exp(T.tanh(nnet.sigmoid(x)))), axis=-1)])
+        optdb.query(OPT_FAST_RUN).optimize(fgraph)
+        nodes = fgraph.toposort()
+        assert len(nodes) == 1 and isinstance(nodes[0].op, Argmax) and nodes[0].inputs == fgraph.inputs

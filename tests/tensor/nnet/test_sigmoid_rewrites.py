@@ -3,6 +3,7 @@ off by default, and when included every sigmoid computes the approximation (nump
 references here), while log(sigmoid(x)) keeps its stable form."""
 import numpy as np
 import pytest
+from scipy.special import expit
 
 import arignote.tensor as T
 from arignote import function
@@ -81,3 +82,51 @@ def test_a_sigmoid_read_twice_is_not_moved():
     xv = np.array([[1.0, -2.0]])
     out, flat = f(xv)
     assert np.allclose(flat, 1 / (1 + np.exp(-xv.ravel())))
+
+
+def _elemwise_names(f):
+    return [n.op.scalar_op.name for n in f.maker.fgraph.toposort() if isinstance(n.op, Elemwise)]
+
+
+NO_FUSION = get_default_mode().excluding("fusion")
+POINTS = np.array([-1000.0, -30.0, -1.0, 0.0, 2.0, 30.0, 1000.0])
+
+
+def _sigm(v):
+    return expit(v)  # no overflow
+
+
+@pytest.mark.parametrize("build, ref", [
+    (lambda x: 3.0 / (1 + T.exp(-x)), lambda v: 3 * _sigm(v)),
+    (lambda x: T.fill(x, -1.0) / (1 + T.exp(-x)), lambda v: -_sigm(v)),
+    (lambda x: -2.5 / (T.exp(x) + 1), lambda v: -2.5 * _sigm(-v)),
+    (lambda x: T.exp(x) / (1 + T.exp(x)), _sigm),
+    (lambda x: (T.fill(x, -1.0) * T.exp(x)) / ((1 + T.exp(x)) * (1 + T.exp(-x))), lambda v: -_sigm(v) ** 2),
+    (lambda x: (2 * T.exp(x)) / ((1 + T.exp(x)) * (x * x + 1)), lambda v: 2 * _sigm(v) / (v * v + 1)),
+])
+def test_quotients_of_one_plus_exp_become_sigmoids(build, ref):
+    x = T.vector("x")
+    f = function([x], build(x), mode=NO_FUSION)
+    names = _elemwise_names(f)
+    assert "sigmoid" in names and "exp" not in names
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(f(POINTS), ref(POINTS), rtol=1e-12, atol=1e-300)
+
+
+def test_minus_one_over_one_plus_exp_is_a_negated_sigmoid():
+    x = T.vector("x")
+    f = function([x], T.fill(x, -1.0) / (1 + T.exp(-x)), mode=NO_FUSION)
+    assert _elemwise_names(f) == ["sigmoid", "neg"]
+
+
+@pytest.mark.parametrize("build, ref", [
+    (lambda x: T.exp(x) / (2 + T.exp(x)), lambda v: np.exp(v) / (2 + np.exp(v))),
+    (lambda x: T.exp(x) / (1 - T.exp(x)), lambda v: np.exp(v) / (1 - np.exp(v))),
+    (lambda x: 1.0 / (1 + T.exp(x) + x), lambda v: 1 / (1 + np.exp(v) + v)),
+])
+def test_other_quotients_stay(build, ref):
+    x = T.vector("x")
+    f = function([x], build(x), mode=NO_FUSION)
+    assert "sigmoid" not in _elemwise_names(f)
+    v = np.array([-1.0, 0.5, 2.0])
+    np.testing.assert_allclose(f(v), ref(v), rtol=1e-12)

@@ -27,6 +27,7 @@ VIEWS: dict[str, tuple[str | None, str | None]] = {
     "theano.tensor": ("arignote.tensor", "arignote.compat.theano.tensor"),
     "theano.tensor.nnet": ("arignote.tensor.nnet", "arignote.compat.theano.nnet"),
     "theano.compile": ("arignote.compile", "arignote.compat.theano.compile"),
+    "theano.compile.mode": ("arignote.compile.mode", "arignote.compat.theano.compile_mode"),
     "theano.scan_module": ("arignote.scan_module", None),
     "theano.sandbox": ("arignote.sandbox", None),
     "theano.sandbox.linalg": ("arignote.sandbox.linalg", None),

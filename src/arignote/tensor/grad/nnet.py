@@ -5,9 +5,11 @@ Neither softmax rule divides by a softmax, so saturated (0 or 1) probabilities
 give finite gradients. ``log(sigmoid(z))``, ``log(1 - sigmoid(z))`` (the sigmoid
 also written out, as ``1 / (1 + exp(-z))``: ``rewrites.utils.sigmoid_argument``) and
 ``log(softmax(z))`` (also of an indexed softmax, as in the class-index form of
-categorical_crossentropy) are differentiated as ``-softplus(-z)``,
-``-softplus(z)`` and ``log_softmax(z)``: the textbook chain would multiply an
-infinite ``1 / p`` by a zero derivative where ``p`` rounds to 0 or 1.
+categorical_crossentropy, and ``CrossentropyCategorical1Hot`` of a softmax) are
+differentiated as ``-softplus(-z)``, ``-softplus(z)`` and ``log_softmax(z)``: the textbook
+chain would multiply an infinite ``1 / p`` by a zero derivative where ``p`` rounds to 0 or 1.
+A softmax is any form ``nnet.softmax_logits`` reads (the op, ``SoftmaxWithBias``, the
+written-out ``exp(z) / sum(exp(z))``, which is itself differentiated as ``softmax(z)``).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from arignote.tensor.grad.elemwise import c, rule
 from arignote.tensor.nnet import LogSoftmax, Softmax
 from arignote.tensor.nnet.compound import (CrossentropyCategorical1Hot, CrossentropySoftmax1HotWithBiasDx,
                                            CrossentropySoftmaxArgmax1HotWithBias, SoftmaxGrad,
-                                           SoftmaxWithBias, crossentropy_categorical_1hot_grad,
+                                           LOWERED, SoftmaxWithBias, crossentropy_categorical_1hot_grad,
                                            crossentropy_softmax_1hot_with_bias_dx, one_hot_rows,
                                            softmax_backward)
 from arignote.tensor.nnet.prepend import Prepend_scalar_constant_to_each_row, Prepend_scalar_to_each_row
@@ -120,16 +122,39 @@ def _log_of_probability(node):
         found = sigmoid_argument(p.owner.inputs[1])
         if found is not None:
             return _log_sigmoid(*found, complement=True)
-    if p.owner is not None and isinstance(p.owner.op, Softmax):
-        z = p.owner.inputs[0]
-        return LogSoftmax(p.owner.op.axis)(z), [z]
+    if node.op.scalar_op.name != "log":
+        return None
+    logits = _nnet.softmax_logits(p)
+    if logits is not None:
+        return _nnet.stable_log(p), logits.sources
     index = p.owner
     if index is not None and isinstance(index.op, (Subtensor, AdvancedSubtensor, AdvancedSubtensor1)):
-        sm = index.inputs[0]
-        if sm.owner is not None and isinstance(sm.owner.op, Softmax):
-            z = sm.owner.inputs[0]
-            return index.op(LogSoftmax(sm.owner.op.axis)(z), *index.inputs[1:]), [z]
+        logits = _nnet.softmax_logits(index.inputs[0])
+        if logits is not None:
+            return index.op(_nnet.stable_log(index.inputs[0]), *index.inputs[1:]), logits.sources
     return None
+
+
+@register_stable_form
+def _written_out_softmax(node):
+    """``exp(w) / sum(exp(w))`` as ``softmax(w)``: its textbook gradient reads ``exp(w)``,
+    which overflows for large logits."""
+    logits = _nnet.exp_ratio_logits(node.outputs[0])
+    if logits is None:
+        return None
+    return Softmax(logits.axis)(logits.z), logits.sources
+
+
+@register_stable_form
+def _crossentropy_of_softmax(node):
+    """``CrossentropyCategorical1Hot`` of a softmax (in any form) as ``-log_softmax(z)`` at the
+    labels: the op's own gradient divides by the probability, ``inf`` where it underflowed."""
+    if not isinstance(node.op, CrossentropyCategorical1Hot):
+        return None
+    logits = _nnet.softmax_logits(node.inputs[0])
+    if logits is None:
+        return None
+    return LOWERED[CrossentropyCategorical1Hot](node)[0], logits.sources
 
 
 def _log_sigmoid(w, negate: bool, complement: bool):

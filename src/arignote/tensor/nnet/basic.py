@@ -7,7 +7,8 @@ The rest are compositions of existing ops, so every backend runs them already.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,15 +17,16 @@ from arignote.scalar.dtypes import COMPLEX, DISCRETE, FLOAT, upgrade_to_float
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import arange
-from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.math import sigmoid, softplus
+from arignote.tensor.reduction import CAReduce
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import shape_i
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["Softmax", "LogSoftmax", "softmax_op", "logsoftmax_op", "sigmoid", "softplus", "relu",
-           "softmax", "log_softmax", "logsoftmax", "softmax_graph", "categorical_crossentropy",
+           "softmax", "log_softmax", "logsoftmax", "softmax_graph", "softmax_logits", "categorical_crossentropy",
            "binary_crossentropy", "hard_sigmoid", "ultra_fast_sigmoid"]
 
 
@@ -132,6 +134,66 @@ def softmax_graph(c: Any) -> Variable:
     the maximum, so large logits overflow (``softmax`` is the stable op)."""
     e = _math.exp(as_tensor_variable(c))
     return _math.true_div(e, _sum(e, axis=-1, keepdims=True))
+
+
+# --------------------------------------------------- the logits behind a softmax
+class Logits(NamedTuple):
+    """What a softmax-valued variable is the softmax of: ``p == softmax(z, axis)``, with ``z``
+    a fresh graph built from ``sources`` (the variables of the user's graph it reads)."""
+
+    z: Variable
+    axis: int
+    sources: list
+
+
+def _of_softmax(node: Apply) -> Logits:
+    return Logits(node.inputs[0], node.op.axis, [node.inputs[0]])
+
+
+# Op class -> the Logits of one of its nodes. ``compound`` adds SoftmaxWithBias (``x + b``).
+SOFTMAX_FORMS: dict[type, Callable[[Apply], Logits]] = {Softmax: _of_softmax}
+
+
+def _scalar_name(var: Variable) -> str | None:
+    node = var.owner
+    return node.op.scalar_op.name if node is not None and isinstance(node.op, Elemwise) else None
+
+
+def exp_ratio_logits(p: Variable) -> Logits | None:
+    """``w`` and the axis when ``p`` is the written-out softmax ``exp(w) / sum(exp(w), axis)``
+    (the sum's axis kept, or put back by a DimShuffle: Theano's ``softmax_graph`` and the
+    tutorials' form; ``w`` may be ``x - max(x)``, the shifted form)."""
+    if _scalar_name(p) != "true_div":
+        return None
+    e, den = p.owner.inputs
+    if _scalar_name(e) != "exp" or e.owner.inputs[0].dtype not in FLOAT or den.owner is None:
+        return None
+    total, order = den, None
+    if isinstance(den.owner.op, DimShuffle):
+        total, order = den.owner.inputs[0], list(den.owner.op.new_order)
+    op = total.owner.op if total.owner is not None else None
+    if not isinstance(op, CAReduce) or op.scalar_op.name != "add" or op.axis is None or len(op.axis) != 1:
+        return None
+    w, summed = e.owner.inputs[0], total.owner.inputs[0]
+    if summed is not e and (_scalar_name(summed) != "exp" or summed.owner.inputs[0] is not w):
+        return None  # the sum of another exp node of the same logits counts (exp(x) / exp(x).sum())
+    axis = op.axis[0]
+    back = total.ndim == e.ndim if order is None else order == [*range(axis), "x", *range(axis, e.ndim - 1)]
+    return Logits(w, axis, [w]) if back else None
+
+
+def softmax_logits(p: Variable) -> Logits | None:
+    """The logits behind ``p`` when ``p`` is a softmax in any of the forms users write: the
+    ``Softmax`` op (``softmax``, ``softmax_op``, Theano 1.0's padded vector), ``SoftmaxWithBias``,
+    and the written-out ``exp(w) / sum(exp(w))``; None otherwise. The rewrites and gradients
+    that make ``log(p)`` a stable ``log_softmax(z)`` (and pushdowns of argmax) read this."""
+    node = p.owner
+    if node is None:
+        return None
+    for cls in type(node.op).__mro__:
+        if cls in SOFTMAX_FORMS:
+            return SOFTMAX_FORMS[cls](node)
+    return exp_ratio_logits(p)
 
 
 # -------------------------------------------------------------- activations
@@ -292,12 +354,14 @@ def binary_crossentropy(output: Any, target: Any) -> Variable:
 
 
 def stable_log(dist: Variable) -> Variable:
-    """``log(dist)``, as ``log_softmax(x)`` when ``dist`` is ``softmax(x)``: no log of an
-    underflowed 0, in the value or in the gradient built from it."""
-    node = dist.owner
-    if node is not None and type(node.op) is Softmax:
-        return LogSoftmax(node.op.axis)(node.inputs[0])
-    return _math.log(dist)
+    """``log(dist)``, as ``log_softmax(z)`` when ``dist`` is a softmax of ``z`` in any form
+    (``softmax_logits``): no log of an underflowed 0, in the value or in the gradient built
+    from it."""
+    logits = softmax_logits(dist)
+    if logits is None:
+        return _math.log(dist)
+    out = LogSoftmax(logits.axis)(logits.z)
+    return out if out.type == dist.type else _math.cast(out, dist.dtype)
 
 
 def _like(value: Any, dtype: str) -> Variable:

@@ -23,8 +23,8 @@ from arignote.scalar.dtypes import COMPLEX, DISCRETE, upgrade_to_float
 from arignote.tensor import math as _math
 from arignote.tensor.alloc import arange, ones_like
 from arignote.tensor.hostop import HostOp
-from arignote.tensor.nnet.basic import (ClassIndices, check_class_indices, log_softmax, log_softmax_values,
-                                        softmax, softmax_values, stable_log)
+from arignote.tensor.nnet.basic import (SOFTMAX_FORMS, ClassIndices, Logits, check_class_indices, log_softmax,
+                                        log_softmax_values, softmax, softmax_values, stable_log)
 from arignote.tensor.reduction import argmax
 from arignote.tensor.reduction import sum as _sum
 from arignote.tensor.shape import patternbroadcast, shape_i, shape_padright
@@ -34,7 +34,7 @@ from arignote.tensor.variable import as_tensor_variable
 __all__ = ["SoftmaxWithBias", "softmax_with_bias", "SoftmaxGrad", "softmax_grad",
            "CrossentropySoftmaxArgmax1HotWithBias", "crossentropy_softmax_argmax_1hot_with_bias",
            "CrossentropySoftmax1HotWithBiasDx", "crossentropy_softmax_1hot_with_bias_dx",
-           "CrossentropyCategorical1Hot", "CrossentropyCategorical1HotGrad",
+           "CrossentropyCategorical1Hot", "crossentropy_categorical_1hot", "CrossentropyCategorical1HotGrad",
            "crossentropy_categorical_1hot_grad"]
 
 
@@ -177,8 +177,9 @@ class CrossentropySoftmax1HotWithBiasDx(HostOp):
 
 class CrossentropyCategorical1Hot(HostOp):
     """``-log(coding_dist[i, true_one_of_n[i]])`` for rows of probabilities ``coding_dist``
-    and integer class indices (arignote's ``crossentropy_categorical_1hot`` is the stable
-    composition of this, which also differentiates ``log(softmax)`` stably)."""
+    and integer class indices (Theano's instance: ``crossentropy_categorical_1hot``). Of a
+    softmax in any form (``softmax_logits``) it is lowered to ``-log_softmax(z)`` at the labels,
+    and differentiated as that (``tensor/grad/nnet.py``): stable for large logits."""
 
     what = "CrossentropyCategorical1Hot"  # the name its errors give
 
@@ -227,11 +228,19 @@ class CrossentropyCategorical1HotGrad(HostOp):
         return [input_shapes[1]]
 
 
+def _biased_logits(node: Apply) -> Logits:
+    x, b = node.inputs
+    return Logits(_math.add(x, b), 1, [x, b])
+
+
+SOFTMAX_FORMS[SoftmaxWithBias] = _biased_logits
+
 # Theano's op instances.
 softmax_with_bias = SoftmaxWithBias()
 softmax_grad = SoftmaxGrad()
 crossentropy_softmax_argmax_1hot_with_bias = CrossentropySoftmaxArgmax1HotWithBias()
 crossentropy_softmax_1hot_with_bias_dx = CrossentropySoftmax1HotWithBiasDx()
+crossentropy_categorical_1hot = CrossentropyCategorical1Hot()
 crossentropy_categorical_1hot_grad = CrossentropyCategorical1HotGrad()
 
 

@@ -25,7 +25,7 @@ from arignote.tensor.variable import as_tensor_variable
 
 __all__ = ["crossentropy_softmax_1hot", "crossentropy_softmax_1hot_with_bias",
            "crossentropy_softmax_max_and_argmax_1hot", "crossentropy_softmax_max_and_argmax_1hot_with_bias",
-           "crossentropy_categorical_1hot", "sigmoid_binary_crossentropy"]
+           "sigmoid_binary_crossentropy"]
 
 
 def _targets(y_idx: Any, what: str) -> Variable:
@@ -73,13 +73,6 @@ def crossentropy_softmax_max_and_argmax_1hot(x: Any, y_idx: Any, **kwargs: Any) 
     its column (int64)."""
     nll, sm = crossentropy_softmax_1hot(x, y_idx)
     return (nll, sm) + tuple(max_and_argmax(sm, axis=-1))
-
-
-def crossentropy_categorical_1hot(coding_dist: Any, true_one_of_n: Any) -> Variable:
-    """``-log(coding_dist[i, true_one_of_n[i]])`` for rows of probabilities."""
-    coding_dist = as_tensor_variable(coding_dist)
-    y = _targets(true_one_of_n, "crossentropy_categorical_1hot")
-    return _math.neg(_math.log(coding_dist[_rows(coding_dist, "crossentropy_categorical_1hot"), y]))
 
 
 def _sigmoid_bce(output: np.ndarray, target: np.ndarray) -> np.ndarray:

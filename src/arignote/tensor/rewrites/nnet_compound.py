@@ -6,7 +6,8 @@ own kernels.
 
 ``local_argmax_pushdown`` (Theano's name): the position of the largest probability is the
 position of the largest logit, so ``argmax(softmax(x))`` is ``argmax(x)`` along the softmax's
-axis (and so for argmin and log_softmax), and the argmax or argmin of a strictly increasing
+axis (and so for argmin, log_softmax, and every form ``nnet.softmax_logits`` reads: ``SoftmaxWithBias``
+before it is lowered, the written-out ``exp(x) / sum(exp(x))``), and the argmax or argmin of a strictly increasing
 map (``exp``, ``sigmoid``, ...) is that of its input along any axes. A function computing
 only predictions then skips the softmax. Where the map saturates (``sigmoid(40) ==
 sigmoid(41)`` in float32) the rounded values tie and the unrewritten graph picks the first;
@@ -18,7 +19,7 @@ from arignote.graph.basic import Apply
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
-from arignote.tensor.nnet.basic import LogSoftmax, Softmax
+from arignote.tensor.nnet.basic import Logits, LogSoftmax, softmax_logits
 from arignote.tensor.nnet.compound import LOWERED
 from arignote.tensor.reduction import Argmax, Argmin
 from arignote.tensor.rewrites.utils import op_name
@@ -38,11 +39,13 @@ def local_argmax_pushdown(fgraph: FunctionGraph, node: Apply):
     source = x.owner
     if source is None:
         return None
-    if isinstance(source.op, (Softmax, LogSoftmax)):
+    logits = softmax_logits(x)
+    if logits is None and isinstance(source.op, LogSoftmax):
+        logits = Logits(source.inputs[0], source.op.axis, source.inputs)
+    if logits is not None:
         # Increasing along its axis only: across rows the probabilities are not ordered as the logits.
-        if node.op.axis != (source.op.axis,):
-            return None
-    elif op_name(x) not in INCREASING or len(source.inputs) != 1:
+        return [node.op(logits.z)] if node.op.axis == (logits.axis,) else None
+    if op_name(x) not in INCREASING or len(source.inputs) != 1:
         return None
     return [node.op(source.inputs[0])]
 

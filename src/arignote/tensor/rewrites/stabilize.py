@@ -22,8 +22,9 @@ from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.dtypes import FLOAT
 from arignote.tensor import math as _math
-from arignote.tensor.elemwise import DimShuffle, Elemwise
-from arignote.tensor.nnet import LogSoftmax, Softmax
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.nnet import Softmax
+from arignote.tensor.nnet.basic import exp_ratio_logits, softmax_logits, stable_log
 from arignote.tensor.reduction import CAReduce
 from arignote.tensor.reduction import max as _max
 from arignote.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1, Subtensor
@@ -99,19 +100,21 @@ def local_log_sigmoid(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter([Elemwise])
 def local_log_softmax(fgraph: FunctionGraph, node: Apply):
-    """``log(softmax(x))`` -> ``log_softmax(x)`` along the same axis, and so for an indexed
-    softmax (``log(softmax(x)[rows, labels])``, a hand-written negative log-likelihood)."""
+    """``log(p)`` -> ``log_softmax(z)`` when ``p`` is a softmax of ``z`` in any form
+    (``nnet.softmax_logits``), and so for an indexed softmax (``log(softmax(x)[rows, labels])``,
+    a hand-written negative log-likelihood)."""
     out = node.outputs[0]
     arg = node.inputs[0]
     if op_name(out) != "log" or arg.owner is None:
         return None
-    if type(arg.owner.op) is Softmax:
-        return [retype(LogSoftmax(arg.owner.op.axis)(_inner(arg)), out)]
+    if softmax_logits(arg) is not None:
+        return [retype(stable_log(arg), out)]
     index = arg.owner
-    sm = index.inputs[0] if isinstance(index.op, (Subtensor, AdvancedSubtensor, AdvancedSubtensor1)) else None
-    if sm is None or sm.owner is None or type(sm.owner.op) is not Softmax:
+    if not isinstance(index.op, (Subtensor, AdvancedSubtensor, AdvancedSubtensor1)):
         return None
-    return [retype(index.op(LogSoftmax(sm.owner.op.axis)(_inner(sm)), *index.inputs[1:]), out)]
+    if softmax_logits(index.inputs[0]) is None:
+        return None
+    return [retype(index.op(stable_log(index.inputs[0]), *index.inputs[1:]), out)]
 
 
 @node_rewriter([Elemwise])
@@ -193,27 +196,10 @@ def local_log_add_exp(fgraph: FunctionGraph, node: Apply):
 def local_softmax_of_exp_ratio(fgraph: FunctionGraph, node: Apply):
     """``exp(x) / sum(exp(x), axis)`` (the sum's axis kept or put back) -> ``softmax(x, axis)``:
     the written-out softmax (Theano's ``softmax_graph``) overflows to NaN for large logits."""
-    out = node.outputs[0]
-    if op_name(out) != "true_div":
+    logits = exp_ratio_logits(node.outputs[0])
+    if logits is None:
         return None
-    e, den = node.inputs
-    if op_name(e) != "exp" or _inner(e).dtype not in FLOAT or den.owner is None:
-        return None
-    total = den
-    if isinstance(den.owner.op, DimShuffle):
-        total = _inner(den)
-        order = den.owner.op.new_order
-    reduce_op = total.owner.op if total.owner is not None else None
-    if (not isinstance(reduce_op, CAReduce) or reduce_op.scalar_op.name != "add"
-            or _inner(total) is not e or reduce_op.axis is None or len(reduce_op.axis) != 1):
-        return None
-    axis = reduce_op.axis[0]
-    if total is not den:  # the sum's dimensions in order, the summed one back in its place
-        if list(order) != [*range(axis), "x", *range(axis, e.ndim - 1)]:
-            return None
-    elif total.ndim != e.ndim:
-        return None
-    return [retype(Softmax(axis)(_inner(e)), out)]
+    return [retype(Softmax(logits.axis)(logits.z), node.outputs[0])]
 
 
 for _rewriter in (local_log1p, local_expm1, local_sigmoid, local_log_sigmoid, local_softmax_of_exp_ratio,
