@@ -22,7 +22,7 @@ from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrites
 from arignote.scalar.dtypes import FLOAT
 from arignote.tensor import math as _math
-from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.nnet import Softmax
 from arignote.tensor.nnet.basic import exp_ratio_logits, softmax_logits, stable_log
 from arignote.tensor.reduction import CAReduce
