@@ -32,6 +32,8 @@ class DeepCopyOp(Op):
     """A copy of its input that shares no memory with it (Theano's ``deep_copy_op``)."""
 
     __props__ = ()
+    stays_on_cpu = ("the copy of a host value a function hands out, made after GPU placement where "
+                    "the value is (a GPU value's copy is a GpuDeepCopyOp)")
 
     def make_node(self, x: Any) -> Apply:
         if not isinstance(x, Variable):

@@ -520,6 +520,7 @@ class GpuDeepCopyOp(GpuOp, DeepCopyOp):
     hold (compile/output_copies.py): a new array made on the device, never through the host."""
 
     __props__ = ("context_name",)
+    stays_on_cpu = None
 
     def make_node(self, x: Variable) -> Apply:
         if not isinstance(x.type, GpuArrayType):
