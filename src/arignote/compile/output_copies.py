@@ -140,7 +140,14 @@ def insert_copies(fgraph: FunctionGraph, inputs: Sequence[In], outputs: Sequence
             return i >= n_out or not explicit[root].borrow
         return root not in updated if i >= n_out else not borrowed[i]
 
-    for i, var in enumerate(fgraph.outputs):
-        if (any(roots[i] & roots[j] and not (borrowed[i] and borrowed[j]) for j in range(i + 1, len(ends)))
-                or any(owned_elsewhere(r, i) for r in roots[i] - internal)):
-            fgraph.change_input("output", i, copy_op_for(var)(var), reason="insert_deepcopy")
+    later: set[Variable] = set()  # the roots of the outputs after i; of the unborrowed ones:
+    later_owned: set[Variable] = set()
+    for i in reversed(range(len(ends))):
+        if i < len(fgraph.outputs):
+            var = fgraph.outputs[i]
+            if (roots[i] & (later_owned if borrowed[i] else later)
+                    or any(owned_elsewhere(r, i) for r in roots[i] - internal)):
+                fgraph.change_input("output", i, copy_op_for(var)(var), reason="insert_deepcopy")
+        later |= roots[i]
+        if not borrowed[i]:
+            later_owned |= roots[i]
