@@ -2,9 +2,10 @@
 
 A call fills the input cells, runs the thunks in order (the nodes that only one
 branch of an ``ifelse`` needs run only when it is taken: compile/lazy.py) and
-hands back the outputs; no graph work happens per call. Which outputs must be copied, which
-buffers are handed to the caller, and which update values need a copy are all
-decided at link time from the ops' ``view_map`` and ``destroy_map``.
+hands back the outputs; no graph work happens per call. Outputs and updates that must be
+copied already end in a copy node (compile/output_copies.py); which inputs an in-place op
+would overwrite (and so are copied first), and which buffers are handed to the caller or
+released, are decided at link time from the ops' ``view_map`` and ``destroy_map``.
 
 Threads: the cells belong to the Function, so a call holds the Function's turn
 (``_turn``, a lock that costs about 45 ns when uncontended: compile/turn.py); a Function that updates shared variables also holds their
