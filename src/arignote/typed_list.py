@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arignote.compile.callgen import copy_value
+from arignote.compile.output_copies import CopyRule, copier, register_copy
 from arignote.graph.basic import Apply, Constant, Op, Type, Variable
 from arignote.graph.destroyhandler import can_destroy, replace_in_place
 from arignote.graph.fg import FunctionGraph
@@ -68,6 +68,15 @@ class TypedListType(Type):
         return f"TypedList <{self.ttype}>"
 
     __repr__ = __str__
+
+
+def _list_copier(ttype: TypedListType) -> Any:
+    """A list's copy is a new list of copies of its elements."""
+    element = copier(ttype.ttype)
+    return lambda value: list(map(element, value))
+
+
+register_copy(TypedListType, CopyRule(_list_copier))
 
 
 def _filter(ttype: Type, value: Any, strict: bool, allow_downcast: bool | None, name: str,
@@ -220,7 +229,7 @@ class Append(_ListOp):
         return Apply(self, [x, _as_element(x, value, "append")], [x.type()])
 
     def _edit(self, out: list, node: Apply, inputs: list) -> None:
-        out.append(copy_value(inputs[1]))
+        out.append(copier(node.inputs[1].type)(inputs[1]))
 
 
 class Extend(_ListOp):
@@ -233,7 +242,7 @@ class Extend(_ListOp):
         return Apply(self, [x, other], [x.type()])
 
     def _edit(self, out: list, node: Apply, inputs: list) -> None:
-        out.extend(copy_value(v) for v in inputs[1])
+        out.extend(map(copier(node.inputs[1].type.ttype), inputs[1]))
 
 
 class Insert(_ListOp):
@@ -244,7 +253,7 @@ class Insert(_ListOp):
         return Apply(self, [x, _as_int_scalar(index, "insert"), _as_element(x, value, "insert")], [x.type()])
 
     def _edit(self, out: list, node: Apply, inputs: list) -> None:
-        out.insert(int(inputs[1]), copy_value(inputs[2]))
+        out.insert(int(inputs[1]), copier(node.inputs[2].type)(inputs[2]))
 
 
 class Remove(_ListOp):
@@ -342,7 +351,7 @@ class MakeList(Op):
         return Apply(self, items, [TypedListType(items[0].type)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
-        output_storage[0][0] = [copy_value(v) for v in inputs]
+        output_storage[0][0] = list(map(copier(node.inputs[0].type), inputs))
 
 
 getitem, append, extend, insert = GetItem(), Append(), Extend(), Insert()

@@ -89,3 +89,29 @@ def test_raw_random_star_import_binds_theano_tensor_and_numpy(theano):
     exec("from theano.tensor.raw_random import *", scope)
     assert scope["theano"] is theano and scope["tensor"] is theano.tensor and scope["np"] is np
     assert scope["uniform"] is theano.tensor.raw_random.uniform
+
+
+def test_the_copy_op_in_graphs_is_theanos_under_each_of_its_names(theano):
+    import theano.compile.function_module as fm
+    import theano.compile.ops as ops
+    import theano.tensor as T
+    from theano.compile import DeepCopyOp, deep_copy_op
+    assert fm.deep_copy_op is ops.deep_copy_op is deep_copy_op and ops.DeepCopyOp is DeepCopyOp
+    x = T.dmatrix()
+    f = theano.function([x], T.add(x))
+    assert [n.op for n in f.maker.fgraph.toposort()] == [fm.deep_copy_op]
+
+
+def test_theanos_names_of_useless_elemwise_alloc_and_scipy(theano):
+    import theano.scalar
+    import theano.tensor as T
+    from theano.tensor import opt
+    assert theano.scalar.imported_scipy_special is True
+    x = T.dmatrix()
+    a = T.alloc(x, 3, 2, 2)
+    assert isinstance(T.alloc, T.Alloc) and a.owner.op == T.alloc
+    optimized = opt.local_useless_elemwise.transform(T.tensor_copy(x).owner)
+    assert optimized == [x]
+    named = T.Elemwise(theano.scalar.add, name="plus")
+    assert str(named) == "plus" and named == T.Elemwise(theano.scalar.add)
+    np.testing.assert_array_equal(theano.function([x], named(x, x))(np.ones((1, 2))), [[2, 2]])

@@ -29,7 +29,7 @@ def _compiled(out, *inputs):
 ], ids=["x<x", "x>x", "i==i", "i<=i", "i!=i", "xor", "and0", "0and", "flag|1", "flag&1", "or0", "max(x,x)"])
 def test_decided_comparisons_and_logic_leave_no_op(build, var):
     f = _compiled(build(), var)
-    assert not [n for n in op_names(f) if n not in ("Shape_i", "Alloc")]
+    assert not [n for n in op_names(f) if n not in ("Shape_i", "Alloc", "DeepCopyOp")]
 
 
 @pytest.mark.parametrize("build, var", [
@@ -47,7 +47,7 @@ def test_comparisons_a_value_could_change_stay(build, var):
 ], ids=["n<0", "n+m>=0", "n==-1", "-1!=n*m", "n>-1", "0<=n"])
 def test_comparisons_of_lengths_with_constants_are_decided(build, expected):
     f = _compiled(build(), x, y)
-    assert op_names(f) == []
+    assert op_names(f) == ["DeepCopyOp"]  # a constant output is copied
     assert bool(f(VALUES[x], VALUES[y])) is expected
 
 

@@ -17,7 +17,7 @@ VALUES = np.array([-30.0, -2, -0.5, 0, 0.25, 3, 30])
 ], ids=["rad2deg(deg2rad)", "deg2rad(rad2deg)", "arcsinh(sinh)", "sinh(arcsinh)", "arctanh(tanh)", "conj2"])
 def test_a_function_and_its_inverse_cancel(build):
     f = function([x], build(), mode=CANON)
-    assert op_names(f) == []
+    assert op_names(f) == ["DeepCopyOp"]  # the output is x, copied
     np.testing.assert_array_equal(f(VALUES), VALUES)  # exact, even where tanh(30) rounds to 1
 
 
@@ -35,4 +35,5 @@ def test_pairs_inverse_on_part_of_the_line_stay(build):
 def test_a_cast_through_a_wider_dtype_is_one_cast(src, mid, dst, casts):
     v = T.vector("v", dtype=src)
     f = check_same_values([v], T.cast(T.cast(v, mid), dst), CANON, [np.array([1.5, -3, 300.25]).astype(src)])
-    assert len(op_names(f)) == casts
+    names = op_names(f)
+    assert (names == ["DeepCopyOp"]) if casts == 0 else (len(names) == casts)  # no cast: v, copied

@@ -119,8 +119,9 @@ def test_associative_functions_take_many_inputs():
     values = [np.full(2, float(i + 1)) for i in range(4)]
     assert_matches(run(xs, tensor.add(*xs), *values), np.full(2, 10.0))
     assert_matches(run(xs, tensor.maximum(*xs), *values), np.full(2, 4.0))
-    with pytest.raises(TypeError, match="at least 2"):
-        tensor.mul(xs[0])
+    assert_matches(run(xs[:1], tensor.mul(xs[0]), values[0]), values[0])  # Theano's one-term product
+    with pytest.raises(TypeError, match="at least 1"):
+        tensor.mul()
 
 
 def test_theano_aliases():

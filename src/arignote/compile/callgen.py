@@ -4,7 +4,8 @@ The generic call loops over cells, specs and thunks; here those loops are
 unrolled once at link time into one function whose locals are the cells,
 thunks and checks themselves. What the generated code does is exactly what
 the link-time decisions in executor.py say: fill and check inputs, read the
-shared values, run the thunks, copy what must be copied, write the updates
+shared values (copying those an in-place op of the user's graph overwrites), run
+the thunks (output copies are nodes: compile/output_copies.py), write the updates
 (handing each spare-buffered update its target's previous buffer),
 release handed-out buffers (with gc, each intermediate right after the thunk that last
 reads it: compile/lifetimes.py); for a profiled Function, also time each thunk and
@@ -18,7 +19,6 @@ order, around ``try: <body> finally: <release>``.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import inspect
 import sys
@@ -30,6 +30,7 @@ import numpy as np
 
 from arignote.backends.kernels import cache
 from arignote.compile.fperrors import QUIET
+from arignote.compile.output_copies import copier
 from arignote.compile.profiling import kernel_builds
 from arignote.compile.sharedvalue import COMMIT_LOCK
 from arignote.config import config
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 
 def generate_call(fn: Function) -> Callable[..., Any]:
-    ns: dict[str, Any] = {"ndarray": np.ndarray, "CP": copy_value, "fn": fn, "merge": fn._merge_keywords,
+    ns: dict[str, Any] = {"ndarray": np.ndarray, "fn": fn, "merge": fn._merge_keywords,
                           "fail": fn._fail, "COMMIT": COMMIT_LOCK.acquire,
                           "COMMITTED": COMMIT_LOCK.release}
     ns["QGET"], ns["QSET"], ns["QUIET"], ns["QRESET"] = QUIET
@@ -76,16 +77,6 @@ def _takes_name(method: Callable) -> bool:
     return any(p.name == "name" or p.kind is p.VAR_KEYWORD for p in params)
 
 
-def copy_value(value: Any) -> Any:
-    """A copy of a value that must not be shared: arrays (numpy, device, sparse) by their
-    ``copy``, a list (a typed list) element by element, other values (a ``RandomState``)
-    by ``copy.deepcopy``."""
-    if isinstance(value, list):
-        return [copy_value(v) for v in value]
-    method = getattr(value, "copy", None)
-    return method() if method is not None else copy.deepcopy(value)
-
-
 def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
     """The steps of one call, unindented; cells, thunks and checks are bound in ``ns``."""
     n = len(fn._input_cells)
@@ -120,7 +111,9 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
             lines.append(f"{', '.join(f'a{i}' for i in range(n))}, = unalias(({''.join(f'a{i}, ' for i in range(n))}))")
         for i, cell in enumerate(fn._input_cells):
             ns[f"I{i}"] = cell
-            lines.append(f"I{i}[0] = CP(a{i})" if i in copies else f"I{i}[0] = a{i}")
+            if i in copies:
+                ns[f"CI{i}"] = copier(fn.maker.fgraph.inputs[i].type)
+            lines.append(f"I{i}[0] = CI{i}(a{i})" if i in copies else f"I{i}[0] = a{i}")
     # Several shared values are read (and later written) as one step, so a call never
     # sees half of another call's updates.
     snapshot = [f"P{k}[0] = S{k}[0]" for k in range(len(fn._shared_cells))]
@@ -128,7 +121,10 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         ns[f"P{k}"], ns[f"S{k}"] = cell, source
     lines += _atomic(snapshot)
     # A shared value an in-place op of the graph overwrites is the call's own copy.
-    lines += [f"P{k}[0] = CP(P{k}[0])" for k in fn._copy_shared]
+    shared_vars = fn.maker.fgraph.inputs[n:]
+    for k in fn._copy_shared:
+        ns[f"CS{k}"] = copier(shared_vars[k].type)
+        lines.append(f"P{k}[0] = CS{k}(P{k}[0])")
     for m, cell in enumerate(fn._release_at_start):  # the last call's outputs, kept till now
         ns[f"RS{m}"] = cell
         lines.append(f"RS{m}[0] = None")
@@ -147,14 +143,12 @@ def _body(fn: Function, ns: dict[str, Any]) -> list[str]:
         lines.append("except Exception as err:")
         lines.append("    fail(err, i)")
         lines.append("    raise")
-    copy_out = set(fn._copy_outputs)
-    for k, cell in enumerate(fn._output_cells):
+    for k, cell in enumerate(fn._output_cells):  # copies, where needed, are nodes of the graph
         ns[f"O{k}"] = cell
-        lines.append(f"r{k} = CP(O{k}[0])" if k in copy_out else f"r{k} = O{k}[0]")
-    copy_upd = set(fn._copy_updates)
+        lines.append(f"r{k} = O{k}[0]")
     for j, (cell, target) in enumerate(zip(fn._update_cells, fn._update_targets)):
         ns[f"U{j}"], ns[f"UT{j}"] = cell, target
-        lines.append(f"u{j} = CP(U{j}[0])" if j in copy_upd else f"u{j} = U{j}[0]")
+        lines.append(f"u{j} = U{j}[0]")
     spares = fn._spare_updates
     lines += [f"s{j} = UT{j}[0]" for j in spares]
     lines += _atomic([f"UT{j}[0] = u{j}" for j in range(len(fn._update_cells))])

@@ -2,9 +2,10 @@
 
 A call fills the input cells, runs the thunks in order (the nodes that only one
 branch of an ``ifelse`` needs run only when it is taken: compile/lazy.py) and
-hands back the outputs; no graph work happens per call. Which outputs must be copied, which
-buffers are handed to the caller, and which update values need a copy are all
-decided at link time from the ops' ``view_map`` and ``destroy_map``.
+hands back the outputs; no graph work happens per call. Outputs and updates that must be
+copied already end in a copy node (compile/output_copies.py); which inputs an in-place op
+would overwrite (and so are copied first), and which buffers are handed to the caller or
+released, are decided at link time from the ops' ``view_map`` and ``destroy_map``.
 
 Threads: the cells belong to the Function, so a call holds the Function's turn
 (``_turn``, a lock that costs about 45 ns when uncontended: compile/turn.py); a Function that updates shared variables also holds their
@@ -16,13 +17,14 @@ threads update it.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from arignote.backends.linking import link_batch
 from arignote.compile import lazy
+from arignote.compile.aliasing import alias_roots, overwritten_roots
 from arignote.compile.callgen import filter_for, generate_call
 from arignote.compile.io import In, is_container
 from arignote.compile.lifetimes import free_points
@@ -98,7 +100,7 @@ class Function(InputState):
         position = {node: k for k, node in enumerate(nodes)}
         self._call_checks = [(position[node], check) for node, check, _ in checks]
         self._discards = [discard for _, _, discard in checks]
-        roots_of = _alias_roots()
+        roots_of = alias_roots()
         self._link_inputs(fgraph, n_explicit, roots_of)
         self._link_outputs(fgraph, n_explicit, swap, roots_of)
         updated = {t.rank: t for t in self._update_targets if isinstance(t, Storage)}
@@ -142,25 +144,18 @@ class Function(InputState):
         maker = self.maker
         storage = self.storage_map
         n_out = len(maker.outputs)
-        input_specs = dict(zip(fgraph.inputs[:n_explicit], maker.inputs))
         internal = {v for node in self._nodes for v in node.outputs}
 
-        # Updates first: each internal buffer an update takes is handed over, not copied;
-        # so is the value of a shared variable that is itself updated (A, B = B, A).
+        # The graph's copy nodes (compile/output_copies.py) left each update a buffer of its
+        # own to hand over: one the call computed, or the old value of a shared variable
+        # updated too (A, B = B, A).
         updated = {t.origin for t, _ in maker.updates if isinstance(t, SharedVariable)}
-        movable = internal | {var for shared, var in zip(maker.shared_inputs, fgraph.inputs[n_explicit:])
-                              if shared.origin in updated}
         claimed: set[Variable] = set()
         self._update_cells: list[list] = []
         self._update_targets: list[list] = []
-        self._copy_updates: list[int] = []
         for j, (target, _) in enumerate(maker.updates):
             var = fgraph.outputs[n_out + j]
-            roots = roots_of(var)
-            if roots <= movable and not roots & claimed:
-                claimed |= roots
-            else:
-                self._copy_updates.append(j)
+            claimed |= roots_of(var)
             self._update_cells.append(storage[var])
             if isinstance(target, In):
                 self._update_targets.append(self._stored[maker.inputs.index(target)])
@@ -175,22 +170,13 @@ class Function(InputState):
                 self._update_cells.append(storage[var])
                 self._update_targets.append(swap.get(shared.origin, shared).storage)
 
-        # Outputs: a copy unless the memory can be handed to the caller as it is.
+        # Outputs are handed over as they are: the copy nodes separated them from every
+        # memory the caller may not hold. A buffer handed out (not borrowed) is the caller's.
         self._output_cells = [storage[v] for v in fgraph.outputs[:n_out]]
-        self._copy_outputs: list[int] = []
         released: set[Variable] = set(claimed)
-        handed_out: list[tuple[frozenset, bool]] = []
-        for k, (spec, var) in enumerate(zip(maker.outputs, fgraph.outputs[:n_out])):
-            roots = roots_of(var)
-            if (roots & claimed
-                    or any(roots & other and not (borrow and spec.borrow)
-                           for other, borrow in handed_out)
-                    or any(_must_copy(r, spec.borrow, input_specs) for r in roots - internal)):
-                self._copy_outputs.append(k)
-                continue
-            handed_out.append((roots, spec.borrow))
+        for spec, var in zip(maker.outputs, fgraph.outputs[:n_out]):
             if not spec.borrow:
-                released |= roots & internal
+                released |= roots_of(var) & internal
         # A released buffer is the caller's (or a shared variable's) now: no cell
         # may keep it, views included, or the next call would write into it.
         release = {v for v in internal if roots_of(v) & released}
@@ -198,9 +184,8 @@ class Function(InputState):
         # the target's previous buffer back as its node's output buffer for the next
         # call, swapped in with the commit (so a failing call still changes nothing).
         self._spare_updates = [] if self._allow_gc else [
-            j for j in range(len(maker.updates)) if j not in self._copy_updates
-            and roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]}
-            and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
+            j for j in range(len(maker.updates))
+            if roots_of(fgraph.outputs[n_out + j]) == {fgraph.outputs[n_out + j]} and hasattr(fgraph.outputs[n_out + j].type, "ndim")]
         release -= {fgraph.outputs[n_out + j] for j in self._spare_updates}
         if self._spare_updates:  # views of shared storage would pin old buffers: recompute them
             shared_roots = set(fgraph.inputs[n_explicit:])
@@ -443,7 +428,7 @@ class Function(InputState):
     def allow_gc(self, value: bool) -> None:
         with self._turn.held():
             self._allow_gc = bool(value)
-            self._link_outputs(self.maker.fgraph, len(self.maker.inputs), self._swap, _alias_roots())
+            self._link_outputs(self.maker.fgraph, len(self.maker.inputs), self._swap, alias_roots())
             self._call = generate_call(self)
 
     def free(self) -> None:
@@ -473,20 +458,6 @@ def _own(value: Any, given: Any) -> Any:
     if isinstance(given, np.ndarray) and np.may_share_memory(value, given):
         return value.copy()
     return value
-
-
-def _must_copy(root: Variable, borrow: bool, input_specs: dict) -> bool:
-    """Whether an output whose memory is that of graph input ``root`` must be copied.
-
-    A constant's buffer, like a shared variable's, only under Out(borrow=True)
-    (Theano's contract: the caller then holds the internal memory); an explicit
-    input only under In(borrow=True).
-    """
-    if isinstance(root, Constant):
-        return not borrow
-    if root in input_specs:
-        return not input_specs[root].borrow
-    return not borrow
 
 
 def _without_update(spec: In) -> In:
@@ -521,41 +492,6 @@ def _input_name(spec: In, position: int) -> str:
     if spec.name:
         return f"input {spec.name!r}"
     return f"input {position} ({spec.variable.describe()})"
-
-
-def overwritten_roots(nodes: Iterable[Any], roots_of: Any = None) -> frozenset:
-    """The variables owning memory that one of ``nodes`` overwrites (the graph inputs among
-    them are overwritten in place, directly or through a view)."""
-    roots_of = roots_of or _alias_roots()
-    return frozenset().union(*[roots_of(node.inputs[i]) for node in nodes
-                               for idxs in node.op.destroy_map.values() for i in idxs])
-
-
-def _alias_roots() -> Any:
-    """A function giving the variables whose memory ``var`` may share (itself if none)."""
-    cache: dict[Variable, frozenset] = {}
-
-    def roots(var: Variable) -> frozenset:
-        # Iterative, so a long chain of views does not hit the recursion limit.
-        stack = [var]
-        while stack:
-            top = stack[-1]
-            if top in cache:
-                stack.pop()
-                continue
-            node = top.owner
-            linked = [] if node is None else [
-                node.inputs[i] for i in node.op.view_map.get(top.index, [])
-                + node.op.destroy_map.get(top.index, [])]
-            pending = [v for v in linked if v not in cache]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            cache[top] = frozenset().union(*[cache[v] for v in linked]) if linked else frozenset([top])
-        return cache[var]
-
-    return roots
 
 
 def _describe_failure(err: BaseException, node: Any, storage: dict, history: Any = None) -> None:

@@ -15,10 +15,12 @@ from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
 
 from arignote import progress
-from arignote.compile.executor import Function, overwritten_roots
+from arignote.compile.aliasing import overwritten_roots
+from arignote.compile.executor import Function
 from arignote.compile.io import In, Out
 from arignote.compile.linkers import Linker, VM_Linker
 from arignote.compile.mode import Mode, get_mode
+from arignote.compile.output_copies import insert_copies
 from arignote.compile.profiling import ProfileStats, kernel_builds
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.config import config
@@ -212,6 +214,10 @@ class FunctionMaker:
         start = time.perf_counter()
         mode.rewrite(self.fgraph)
         self.rewrite_time = time.perf_counter() - start
+        # After every rewrite (GPU placement included), so each copy runs where its value is.
+        updated = {t.origin for t, _ in update_pairs if isinstance(t, SharedVariable)}
+        insert_copies(self.fgraph, self.inputs, self.outputs, frozenset(
+            var for shared, var in zip(shared_vars, self.fgraph.inputs[len(inputs):]) if shared.origin in updated))
 
     def create(self) -> Function:
         return Function(self)

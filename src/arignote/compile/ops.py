@@ -1,4 +1,5 @@
-"""``as_op``: a Python function over numpy arrays as an Op (Theano's ``compile.ops``).
+"""``as_op``: a Python function over numpy arrays as an Op (Theano's ``compile.ops``, which
+also holds the copy op functions put on their outputs: compile/output_copies.py).
 
 The quick way to put code the graph cannot express into it: the op calls the
 function at run time. It has no gradient (differentiating through it raises)
@@ -16,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from arignote.compile.output_copies import DeepCopyOp, deep_copy_op
 from arignote.graph.basic import Apply, Op, Type, Variable
 from arignote.tensor.variable import as_tensor_variable
 
-__all__ = ["as_op", "FromFunctionOp"]
+__all__ = ["as_op", "FromFunctionOp", "DeepCopyOp", "deep_copy_op"]
 
 
 class FromFunctionOp(Op):

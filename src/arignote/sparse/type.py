@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from arignote.compile.output_copies import CopyRule, register_copy
 from arignote.config import config
 from arignote.graph.basic import Type, Variable
 
@@ -153,6 +154,9 @@ class SparseType(Type):
     def get_size(self, shape_info: tuple) -> int:
         return (shape_info[1] * self.numpy_dtype.itemsize
                 + (shape_info[2] + shape_info[3]) * np.dtype("int32").itemsize)
+
+
+register_copy(SparseType, CopyRule())  # scipy.sparse's copy() copies the three arrays
 
 
 def _parts(value: Any) -> list:

@@ -116,7 +116,9 @@ class Alloc(Op):
         return [tuple(node.inputs[1:])]
 
 
-_ALLOC = Alloc()
+# ``alloc(value, *shape)``: ``value`` broadcast to ``shape``, whose lengths are ints or symbolic
+# int scalars. The op itself, as in Theano (``node.op == tensor.alloc`` holds for its nodes).
+alloc = Alloc()
 
 
 class AllocEmpty(Op):
@@ -146,9 +148,6 @@ class AllocEmpty(Op):
         return [tuple(node.inputs)]
 
 
-def alloc(value: Any, *shape: Any) -> Variable:
-    """``value`` broadcast to ``shape``, whose lengths are ints or symbolic int scalars."""
-    return _ALLOC(value, *shape)
 
 
 def zeros(shape: Any, dtype: str | None = None) -> Variable:

@@ -28,12 +28,19 @@ class Elemwise(Op):
 
     __props__ = ("scalar_op", "inplace_pattern")
 
-    def __init__(self, scalar_op: ScalarOp, inplace_pattern: dict[int, int] | None = None):
+    def __init__(self, scalar_op: ScalarOp, inplace_pattern: dict[int, int] | None = None,
+                 name: str | None = None, nfunc_spec: Any = None, openmp: Any = None):
+        """``name`` is the printed name (Theano's signature; ``nfunc_spec`` and ``openmp``,
+        its numpy-function and C-compiler hints, are accepted: the thunks are generated)."""
         self.scalar_op = scalar_op
         self.inplace_pattern = tuple(sorted((inplace_pattern or {}).items()))
         self.destroy_map = {o: [i] for o, i in self.inplace_pattern}
+        if name is not None:
+            self.name = name
 
     def __str__(self) -> str:
+        if "name" in vars(self):
+            return self.name
         if self.inplace_pattern:
             return f"Elemwise{{{self.scalar_op},inplace}}"
         return f"Elemwise{{{self.scalar_op},no_inplace}}"

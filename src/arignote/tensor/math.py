@@ -19,7 +19,8 @@ class ElemwiseFunction(Elemwise):
     """A scalar-table entry under its tensor name, as Theano had it: the Elemwise op itself
     (``str(T.add)`` is ``Elemwise{add,no_inplace}``, ``node.op == T.add`` holds for the node
     of an addition, ``T.add.scalar_op`` is the scalar op), called on tensors. An associative
-    binary op takes any number of arguments, applied left to right. The nodes it builds
+    binary op takes any number of arguments, applied left to right (one argument: its
+    value, an ``identity`` node). The nodes it builds
     hold the plain Elemwise op, so graphs are the same whichever way they were built.
     ``name`` is the printed name of an in-place form (``add_inplace``, as Theano printed
     those)."""
@@ -36,8 +37,10 @@ class ElemwiseFunction(Elemwise):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.inplace_pattern or not (self.scalar_op.associative and self.scalar_op.nin == 2):
             return self.plain(*args, **kwargs)
-        if len(args) < 2:
-            raise TypeError(f"{self.__name__} needs at least 2 inputs, got {len(args)}")
+        if not args:
+            raise TypeError(f"{self.__name__} needs at least 1 input, got none")
+        if len(args) == 1:  # Theano's one-term sum or product: the term, as a new variable
+            return _ELEMWISE["identity"](args[0], **kwargs)
         result = self.plain(args[0], args[1])
         for arg in args[2:]:
             result = self.plain(result, arg)

@@ -16,6 +16,7 @@ import numpy as np
 from arignote.backends.kernels import render
 from arignote.backends.gpu.array import GpuArray, c_strides
 from arignote.backends.gpu.type import GpuArrayType, context_of
+from arignote.compile.output_copies import CopyRule, DeepCopyOp, register_copy
 from arignote.graph.basic import Apply, Op, Variable, user_variable
 from arignote.scalar.ops import TABLE, Cast, ScalarOp
 from arignote.tensor.blas import _mismatch
@@ -512,3 +513,25 @@ class GpuAlloc(GpuOp):
         out = self.output(output_storage[0], ctx, shape, value.dtype)
         ctx.copy_into(out, value)
         output_storage[0][0] = out
+
+
+class GpuDeepCopyOp(GpuOp, DeepCopyOp):
+    """The copy a function puts on a GPU output that would share memory the caller may not
+    hold (compile/output_copies.py): a new array made on the device, never through the host."""
+
+    __props__ = ("context_name",)
+    stays_on_cpu = None
+
+    def make_node(self, x: Variable) -> Apply:
+        if not isinstance(x.type, GpuArrayType):
+            raise TypeError(f"GpuDeepCopyOp copies a GPU array, got {x.type} ({x}): use deep_copy_op")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x = inputs[0]
+        out = self.output(output_storage[0], context_of(node), x.shape, x.dtype)
+        context_of(node).copy_into(out, x)
+        output_storage[0][0] = out
+
+
+register_copy(GpuArrayType, CopyRule(op=lambda ttype: GpuDeepCopyOp(ttype.context_name)))

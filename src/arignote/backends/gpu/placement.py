@@ -212,6 +212,8 @@ def reason_for(fgraph: FunctionGraph, node: Apply) -> str | None:
             _check_dtypes(ctx, node.outputs)
             if lowering is not None:
                 lowering(node, ctx, _on_gpu)
+            elif getattr(node.op, "stays_on_cpu", None):  # a node made after placement (a copy)
+                raise StaysOnCpu(node.op.stays_on_cpu)
         except StaysOnCpu as why:
             found = str(why)
     return found

@@ -155,6 +155,11 @@ class specific_out:  # Theano's name
 round_half_away_from_zero_vec = TABLE["round_half_away_from_zero"].impl
 __all__ += ["round_half_away_from_zero_vec"]
 
+# Theano's flag for "scipy.special is there" (its erf, gamma... ops needed it); scipy is a
+# dependency of arignote, so they always are.
+imported_scipy_special = True
+__all__ += ["imported_scipy_special"]
+
 
 def div_proxy(x: Any, y: Any) -> Any:
     """Theano's ``x / y`` on scalars: true division (integers give floatX, as under Python 3)."""

@@ -7,6 +7,7 @@ from arignote.compat.theano.optdb import (register_canonicalize, register_specia
 from arignote.tensor.checks import Assert, assert_op
 from arignote.tensor.join import MakeVector, make_vector
 from arignote.tensor.rewrites import canonicalize as _canon
+from arignote.tensor.rewrites import comparisons as _comparisons
 from arignote.tensor.rewrites import known_values as _known
 from arignote.tensor.rewrites import reductions as _reductions
 from arignote.tensor.rewrites.shape_feature import ShapeFeature  # noqa: F401  (in __all__)
@@ -33,5 +34,6 @@ _THEANO_REWRITES = {
     "local_op_of_op": (_reductions.local_reduce_merge,), "local_reduce_join": (_reductions.local_reduce_join,),
     "local_sum_prod_alloc": (_reductions.local_reduce_alloc,),
     "local_lift_transpose_through_dot": (_canon.local_lift_transpose_through_dot,),
+    "local_useless_elemwise": (_canon.local_useless_elemwise, _comparisons.local_useless_elemwise_comparison),
 }
 globals().update({name: RewriteAsLocalOptimizer(name, *rules) for name, rules in _THEANO_REWRITES.items()})

@@ -42,6 +42,16 @@ def local_remove_gradient_ops(fgraph: FunctionGraph, node: Apply):
 
 
 @node_rewriter([Elemwise])
+def local_useless_elemwise(fgraph: FunctionGraph, node: Apply):
+    """``identity(x)`` (``tensor_copy``, and what a one-term ``add(x)`` or ``mul(x)`` builds)
+    -> ``x``: where an output would then share the input's memory, the function's copy node
+    (compile/output_copies.py) separates them."""
+    if node.op.inplace_pattern or op_name(node.outputs[0]) != "identity":
+        return None
+    return [retype(node.inputs[0], node.outputs[0])]
+
+
+@node_rewriter([Elemwise])
 def local_mul_one(fgraph: FunctionGraph, node: Apply):
     """``x * 1`` and ``1 * x`` -> ``x``."""
     if op_name(node.outputs[0]) != "mul":
@@ -399,7 +409,7 @@ def local_join_1(fgraph: FunctionGraph, node: Apply):
     return [retype(node.inputs[1], node.outputs[0], same_shape=True)]
 
 
-for _rewriter in (local_remove_gradient_ops, local_mul_one, local_pow_one, local_add_zero, local_double_neg,
+for _rewriter in (local_remove_gradient_ops, local_useless_elemwise, local_mul_one, local_pow_one, local_add_zero, local_double_neg,
                   local_neg_pairs, local_dimshuffle_merge, local_dimshuffle_identity, local_useless_cast,
                   local_useless_subtensor, local_join_1):
     rewrites.register(_rewriter, "canonicalize", "fast_run", "fast_compile")
