@@ -93,6 +93,23 @@ def test_shape_entry_of_broadcastable_dim_keeps_the_input_used(build, expected, 
         assert [type(n.op).__name__ for n in f.maker.fgraph.toposort()] == ["DeepCopyOp"]
 
 
+@pytest.mark.parametrize("build, expected", [
+    (lambda c: T.zeros(c.shape), np.zeros((1, 1))),
+    (lambda c: T.ones(T.shape(c), "int32"), np.ones((1, 1), "int32")),
+    (lambda c: T.alloc(np.float64(0), c.shape[0], c.shape[1]), np.zeros((1, 1))),
+    (lambda c: T.eye(c.shape[0]), np.eye(1)),
+    (lambda c: T.isnan(T.cast(c, "int32")), np.zeros((1, 1), bool)),
+])
+def test_values_made_from_a_broadcastable_shape_keep_the_input_used(build, expected):
+    """Theano built these from ``x.shape[i]``, so the function takes ``c`` (no UnusedInputError);
+    the result is still known broadcastable where ``c`` is."""
+    from arignote.compile.function import function
+    c = T.TensorType("float64", (True, True))("c")
+    out = build(c)
+    assert out.broadcastable == (True, True)
+    assert_matches(function([c], out)(np.full((1, 1), 2.0)), expected)
+
+
 # ---------------------------------------------------------------- reshape
 @st.composite
 def shapes_and_targets(draw):
