@@ -248,3 +248,26 @@ def test_a_librarys_flag_end_to_end_under_arignote_run(tmp_path):
     assert done.returncode != 0
     assert ("THEANO_FLAGS: flag mylib.kind='gru' is invalid: expected one of 'mlp', 'cnn', 'rnn'"
             in done.stderr.splitlines()[-1])
+
+
+@pytest.mark.parametrize("release, expected", [
+    ("3.2.0-70-generic", "3.2--generic"),
+    ("3.2.0-70.1.2-generic", "3.2--generic"),
+    ("2.6.35.14-106.fc14.x86_64", "2.6-fc14.x86_64"),
+    ("6.8.0-1015-aws", "6.8--aws"),
+    ("5.15.0-91", "5.15-"),
+    ("4.4", "4.4"),            # no build part: unchanged
+    ("10.1-RELEASE", "10.1-RELEASE"),  # two version numbers: another scheme, unchanged
+])
+def test_short_platform_drops_the_precise_kernel_numbers(theano, release, expected):
+    from theano.configdefaults import short_platform
+    assert short_platform(release, f"Linux-{release}-x86_64-with-glibc2.35") == (
+        f"Linux-{expected}-x86_64-with-glibc2.35")
+
+
+def test_short_platform_defaults_to_this_machine(theano):
+    import platform
+
+    from theano.configdefaults import short_platform
+    assert short_platform() == short_platform(platform.release(), platform.platform())
+    assert short_platform(p="Darwin-23.1.0-arm64-arm-64bit", r="23.1.0") == "Darwin-23.1.0-arm64-arm-64bit"

@@ -89,6 +89,29 @@ def test_every_inplace_op_is_a_table_entry_on_input_0():
     assert inplace.add_inplace.scalar_op != TABLE["add"]  # its dtype rule is another
 
 
+@pytest.mark.parametrize("name", ["neg", "exp", "add", "mul", "sqr", "maximum"])
+def test_inplace_op_equals_the_in_place_rewrites_op(name):
+    # Theano compared the rewrite's node op with ``inplace.neg_inplace`` (test_sigm): the same
+    # scalar op on the same destroyed input is one op, with one hash, whichever made it.
+    op = getattr(inplace, f"{name}_inplace")
+    rewritten = Elemwise(TABLE[name], {0: 0})
+    assert op == rewritten and rewritten == op and hash(op) == hash(rewritten)
+    x = T.vector("x")
+    built = op(*[x] * TABLE[name].nin).owner.op
+    assert built == rewritten and hash(built) == hash(rewritten)
+    assert op != Elemwise(TABLE[name]) and op != Elemwise(TABLE["sub" if name != "sub" else "add"], {0: 0})
+
+
+def test_neg_inplace_is_the_op_the_rewrite_puts_in_a_compiled_graph():
+    from arignote.compile.mode import FAST_RUN
+    x = T.vector("x")
+    f = function([x], T.fill(x, -1.0) / (1 + T.exp(-x)), mode=FAST_RUN.excluding("fusion"))
+    ops = [node.op for node in f.maker.fgraph.toposort()]
+    assert inplace.neg_inplace in ops and ops[-1] == inplace.neg_inplace
+    data = np.linspace(-3.0, 3.0, 7)
+    np.testing.assert_allclose(f(data), -1.0 / (1.0 + np.exp(-data)))
+
+
 @pytest.mark.parametrize("n", [6, 100_000], ids=["small", "large"])
 @pytest.mark.parametrize("mode", [None, "FAST_COMPILE", "DebugMode"])
 def test_the_result_takes_the_first_inputs_dtype(n, mode):

@@ -73,6 +73,43 @@ def test_shape_i_of_broadcastable_dim_is_constant_and_bad_axis_fails():
         shape_i(x, 2)
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+@pytest.mark.parametrize("build, expected", [
+    (lambda v: v.dimshuffle("x", "x", 0).shape[1], 1),
+    (lambda v: v.dimshuffle("x", "x", 0).shape[-3], 1),
+    (lambda v: T.shape_padright(v).shape[1], 1),
+    (lambda v: T.shape(v.dimshuffle(0, "x"))[1] * 2, 2),
+])
+def test_shape_entry_of_broadcastable_dim_keeps_the_input_used(build, expected, mode):
+    """``v.dimshuffle('x', 'x', 0).shape[1]`` is 1 but still reads ``v``, as in Theano: the
+    function takes ``v`` without an UnusedInputError (the default 'raise') and returns 1,
+    which FAST_RUN's rewrites fold to a constant."""
+    from arignote.compile.function import function
+    v = T.vector("v")
+    f = function([v], build(v), mode=mode)
+    result = f(np.arange(3.0))
+    assert result.dtype == np.int64 and int(result) == expected
+    if mode == "FAST_RUN":
+        assert [type(n.op).__name__ for n in f.maker.fgraph.toposort()] == ["DeepCopyOp"]
+
+
+@pytest.mark.parametrize("build, expected", [
+    (lambda c: T.zeros(c.shape), np.zeros((1, 1))),
+    (lambda c: T.ones(T.shape(c), "int32"), np.ones((1, 1), "int32")),
+    (lambda c: T.alloc(np.float64(0), c.shape[0], c.shape[1]), np.zeros((1, 1))),
+    (lambda c: T.eye(c.shape[0]), np.eye(1)),
+    (lambda c: T.isnan(T.cast(c, "int32")), np.zeros((1, 1), bool)),
+])
+def test_values_made_from_a_broadcastable_shape_keep_the_input_used(build, expected):
+    """Theano built these from ``x.shape[i]``, so the function takes ``c`` (no UnusedInputError);
+    the result is still known broadcastable where ``c`` is."""
+    from arignote.compile.function import function
+    c = T.TensorType("float64", (True, True))("c")
+    out = build(c)
+    assert out.broadcastable == (True, True)
+    assert_matches(function([c], out)(np.full((1, 1), 2.0)), expected)
+
+
 # ---------------------------------------------------------------- reshape
 @st.composite
 def shapes_and_targets(draw):

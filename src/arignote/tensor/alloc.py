@@ -16,7 +16,7 @@ from arignote.scalar.dtypes import COMPLEX, INTEGER, upcast
 from arignote.scalar.ops import ScalarOp
 from arignote.tensor import math as _math
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.shape import shape_i, vector_entry, vector_length
+from arignote.tensor.shape import Shape, Shape_i, shape_i, vector_entry, vector_length
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable, constant
 
@@ -364,14 +364,20 @@ def shape_list(shape: Any) -> list:
             raise TypeError(f"the length of the shape vector {shape.describe()} is not known before "
                             "the function runs, so it cannot give the number of dimensions: pass a "
                             "tuple of lengths instead, e.g. (v[0], v[1])")
+        if shape.owner is not None and isinstance(shape.owner.op, Shape):
+            # ``zeros(x.shape)``: Shape_i nodes, 1 or not, so the result still reads x (Theano's).
+            return [shape[i] for i in range(length)]
         return [vector_entry(shape, i) for i in range(length)]
     return [shape]
 
 
 def _constant_int(var: Variable) -> int | None:
-    """The value of a constant integer scalar (through a cast), else None."""
+    """The value of a constant integer scalar (through a cast), else None; the length of a
+    broadcastable dimension (``x.shape[i]``, a Shape_i node) is 1, as Theano's alloc knew."""
     while not isinstance(var, Constant):
         owner = var.owner
+        if owner is not None and isinstance(owner.op, Shape_i):
+            return 1 if owner.inputs[0].broadcastable[owner.op.i] else None
         if owner is None or not isinstance(owner.op, Elemwise) or not owner.op.scalar_op.name.startswith(
                 "convert_to_"):
             return None

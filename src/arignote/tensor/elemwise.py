@@ -8,7 +8,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Op, user_variable
 from arignote.scalar.composite import Composite
-from arignote.scalar.ops import ScalarOp
+from arignote.scalar.ops import ScalarOp, TransferType
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import as_tensor_variable
 
@@ -37,6 +37,17 @@ class Elemwise(Op):
         self.destroy_map = {o: [i] for o, i in self.inplace_pattern}
         if name is not None:
             self.name = name
+
+    def _props(self) -> tuple:
+        # Theano's identity of an in-place op: its scalar op and pattern. tensor.inplace's ops
+        # hold the scalar op as a TransferType into the input they overwrite, the in-place
+        # rewrite the scalar op itself; where both are valid they make the same output, so
+        # they are one op (``inplace.neg_inplace == Elemwise{neg,inplace}``, equal hashes).
+        scalar_op = self.scalar_op
+        if (isinstance(scalar_op, TransferType) and self.inplace_pattern
+                and all(i == scalar_op.index for _, i in self.inplace_pattern)):
+            scalar_op = scalar_op.base
+        return (scalar_op, self.inplace_pattern)
 
     def __str__(self) -> str:
         if "name" in vars(self):

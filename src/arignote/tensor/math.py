@@ -88,8 +88,8 @@ class KnownForIntegers(ElemwiseFunction):
             x = as_tensor_variable(args[0])
             if x.dtype in DISCRETE:
                 from arignote.tensor.alloc import alloc
-                from arignote.tensor.shape import shape_i
-                return alloc(np.asarray(False), *[shape_i(x, d) for d in range(x.ndim)])
+                # x.shape[d], 1 or not, so the result still reads x (Theano's a.shape[i]).
+                return alloc(np.asarray(False), *[x.shape[d] for d in range(x.ndim)])
         return super().__call__(*args, **kwargs)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from arignote.graph.basic import Apply, Op, Variable
 from arignote.scalar.dtypes import INTEGER
-from arignote.tensor.shape import Shape, shape_i
+from arignote.tensor.shape import Shape, Shape_i
 from arignote.tensor.subtensor.index import (ARRAY, SCALAR, IndexSlice, _FULL, format_idx_list, index_error,
                                              numpy_index, parse_index)
 from arignote.tensor.subtensor.layout import indexed_shape, indexed_type
@@ -71,11 +71,16 @@ def new_axes_index(op: Any) -> tuple | None:
 
 
 def _shape_entry(base: Variable, i: int) -> Variable:
-    """``base.shape[i]`` read directly (``Shape_i``), which shape reasoning understands."""
+    """``base.shape[i]`` read directly (``Shape_i``), which shape reasoning understands.
+
+    A broadcastable dimension stays a node too, as in Theano (not the constant 1 that
+    ``shape_i`` makes): the output still depends on ``base``, so ``function([v], expr)`` does
+    not call ``v`` unused; the rewrites fold it to 1.
+    """
     if not -base.ndim <= i < base.ndim:
         raise IndexError(f"index {i} is out of range for the shape of {base.describe()}, which has "
                          f"{base.ndim} dimensions")
-    return shape_i(base, i)
+    return Shape_i(i % base.ndim)(base)
 
 
 class IndexOp(Op):
