@@ -20,7 +20,7 @@ check: venv
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
-	ARIGNOTE_FLAGS=cxx= $(BIN)/python -m pytest -q tests/tensor tests/backends tests/compile tests/rewriting tests/gradient
+	ARIGNOTE_FLAGS=cxx= $(BIN)/python -m pytest tests/tensor tests/backends tests/compile tests/rewriting tests/gradient
 
 # The benchmark peers (PyTensor, JAX, numba, PyTorch) and matplotlib go into their
 # own environment: they are never dependencies of the library.

@@ -148,8 +148,6 @@ class AllocEmpty(Op):
         return [tuple(node.inputs)]
 
 
-
-
 def zeros(shape: Any, dtype: str | None = None) -> Variable:
     """Zeros of ``shape`` (an int, a sequence, or a symbolic int vector such as ``x.shape``)."""
     return full(shape, 0, _dtype_name(dtype) or config.floatX)
